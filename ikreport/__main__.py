@@ -1,0 +1,5 @@
+"""``python -m ikreport`` is the ``ikreport`` command."""
+
+from ikreport.cli import main
+
+main()

@@ -1,0 +1,135 @@
+"""Read ``ncu --csv --page details`` exports: one row per (launch, section, metric).
+
+Accepted layouts, all seen in real exports from 2020 to 2025:
+- 2020.x (``nv-nsight-cu-cli``): 12 columns with ``Kernel Time``, no Block/Grid Size, section
+  "GPU Speed Of Light" with ``SOL FB``, ``SM [%]``, ``Memory [%]``, unit ``nsecond``;
+- later: 15 to 20 columns (Block Size, Grid Size, Device, CC, and the rule columns Rule Name,
+  Rule Type, Rule Description, Estimated Speedup...), maybe ``Body Item Label``; metric rows
+  often end after ``Metric Value`` (shorter than the header); rule rows have an empty metric;
+- ``--metrics`` rows in section "Command line profiler metrics" carry raw metric names
+  (``gpu__time_duration.sum``, ``dram__bytes_op_read.sum``, stall ``.pct`` metrics);
+- units auto-scaled per row (``Mbyte`` next to ``byte``) or ``--print-units base``.
+Columns are found by name, so their order and extra columns do not matter.
+"""
+
+from __future__ import annotations
+
+import csv
+
+from ikreport.analysis.ncu_export import Export
+from ikreport.analysis.ncu_launch import Launch, dims_product
+from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, stall_reason
+from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
+
+Cell = tuple[str, str]  # (value text, unit)
+
+
+class _Collected:
+    """Every metric row of one launch, by (section, name) and by name."""
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self.by_key: dict[tuple[str, str], Cell] = {}
+        self.by_name: dict[str, list[Cell]] = {}
+
+    def add(self, section: str, name: str, cell: Cell) -> None:
+        if (section, name) in self.by_key:
+            return  # tables with body items repeat a metric; the first row is the summary
+        self.by_key[(section, name)] = cell
+        self.by_name.setdefault(name, []).append(cell)
+
+
+def parse_details(export: Export) -> list[Launch]:
+    """Launches of a details page, in the order their ids first appear."""
+    col = {}
+    for i, h in enumerate(export.header):
+        col.setdefault(h, i)
+    value_at = col["Metric Value"]
+    launches: dict[str, _Collected] = {}
+    for row in csv.reader(export.lines):
+        if len(row) <= value_at or not row[col["Metric Name"]]:
+            # rule rows (empty metric) still carry ncu's own verdicts: keep them
+            _add_rule(launches, row, col)
+            continue
+        got = launches.get(row[col["ID"]])
+        if got is None:
+            got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col))
+        got.add(_cell(row, col, "Section Name"), row[col["Metric Name"]],
+                (row[value_at], _cell(row, col, "Metric Unit")))
+    return [_finish(c) for c in launches.values()]
+
+
+def _cell(row: list[str], col: dict[str, int], name: str) -> str:
+    i = col.get(name)
+    return row[i] if i is not None and i < len(row) else ""
+
+
+def _new_launch(row: list[str], col: dict[str, int]) -> Launch:
+    return Launch(
+        id=row[col["ID"]],
+        kernel=_cell(row, col, "Kernel Name"),
+        cc=_cell(row, col, "CC") or None,
+        grid_dims=_cell(row, col, "Grid Size") or None,
+        block_dims=_cell(row, col, "Block Size") or None,
+    )
+
+
+def _add_rule(launches: dict[str, _Collected], row: list[str], col: dict[str, int]) -> None:
+    if "Rule Name" not in col or len(row) <= col["Rule Name"] or not row[col["Rule Name"]]:
+        return
+    got = launches.get(row[col["ID"]])
+    if got is None:
+        got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col))
+    got.launch.rules.append({
+        "section": _cell(row, col, "Section Name"),
+        "rule": row[col["Rule Name"]],
+        "type": _cell(row, col, "Rule Type"),
+        # ncu wraps some descriptions with double spaces; keep its words, not its spacing
+        "description": " ".join(_cell(row, col, "Rule Description").split()),
+    })
+
+
+def _finish(c: _Collected) -> Launch:
+    launch = c.launch
+    for field in FIELDS:
+        launch.fields[field] = _field(c, field)
+    for field, dims in (("grid", launch.grid_dims), ("block", launch.block_dims)):
+        if launch.fields.get(field) is None:
+            launch.fields[field] = dims_product(dims)
+    found: dict[str, dict[str, float]] = {}
+    for name, cells in c.by_name.items():
+        hit = stall_reason(name)
+        if hit:
+            value = parse_number(cells[0][0])
+            if value is not None:
+                found.setdefault(hit[0], {})[hit[1]] = value
+    best = next((s for s in ("pcsamp", "ratio", "pct") if s in found), None)
+    launch.stalls = {r: (best, v) for r, v in found.get(best, {}).items()} if best else {}
+    return launch
+
+
+def _field(c: _Collected, field: str) -> float | None:
+    """A field's value from raw metric names first, then from its human names."""
+    kind = FIELD_KIND.get(field, "count")
+    for name in RAW_FIELDS.get(field, ()):
+        if name in c.by_name:
+            return _read(c.launch, field, c.by_name[name][0])
+    for key in DETAIL_FIELDS.get(field, ()):
+        if key in c.by_key:
+            return _read(c.launch, field, c.by_key[key])
+    # Section renamed in some ncu release: accept the name alone when exactly one row of the
+    # right kind has it. With --set basic the only "Memory Throughput" is the Speed Of Light
+    # one in %, which must not be read as a byte rate: the kind check leaves it out.
+    for _section, name in DETAIL_FIELDS.get(field, ()):
+        cells = [cell for cell in c.by_name.get(name, ()) if unit_factor(cell[1], kind) is not None]
+        if len(cells) == 1:
+            return _read(c.launch, field, cells[0])
+    return None
+
+
+def _read(launch: Launch, field: str, cell: Cell) -> float | None:
+    text, unit = cell
+    value = to_number(text, unit, FIELD_KIND.get(field, "count"))
+    if value is None and not is_missing(text):
+        launch.problems.append(f"{field}: {text!r} {unit!r}")
+    return value

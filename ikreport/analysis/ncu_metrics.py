@@ -1,0 +1,113 @@
+"""Which ncu metrics feed which summary field, under every name ncu has used for them.
+
+Raw metric names (``dram__bytes_read.sum``) appear as columns of ``--page raw`` and as
+``Metric Name`` rows of ``--page details`` when collected with ``--metrics`` (section
+"Command line profiler metrics"). Human names (``DRAM Throughput``) appear in the details
+page's sections; 2020 releases used other ones (``SOL FB``, ``SM [%]``, ``Memory [%]``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ikreport.analysis.units import Kind
+
+# What each field must be; fields not listed are counts (registers, grid size, waves...).
+FIELD_KIND: dict[str, Kind] = {
+    "duration_ns": "time",
+    "dram_read_bytes": "bytes",
+    "dram_write_bytes": "bytes",
+    "dram_bytes_per_s": "byte_rate",
+    "dram_pct": "percent",
+    "sm_pct": "percent",
+    "mem_pct": "percent",
+    "occupancy_achieved_pct": "percent",
+    "occupancy_theoretical_pct": "percent",
+    "l2_hit_pct": "percent",
+}
+
+# field -> raw metric names, first present wins.
+RAW_FIELDS: dict[str, tuple[str, ...]] = {
+    "duration_ns": ("gpu__time_duration.sum",),
+    # 2025.x releases spell the DRAM byte counters with "_op_".
+    "dram_read_bytes": ("dram__bytes_read.sum", "dram__bytes_op_read.sum"),
+    "dram_write_bytes": ("dram__bytes_write.sum", "dram__bytes_op_write.sum"),
+    "dram_pct": (
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    "sm_pct": ("sm__throughput.avg.pct_of_peak_sustained_elapsed",),
+    "mem_pct": ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",),
+    "occupancy_achieved_pct": ("sm__warps_active.avg.pct_of_peak_sustained_active",),
+    "occupancy_theoretical_pct": ("sm__maximum_warps_per_active_cycle_pct",),
+    "registers": ("launch__registers_per_thread",),
+    "waves": ("launch__waves_per_multiprocessor",),
+    "grid": ("launch__grid_size",),
+    "block": ("launch__block_size",),
+    "limit_registers": ("launch__occupancy_limit_registers",),
+    "limit_shared_mem": ("launch__occupancy_limit_shared_mem",),
+    "limit_warps": ("launch__occupancy_limit_warps",),
+    "limit_blocks": ("launch__occupancy_limit_blocks",),
+    "l2_hit_pct": ("lts__t_sector_hit_rate.pct",),
+}
+
+# field -> (section, human metric name) in the details page, first present wins.
+# "GPU Speed Of Light" and its SOL names are the 2020.x spelling.
+DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "duration_ns": (
+        ("GPU Speed Of Light Throughput", "Duration"),
+        ("GPU Speed Of Light", "Duration"),
+    ),
+    "dram_pct": (
+        ("GPU Speed Of Light Throughput", "DRAM Throughput"),
+        ("GPU Speed Of Light", "SOL FB"),
+    ),
+    "sm_pct": (
+        ("GPU Speed Of Light Throughput", "Compute (SM) Throughput"),
+        ("GPU Speed Of Light", "SM [%]"),
+    ),
+    "mem_pct": (
+        ("GPU Speed Of Light Throughput", "Memory Throughput"),
+        ("GPU Speed Of Light", "Memory [%]"),
+    ),
+    "dram_bytes_per_s": (("Memory Workload Analysis", "Memory Throughput"),),
+    "occupancy_achieved_pct": (("Occupancy", "Achieved Occupancy"),),
+    "occupancy_theoretical_pct": (("Occupancy", "Theoretical Occupancy"),),
+    "registers": (("Launch Statistics", "Registers Per Thread"),),
+    "waves": (("Launch Statistics", "Waves Per SM"),),
+    "grid": (("Launch Statistics", "Grid Size"),),
+    "block": (("Launch Statistics", "Block Size"),),
+    "limit_registers": (("Occupancy", "Block Limit Registers"),),
+    "limit_shared_mem": (("Occupancy", "Block Limit Shared Mem"),),
+    "limit_warps": (("Occupancy", "Block Limit Warps"),),
+    "limit_blocks": (("Occupancy", "Block Limit SM"),),
+    "l2_hit_pct": (("Memory Workload Analysis", "L2 Hit Rate"),),
+}
+
+FIELDS: tuple[str, ...] = tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if f not in RAW_FIELDS)
+
+# Warp stall reasons, in the order of preference when an export has several forms:
+#   pcsamp: PC-sampling counts (--section WarpStateStats with sampling);
+#   ratio:  cycles stalled per issued instruction;
+#   pct:    % of warp-active cycles stalled (smsp__warp_issue_stalled_*_per_warp_active.pct).
+STALL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("pcsamp", re.compile(r"^smsp__pcsamp_warps_issue_stalled_(.+?)(?:\.sum)?$")),
+    ("ratio", re.compile(r"^smsp__average_warps_issue_stalled_(.+)_per_issue_active\.ratio$")),
+    ("pct", re.compile(r"^smsp__warp_issue_stalled_(.+)_per_warp_active\.pct$")),
+)
+# "selected" means the warp issued: not a stall. "not_selected" is a ready warp that lost
+# arbitration, which the seed tool also left out of the top stalls.
+NOT_A_STALL = frozenset({"selected", "not_selected"})
+
+
+def stall_reason(metric: str) -> tuple[str, str] | None:
+    """(source, reason) when ``metric`` is a warp-stall metric worth ranking, else None."""
+    for source, rx in STALL_PATTERNS:
+        m = rx.match(metric)
+        if m:
+            reason = m.group(1)
+            # each pcsamp reason has a "_not_issued" twin (a subset): counting it would double.
+            if reason in NOT_A_STALL or reason.endswith("not_issued"):
+                return None
+            return source, reason
+    return None

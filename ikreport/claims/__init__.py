@@ -1,0 +1,1 @@
+"""Claims: sentences about measured values, computed from records by rules (pure)."""

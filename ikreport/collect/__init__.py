@@ -1,0 +1,1 @@
+"""Collectors and importers: the impure edge that reads tool output and writes records."""

@@ -1,0 +1,114 @@
+"""``collect ncu --from-csv``: turn saved ncu CSV exports into an ``ncu-profile`` record.
+
+Each export is kept verbatim as a blob; the record holds one summary per launch, a
+per-kernel table, and the limitations that follow from what an export does not say.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ikreport import records
+from ikreport.analysis.ncu import Profile, read_exports
+from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT
+from ikreport.archive import Archive
+from ikreport.collect.context import Context, utc_now
+from ikreport.collect.textfile import read_text
+from ikreport.errors import NcuExportError
+
+LIMIT_REPLAY = (
+    "ncu serialises kernel launches and replays each one, so overlap between kernels and "
+    "launch gaps are not seen: profiled GPU time is a sum of isolated kernel durations, not "
+    "the workload's wall time."
+)
+LIMIT_ONE_RUN = "One profile of one run: it shows no run-to-run variance."
+LIMIT_IMPORTED = (
+    "Imported from a CSV export, which does not say which --clock-control and --cache-control "
+    "ncu ran under: with ncu's default (base clocks locked, caches flushed) durations can be "
+    "longer than in the running program."
+)
+LIMIT_BOUND = (
+    f"The bound label is a rule of thumb: memory- or compute-bound when that unit is at or "
+    f"above {BUSY_PCT:g}% of its peak, latency-bound when both are below {IDLE_PCT:g}%, mixed "
+    "in between; it names the busiest unit, not the cause."
+)
+LIMIT_NO_STALLS = "No warp-stall metrics were captured, so stall reasons are not known."
+LIMIT_NO_SOL = (
+    "The export has no DRAM, memory or SM throughput metrics, so no kernel can be called "
+    "memory- or compute-bound."
+)
+
+
+def profile_limitations(profile: Profile, gpu: str | None) -> list[str]:
+    """Limitations that follow from what the exports hold (pure)."""
+    out = [LIMIT_IMPORTED, LIMIT_REPLAY, LIMIT_ONE_RUN, LIMIT_BOUND]
+    launches = profile.launches
+    if not any(s["top_stalls"] for s in launches):
+        out.append(LIMIT_NO_STALLS)
+    if all(s["bound"] == "unknown" for s in launches):
+        out.append(LIMIT_NO_SOL)
+    if not any(s["duration_us"] for s in launches):
+        out.append("The export has no kernel durations (gpu__time_duration), so no time shares can be given.")
+    unread = sorted({p.split(":")[0] for s in launches for p in s["unparsed_units"]})
+    if unread:
+        out.append(f"Some values had units that could not be read and were left out ({', '.join(unread)}).")
+    if gpu is None:
+        cc = ", ".join(profile.compute_capabilities) or "unknown"
+        out.append(f"The export does not name the GPU (compute capability {cc}); pass --gpu when importing.")
+    return out
+
+
+def profile_data(profile: Profile) -> dict[str, Any]:
+    times = [s["duration_us"] for s in profile.launches if s["duration_us"] is not None]
+    return {
+        "pages": sorted(set(profile.pages.values())),
+        "launch_count": len(profile.launches),
+        "kernel_count": len(profile.kernels),
+        "profiled_time_us": round(sum(times), 3) if times else None,
+        "devices": profile.devices,
+        "compute_capabilities": profile.compute_capabilities,
+        "kernels": profile.kernels,
+        "launches": profile.launches,
+    }
+
+
+def import_csv(archive: Archive, paths: list[Path], context: Context) -> str:
+    """Store the exports and their ``ncu-profile`` record; return the record's id."""
+    if not paths or len(paths) > 2:
+        raise NcuExportError("give one raw and/or one details export (one or two files)")
+    raw_bytes: dict[str, bytes] = {}
+    texts: dict[str, str] = {}
+    for path in paths:
+        data, text = read_text(path, NcuExportError)
+        raw_bytes[str(path)] = data
+        texts[str(path)] = text
+    profile = read_exports(texts)  # parse everything before writing anything
+    sources = []
+    for name, data in raw_bytes.items():
+        sources.append({
+            "role": f"ncu-{profile.pages[name]}-csv",
+            "id": archive.put_blob(data),
+            "size": len(data),
+            "media_type": "text/csv",
+            "name": Path(name).name,
+        })
+    gpu = context.gpu or (profile.devices[0] if len(profile.devices) == 1 else None)
+    title = context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}"
+    record = records.new_record(
+        "ncu-profile",
+        title,
+        collected_at=utc_now(),
+        subject=context.subject(gpu),
+        method={
+            "tool": "ncu",
+            "tool_version": None,
+            "command": None,
+            "options": {},
+            "how": "imported from a CSV export (" + ", ".join(sorted(set(profile.pages.values()))) + " page)",
+        },
+        data=profile_data(profile),
+        limitations=profile_limitations(profile, gpu) + list(context.limitations),
+        sources=sorted(sources, key=lambda s: (s["role"], s["id"])),
+    )
+    return archive.put_record(record)

@@ -1,0 +1,106 @@
+"""Evidence records: build, check against the shipped JSON Schema, encode canonically.
+
+A record's bytes are its RFC 8785 canonical JSON (sorted keys, no spaces, fixed number
+form), so one record has one byte form and its sha256 is a stable id.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import rfc8785
+
+from ikreport.errors import RecordError
+
+SCHEMA = "ikreport.record/1"
+Record = dict[str, Any]
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    import jsonschema  # only when records are checked: keeps 'ikreport --help' fast
+
+    schema = json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate(record: Any, where: str = "record") -> None:
+    """Raise RecordError naming ``where`` when ``record`` is not a valid record/1."""
+    if not isinstance(record, dict):
+        raise RecordError(f"{where}: not a JSON object; this is not an ikreport record")
+    version = record.get("schema")
+    if version != SCHEMA:
+        raise RecordError(
+            f"{where}: schema {version!r} is not {SCHEMA!r}; "
+            "it was written by another ikreport version: upgrade ikreport to read it"
+        )
+    errors = sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        path = "/".join(str(p) for p in e.absolute_path) or "(top)"
+        raise RecordError(f"{where}: {path}: {e.message}")
+
+
+def encode(record: Record) -> bytes:
+    """The canonical bytes of a valid record."""
+    validate(record)
+    try:
+        return rfc8785.dumps(record)
+    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        raise RecordError(f"record: cannot be written as canonical JSON ({exc})") from exc
+
+
+def decode(data: bytes, where: str) -> Record:
+    """Parse and validate a record's bytes."""
+    try:
+        record = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordError(f"{where}: not valid JSON ({exc}); the file is truncated or damaged") from exc
+    validate(record, where)
+    return record
+
+
+def new_record(
+    kind: str,
+    title: str,
+    *,
+    collected_at: str | None,
+    subject: dict[str, str | None],
+    method: dict[str, Any],
+    data: dict[str, Any],
+    limitations: list[str],
+    environment: str | None = None,
+    sources: list[dict[str, Any]] | None = None,
+    cites: list[str] | None = None,
+    supersedes: list[dict[str, str]] | None = None,
+) -> Record:
+    record: Record = {
+        "schema": SCHEMA,
+        "kind": kind,
+        "title": title,
+        "collected_at": collected_at,
+        "subject": {k: subject.get(k) for k in ("gpu", "engine", "model", "workload")},
+        "method": method,
+        "environment": environment,
+        "sources": sources or [],
+        "cites": sorted(set(cites or [])),
+        "supersedes": supersedes or [],
+        "data": data,
+        "limitations": _dedupe(limitations),
+    }
+    validate(record)
+    return record
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        text = " ".join(item.split())
+        if text and text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out

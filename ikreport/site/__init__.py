@@ -1,0 +1,1 @@
+"""The static site: gather a complete model, render it, write it once."""

@@ -1,0 +1,97 @@
+"""Charts: altair specs rendered to static SVG at build time, cached by content hash.
+
+A chart is a pure function of the rows it shows, so its SVG is cached under the sha256 of
+(kind, rows, renderer version): an unchanged chart is never rendered twice, and a warm
+cache needs neither altair nor vl-convert to be imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CHART_VERSION = "1"  # bump when a chart's look changes, to drop cached SVGs
+Rows = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str  # sha256 of what the chart shows
+    title: str
+    alt: str  # a sentence saying what the chart shows, for screen readers and the Markdown twin
+    svg: str
+
+
+def _key(kind: str, rows: Rows) -> str:
+    payload = json.dumps([CHART_VERSION, kind, rows], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class ChartRenderer:
+    """Renders charts, reading and filling an on-disk cache when given one."""
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        self.cache_dir = cache_dir
+        self.rendered = 0
+        self.cached = 0
+
+    def render(self, kind: str, title: str, alt: str, rows: Rows) -> Chart:
+        key = _key(kind, rows)
+        path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
+        if path is not None and path.is_file():
+            self.cached += 1
+            return Chart(key, title, alt, path.read_text("utf-8"))
+        svg = _to_svg(SPECS[kind](rows))
+        self.rendered += 1
+        if path is not None:
+            _cache_write(path, svg)
+        return Chart(key, title, alt, svg)
+
+
+def _cache_write(path: Path, svg: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+        tmp.write_text(svg, "utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+def _to_svg(spec: dict[str, Any]) -> str:
+    import vl_convert
+
+    return vl_convert.vegalite_to_svg(spec)
+
+
+def _time_by_kernel(rows: Rows) -> dict[str, Any]:
+    import altair as alt
+
+    chart = alt.Chart(alt.Data(values=rows)).mark_bar(color="#4c78a8").encode(
+        x=alt.X("total_ms:Q", title="profiled GPU time (ms)"),
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=260)),
+        tooltip=[alt.Tooltip("kernel:N"), alt.Tooltip("total_ms:Q"), alt.Tooltip("launches:Q")],
+    ).properties(width=420, height=alt.Step(18))
+    return chart.to_dict()
+
+
+def _throughput(rows: Rows) -> dict[str, Any]:
+    import altair as alt
+
+    base = alt.Chart(alt.Data(values=rows))
+    points = base.mark_circle(size=60, opacity=0.8).encode(
+        x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
+        y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
+        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "mixed", "latency-bound"]),
+        tooltip=[alt.Tooltip("label:N"), alt.Tooltip("memory_pct:Q"), alt.Tooltip("sm_pct:Q")],
+    )
+    rules = alt.Chart(alt.Data(values=[{"v": 40}, {"v": 60}])).mark_rule(strokeDash=[4, 4], color="#888")
+    return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict()
+
+
+SPECS = {"time-by-kernel": _time_by_kernel, "throughput": _throughput}

@@ -1,0 +1,157 @@
+"""Gather the pages of a site from the records and their claims (pure: no files)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ikreport.claims.engine import claims_for
+from ikreport.claims.kernel_names import short_kernel
+from ikreport.claims.model import Record, RecordSet
+from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, short
+from ikreport.site.charts import Chart, ChartRenderer
+from ikreport.site.model import Page, claim_view
+
+MAX_CHART_KERNELS = 15
+MAX_TABLE_KERNELS = 50
+MAX_TABLE_LAUNCHES = 200
+MEDIA_EXT = {"text/csv": ".csv", "text/plain": ".txt", "application/json": ".json"}
+
+
+def blob_href(source: dict[str, Any], root: str) -> str:
+    return f"{root}b/{source['id']}{MEDIA_EXT.get(source['media_type'], '')}"
+
+
+def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str]],
+                charts: ChartRenderer) -> Page:
+    record = records.records[record_id]
+    root = "../"
+    titles = {rid: r["title"] for rid, r in records.records.items()}
+    claims = [claim_view(c, root, titles) for c in claims_for(record_id, record, records)]
+
+    def ref(rid: str) -> dict[str, str]:
+        known = rid in records.records
+        return {"short": short(rid), "id": rid, "title": titles.get(rid, "(not in this archive)"),
+                "href": f"{rid}.html" if known else "", "md_href": f"{rid}.md" if known else ""}
+
+    context: dict[str, Any] = {
+        "id": record_id,
+        "short": short(record_id),
+        "record": _record_view(record),
+        "claim_groups": _groups(claims),
+        "limitations": record["limitations"],
+        "sources": [{**s, "href": blob_href(s, root), "short": short(s["id"])} for s in record["sources"]],
+        "environment": ref(record["environment"]) if record.get("environment") else None,
+        "cites": [ref(c) for c in record["cites"]],
+        "supersedes": [{**ref(s["id"]), "reason": s["reason"]} for s in record["supersedes"]],
+        "cited_by": [ref(c) for c in cited_by.get(record_id, [])],
+        "json_href": f"{record_id}.json",
+        "charts": [],
+        "profile": None,
+    }
+    if record["kind"] == "ncu-profile":
+        context["profile"] = _profile_view(record)
+        context["charts"] = _profile_charts(record, charts)
+    return Page(path=f"e/{record_id}", template="record", title=record["title"], root=root, context=context)
+
+
+def _groups(claims: list[Any]) -> list[dict[str, Any]]:
+    """Claims that cite the same records share one list of those records' limitations."""
+    groups: dict[tuple[str, ...], dict[str, Any]] = {}
+    for claim in claims:
+        key = tuple(c["id"] for c in claim.citations)
+        group = groups.setdefault(key, {"limitations": claim.limitations, "claims": []})
+        group["claims"].append(claim)
+    return list(groups.values())
+
+
+def _record_view(record: Record) -> dict[str, Any]:
+    subject = [(k, v) for k, v in record["subject"].items() if v]
+    method = record["method"]
+    method_rows = [("tool", method["tool"] + (f" {method['tool_version']}" if method.get("tool_version") else "")),
+                   ("how", method["how"])]
+    if method.get("command"):
+        method_rows.append(("command", " ".join(method["command"])))
+    method_rows.extend((k, str(v)) for k, v in sorted(method.get("options", {}).items()))
+    return {"title": record["title"], "kind": record["kind"],
+            "collected_at": record["collected_at"] or "derived record (no time)",
+            "subject": subject, "method": method_rows}
+
+
+def _profile_view(record: Record) -> dict[str, Any]:
+    data = record["data"]
+    kernels = [{
+        "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
+        "total": fmt_duration_us(k["total_us"]), "mean": fmt_duration_us(k["mean_us"]),
+        "share": fmt_pct(k["share_pct"]), "bound": k["bound"],
+    } for k in data["kernels"][:MAX_TABLE_KERNELS]]
+    launches = [{
+        "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
+        "duration": fmt_duration_us(s["duration_us"]), "dram_gbs": fmt_gbs(s["dram_gbs"]),
+        "memory": fmt_pct(s["memory_pct"]), "sm": fmt_pct(s["sm_pct"]),
+        "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": s["occupancy_limiter"] or "n/a",
+        "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
+        "block": s["block_dims"] or fmt_number(s["block"]), "bound": s["bound"],
+    } for s in data["launches"][:MAX_TABLE_LAUNCHES]]
+    return {
+        "launch_count": data["launch_count"], "kernel_count": data["kernel_count"],
+        "time": fmt_duration_us(data["profiled_time_us"]), "pages": ", ".join(data["pages"]),
+        "devices": ", ".join(data["devices"]) or "not named in the export",
+        "cc": ", ".join(data["compute_capabilities"]) or "n/a",
+        "kernels": kernels, "kernels_more": max(0, data["kernel_count"] - MAX_TABLE_KERNELS),
+        "launches": launches, "launches_more": max(0, data["launch_count"] - MAX_TABLE_LAUNCHES),
+    }
+
+
+def _profile_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
+    data = record["data"]
+    out = []
+    timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
+    if timed:
+        rows = [{"label": f"{i + 1}. {short_kernel(k['kernel'])}", "kernel": k["kernel"][:300],
+                 "total_ms": round(k["total_us"] / 1e3, 6), "launches": k["launches"]} for i, k in enumerate(timed)]
+        out.append(charts.render(
+            "time-by-kernel", "Profiled GPU time by kernel",
+            f"Bar chart of profiled GPU time for the {len(rows)} longest-running kernels; "
+            f"the longest is {short_kernel(timed[0]['kernel'])} at {fmt_duration_us(timed[0]['total_us'])}.",
+            rows))
+    seen: set[str] = set()
+    points = []
+    for s in data["launches"]:
+        if s["memory_pct"] is None or s["sm_pct"] is None or s["kernel"] in seen:
+            continue
+        seen.add(s["kernel"])
+        points.append({"label": short_kernel(s["kernel"]), "memory_pct": s["memory_pct"],
+                       "sm_pct": s["sm_pct"], "bound": s["bound"]})
+    if points:
+        out.append(charts.render(
+            "throughput", "Memory vs SM throughput",
+            f"Scatter plot of memory against SM throughput (% of peak) for the first launch of "
+            f"{len(points)} kernels, with the 40% and 60% lines of the bound rule.", points))
+    return out
+
+
+def index_page(records: RecordSet) -> Page:
+    rows = []
+    gpus: dict[str, int] = {}
+    for rid in sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r)):
+        record = records.records[rid]
+        gpu = record["subject"].get("gpu") or "unnamed GPU"
+        gpus[gpu] = gpus.get(gpu, 0) + 1
+        row = {"short": short(rid), "href": f"e/{rid}.html", "md_href": f"e/{rid}.md", "title": record["title"],
+               "kind": record["kind"], "gpu": gpu, "launches": "", "time": "", "top": ""}
+        if record["kind"] == "ncu-profile":
+            data = record["data"]
+            row["launches"] = str(data["launch_count"])
+            row["time"] = fmt_duration_us(data["profiled_time_us"])
+            row["top"] = short_kernel(data["kernels"][0]["kernel"]) if data["kernels"] else ""
+        rows.append(row)
+    kinds: dict[str, int] = {}
+    for record in records.records.values():
+        kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
+    return Page(path="index", template="index", title="Evidence", root="", context={
+        "record_count": len(records.records),
+        "kinds": sorted(kinds.items()),
+        "gpus": sorted(gpus.items()),
+        "profiles": [r for r in rows if r["kind"] == "ncu-profile"],
+        "others": [r for r in rows if r["kind"] != "ncu-profile"],
+    })

@@ -1,0 +1,79 @@
+"""Render pages with jinja2: ``<name>.html`` (autoescaped) and its ``<name>.md`` twin.
+
+Templates come from ``--templates DIR`` first, then the ones shipped with the package.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+
+from ikreport import __version__
+from ikreport.errors import BuildError
+from ikreport.site.model import Page
+
+MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def default_templates_dir() -> Path:
+    """The shipped templates: inside the installed package, else the source tree's."""
+    packaged = Path(str(resources.files("ikreport"))) / "templates"
+    if packaged.is_dir():
+        return packaged
+    source = Path(__file__).resolve().parents[2] / "templates"
+    if source.is_dir():
+        return source
+    raise BuildError("the ikreport templates are missing from this installation; reinstall ikreport")
+
+
+def md_text(value: object) -> str:
+    """Text safe inside Markdown: characters that would become markup are escaped."""
+    return MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+
+
+def md_code(value: object) -> str:
+    """A code span for a kernel name; pipes escaped so it can sit in a table cell."""
+    text = " ".join(str(value).split()).replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
+
+
+def environment(override: Path | None) -> jinja2.Environment:
+    dirs = [str(override)] if override else []
+    dirs.append(str(default_templates_dir()))
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(dirs),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=False, default=False),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["md"] = md_text
+    env.filters["mdcode"] = md_code
+    env.globals["version"] = __version__
+    return env
+
+
+def render(env: jinja2.Environment, page: Page, site: dict[str, object]) -> tuple[str, str]:
+    """(HTML, Markdown) of one page."""
+    out = []
+    for ext in ("html", "md"):
+        name = f"{page.template}.{ext}"
+        try:
+            out.append(env.get_template(name).render(page=page, site=site, **page.context))
+        except jinja2.TemplateError as exc:
+            raise BuildError(f"{name}: {exc}; fix the template (or drop it from --templates)") from exc
+    return out[0], out[1]
+
+
+def asset(env: jinja2.Environment, name: str) -> bytes:
+    """A static file from the templates folder (assets/…)."""
+    for base in env.loader.searchpath:  # type: ignore[union-attr]
+        path = Path(base) / name
+        if path.is_file():
+            return path.read_bytes()
+    raise BuildError(f"{name}: missing from the templates folders")

@@ -1,0 +1,66 @@
+"""``ikreport verify``: re-hash every file of an archive and check every reference.
+
+One line per problem, ``PATH: what is wrong; what to do``, sorted, so two runs agree.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from ikreport.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, references, sha256
+from ikreport.errors import IkreportError
+
+Progress = Callable[[int], None]
+
+
+def verify_archive(archive: Archive, progress: Progress | None = None) -> list[str]:
+    """Problems found in ``archive`` (empty when all is well)."""
+    problems: list[str] = []
+    records_ok: dict[str, dict] = {}
+    blobs_ok: set[str] = set()
+    for top, suffix in ((archive.blobs_dir, ""), (archive.records_dir, RECORD_SUFFIX)):
+        if not top.is_dir():
+            continue
+        for entry in sorted(os.scandir(top), key=lambda e: e.name):
+            if not (SHARD_RX.match(entry.name) and entry.is_dir(follow_symlinks=False)):
+                problems.append(f"{entry.path}: unexpected entry in the archive; move it out")
+                continue
+            for item in sorted(os.scandir(entry.path), key=lambda e: e.name):
+                path = Path(item.path)
+                name = item.name
+                if name.startswith(TEMP_PREFIX):
+                    problems.append(f"{path}: temporary file left by an interrupted write; delete it")
+                    continue
+                stem = name[: len(name) - len(suffix)] if suffix and name.endswith(suffix) else (None if suffix else name)
+                if stem is None or not ID_RX.match(entry.name + stem) or not item.is_file(follow_symlinks=False):
+                    what = "symbolic link" if item.is_symlink() else "unexpected file"
+                    problems.append(f"{path}: {what} in the archive; remove it")
+                    continue
+                file_id = entry.name + stem
+                try:
+                    if suffix:
+                        records_ok[file_id] = archive.load(file_id)
+                    else:
+                        data = path.read_bytes()
+                        if sha256(data) != file_id:
+                            problems.append(f"{path}: content does not hash to its name (truncated or tampered); restore it")
+                            continue
+                        blobs_ok.add(file_id)
+                except (IkreportError, OSError) as exc:
+                    problems.append(str(exc))
+                    continue
+                if item.stat().st_mode & 0o222:
+                    problems.append(f"{path}: writable; archive files are read-only (chmod a-w)")
+                if progress:
+                    progress(1)
+    for record_id, record in sorted(records_ok.items()):
+        for what, ref in references(record):
+            present = ref in blobs_ok if what == "blob" else ref in records_ok
+            if not present:
+                problems.append(
+                    f"{archive.record_path(record_id)}: cites {what} {ref[:12]}, which is missing or damaged; "
+                    "copy it from the archive it was collected in"
+                )
+    return problems

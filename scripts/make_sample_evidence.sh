@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Rebuild sample_evidence/ from the real ncu exports in tests/fixtures/ncu (sources in
+# tests/fixtures/SOURCES.md) with ikreport's own importer. Records are content-addressed,
+# so running this again adds nothing. SOURCE_DATE_EPOCH pins collected_at to the day the
+# sample was first imported, so the same exports always give the same ids.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1796169600}  # 2026-12-02T00:00:00Z
+IK=${IK:-.venv/bin/ikreport}
+A=${1:-sample_evidence}
+F=tests/fixtures/ncu
+SRC="Real export from a public repository (see tests/fixtures/SOURCES.md); ikreport did not run this profile."
+
+$IK collect ncu --from-csv "$F/ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv" -a "$A" \
+  --title "FlashAttention split-KV decode on B200 (torch SDPA, MQA, bf16, batch 128, 4k context)" \
+  --engine "PyTorch SDPA (flash backend)" --workload "decode attention, MQA, bf16, batch 128, context 4k" \
+  --limitation "$SRC"
+$IK collect ncu --from-csv "$F/ncu_raw_pmpp_06_gtx1650ti_preamble.csv" -a "$A" \
+  --title "PMPP chapter 6 case study kernels on a GTX 1650 Ti" \
+  --workload "4096 blocks x 128 threads, identical arithmetic per atom" --limitation "$SRC"
+$IK collect ncu --from-csv "$F/ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv" -a "$A" \
+  --title "DeepSeek-OCR: CUTLASS bf16 WMMA GEMM (kernel 3)" --model "DeepSeek-OCR" \
+  --engine "PyTorch (python3.12)" --limitation "$SRC" \
+  --limitation "The source says compute capability 12.0 (an RTX 50-series GPU); the exact model is not in the export."
+$IK collect ncu --from-csv "$F/ncu_details_llmperfopt_k0001_metrics.csv" -a "$A" \
+  --title "DeepSeek-OCR: cuBLAS bf16 GEMV (kernel 1)" --model "DeepSeek-OCR" \
+  --engine "PyTorch (python3.12)" --limitation "$SRC" \
+  --limitation "The source says compute capability 12.0 (an RTX 50-series GPU); the exact model is not in the export."
+$IK collect ncu --from-csv "$F/ncu_details_nsightful_copy_blocked_base_units.csv" -a "$A" \
+  --title "Numba blocked copy kernel (nsightful test export, base units)" \
+  --engine "Numba CUDA" --workload "copy of 262,144 int64 per call, blocked access" --limitation "$SRC"
+$IK collect ncu --from-csv "$F/ncu_details_polyfhe_stallreason_opt_sm89_62kernels.csv" -a "$A" \
+  --title "PolyFHE CKKS kernels: warp-stall reasons (62 launches, Ada)" \
+  --workload "CKKS homomorphic encryption, fused NTT kernels" --limitation "$SRC"
+$IK collect ncu --from-csv "$F/ncu_details_xplacer_bfs_v100_2020_kerneltime.csv" -a "$A" \
+  --title "Rodinia BFS on a V100 (ncu 2020.1)" --gpu "Tesla V100 (AWS p3.2xlarge)" \
+  --workload "Rodinia 3.1 bfs, graph4096" --limitation "$SRC"
