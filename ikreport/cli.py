@@ -30,11 +30,11 @@ class Cli(click.Group):
 
 
 def archive_option(required: bool = False) -> Any:
+    # click enforces required=True only when no default is passed at all (not even None)
+    extra: dict[str, Any] = {"required": True} if required else {"default": DEFAULT_ARCHIVE, "show_default": True}
     return click.option(
         "--archive", "-a", "archive", type=click.Path(file_okay=False, path_type=Path),
-        envvar=ARCHIVE_ENV, show_envvar=True, required=required,
-        default=None if required else DEFAULT_ARCHIVE, show_default=not required,
-        help="Archive folder (records/ and blobs/).",
+        envvar=ARCHIVE_ENV, show_envvar=True, help="Archive folder (records/ and blobs/).", **extra,
     )
 
 

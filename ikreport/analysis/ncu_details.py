@@ -18,7 +18,7 @@ import csv
 
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
-from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, stall_reason
+from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, stall_reason
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
 
 Cell = tuple[str, str]  # (value text, unit)
@@ -103,8 +103,7 @@ def _finish(c: _Collected) -> Launch:
             value = parse_number(cells[0][0])
             if value is not None:
                 found.setdefault(hit[0], {})[hit[1]] = value
-    best = next((s for s in ("pcsamp", "ratio", "pct") if s in found), None)
-    launch.stalls = {r: (best, v) for r, v in found.get(best, {}).items()} if best else {}
+    launch.stalls = best_stalls(found)
     return launch
 
 

@@ -111,3 +111,9 @@ def stall_reason(metric: str) -> tuple[str, str] | None:
                 return None
             return source, reason
     return None
+
+
+def best_stalls(found: dict[str, dict[str, float]]) -> dict[str, tuple[str, float]]:
+    """From {source: {reason: value}}, the reasons of the most precise source present."""
+    best = next((source for source, _ in STALL_PATTERNS if found.get(source)), None)
+    return {reason: (best, value) for reason, value in found[best].items()} if best else {}

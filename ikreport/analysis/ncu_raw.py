@@ -18,7 +18,7 @@ import pyarrow.csv as pacsv
 
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
-from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, stall_reason
+from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, best_stalls, stall_reason
 from ikreport.analysis.units import NUMBER_RX, is_missing, unit_factor
 from ikreport.errors import NcuExportError
 
@@ -74,7 +74,8 @@ def parse_raw(export: Export) -> list[Launch]:
         return "skip"
 
     table = pacsv.read_csv(
-        io.BytesIO("\n".join(rows).encode("utf-8")),
+        # a final newline: pyarrow reads a lone unterminated row as an empty file
+        io.BytesIO(("\n".join(rows) + "\n").encode("utf-8")),
         read_options=pacsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
         parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
         convert_options=pacsv.ConvertOptions(
@@ -96,20 +97,18 @@ def parse_raw(export: Export) -> list[Launch]:
         )
         for k in range(n)
     ]
+    stalls: list[dict[str, dict[str, float]]] = [{} for _ in range(n)]  # per launch: source -> reason -> value
     for role, i in wanted.items():
         if role.startswith("field:"):
             field = role[len("field:"):]
             _fill_field(launches, field, table.column(f"f{i}"), units[i] if i < len(units) else "")
         elif role.startswith("stall:"):
             _, source, reason = role.split(":", 2)
-            for launch, value in zip(launches, _numbers(table.column(f"f{i}"))):
+            for found, value in zip(stalls, _numbers(table.column(f"f{i}"))):
                 if value is not None:
-                    launch.stalls[reason] = (source, value)
-    for launch in launches:
-        # Keep one form of stall data: the most precise one present for this launch.
-        sources = {s for s, _ in launch.stalls.values()}
-        best = next((s for s in ("pcsamp", "ratio", "pct") if s in sources), None)
-        launch.stalls = {r: v for r, v in launch.stalls.items() if v[0] == best}
+                    found.setdefault(source, {})[reason] = value
+    for launch, found in zip(launches, stalls):
+        launch.stalls = best_stalls(found)
         for field in ("grid", "block"):
             if launch.fields.get(field) is None:
                 launch.fields[field] = dims_product(launch.grid_dims if field == "grid" else launch.block_dims)

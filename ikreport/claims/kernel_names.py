@@ -27,4 +27,7 @@ def short_kernel(name: str) -> str:
     short = "".join(out).strip() or s
     if short.startswith("enable_if<…>::type "):
         short = short[len("enable_if<…>::type "):]
+    # Numba mangles a hash into brackets: copy_blocked[v1,cw51cXTLSUwv1sD…]
+    if "[" in short and len(short) > 24:
+        short = short[: short.index("[")] + "[…]"
     return short if len(short) <= MAX_SHORT else short[: MAX_SHORT - 1] + "…"

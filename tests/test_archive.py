@@ -1,0 +1,153 @@
+"""The archive contract: content addressing, write-once, atomic writes, verify."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+
+import pytest
+
+from ikreport import records
+from ikreport.archive import Archive
+from ikreport.errors import AmbiguousIdError, ArchiveError, BadIdError, IntegrityError, RecordError, UnknownIdError
+from ikreport.verify import verify_archive
+
+
+def make_record(archive: Archive, title: str = "t", **extra) -> dict:
+    blob = archive.put_blob(f"blob of {title}".encode())
+    return records.new_record(
+        "ncu-profile", title, collected_at="2026-12-02T00:00:00Z", subject={"gpu": "NVIDIA H200"},
+        method={"tool": "ncu", "tool_version": None, "command": None, "options": {}, "how": "test"},
+        data={"value": 1.5}, limitations=["a limitation"],
+        sources=[{"role": "ncu-raw-csv", "id": blob, "size": len(f"blob of {title}"), "media_type": "text/csv",
+                  "name": "x.csv"}], **extra)
+
+
+@pytest.fixture
+def archive(tmp_path):
+    return Archive.create(tmp_path / "arch")
+
+
+def test_name_is_sha256_of_bytes_and_files_are_read_only(archive):
+    rid = archive.put_record(make_record(archive))
+    path = archive.record_path(rid)
+    assert path == archive.root / "records" / rid[:2] / f"{rid[2:]}.json"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == rid
+    assert stat.S_IMODE(path.stat().st_mode) & 0o222 == 0
+    data = path.read_bytes()
+    canonical = json.dumps(json.loads(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert data == canonical.encode("utf-8")  # sorted keys, no insignificant spaces
+
+
+def test_writing_twice_is_idempotent_and_leaves_no_temp_files(archive):
+    rec = make_record(archive)
+    assert archive.put_record(rec) == archive.put_record(rec)
+    assert len(archive.record_ids()) == 1
+    leftovers = [p for p in archive.root.rglob("*") if p.name.startswith(".tmp-")]
+    assert leftovers == []
+
+
+def test_existing_file_is_never_rewritten(archive):
+    rid = archive.put_record(make_record(archive))
+    path = archive.record_path(rid)
+    before = path.stat().st_ino
+    archive.put_record(make_record(archive))
+    assert path.stat().st_ino == before
+
+
+def test_failed_write_leaves_nothing(archive, monkeypatch):
+    def boom(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", boom)
+    with pytest.raises(ArchiveError, match="No space left on device"):
+        archive.put_blob(b"data")
+    assert [p for p in archive.root.rglob("*") if p.is_file()] == []
+
+
+def test_resolve_by_prefix(archive):
+    rid = archive.put_record(make_record(archive))
+    assert archive.resolve(rid[:8]) == rid
+    assert archive.resolve(rid.upper()[:10]) == rid
+    with pytest.raises(BadIdError, match="8 to 64 hex digits"):
+        archive.resolve(rid[:7])
+    with pytest.raises(BadIdError):
+        archive.resolve("../../etc/passwd")
+    with pytest.raises(UnknownIdError, match="no record starts with"):
+        archive.resolve("0" * 8 if not rid.startswith("0" * 8) else "f" * 8)
+
+
+def test_ambiguous_prefix(archive):
+    shard = archive.records_dir / "ab"
+    shard.mkdir()
+    for tail in ("cdef01" + "0" * 56, "cdef01" + "f" * 56):
+        (shard / f"{tail}.json").write_text("{}")
+    with pytest.raises(AmbiguousIdError) as err:
+        archive.resolve("abcdef01")
+    assert str(err.value) == f"{archive.root}: abcdef01 names 2 records (abcdef010000, abcdef01ffff); give more digits"
+    assert archive.resolve("abcdef010") == "abcdef01" + "0" * 56
+
+
+def test_tampered_record_is_caught_on_load_and_by_verify(archive):
+    rid = archive.put_record(make_record(archive))
+    path = archive.record_path(rid)
+    os.chmod(path, 0o644)
+    path.write_bytes(path.read_bytes().replace(b"a limitation", b"no limitation"))
+    os.chmod(path, 0o444)
+    with pytest.raises(IntegrityError, match="do not hash to the file's name"):
+        archive.load(rid)
+    [problem] = verify_archive(archive)
+    assert problem.startswith(str(path)) and "truncated or tampered" in problem
+
+
+def test_truncated_record_and_missing_blob_reported_by_verify(archive):
+    rid = archive.put_record(make_record(archive))
+    blob = archive.load(rid)["sources"][0]["id"]
+    os.chmod(archive.blob_path(blob), 0o644)
+    os.unlink(archive.blob_path(blob))
+    problems = verify_archive(archive)
+    assert problems == [f"{archive.record_path(rid)}: cites blob {blob[:12]}, which is missing or damaged; "
+                        "copy it from the archive it was collected in"]
+
+
+def test_verify_reports_strays_links_and_writable_files(archive, tmp_path):
+    rid = archive.put_record(make_record(archive))
+    shard = archive.record_path(rid).parent
+    (shard / ".tmp-abc").write_bytes(b"partial")
+    (shard / "notes.txt").write_text("hi")
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}")
+    (shard / ("0" * 62 + ".json")).symlink_to(outside)
+    os.chmod(archive.record_path(rid), 0o644)
+    problems = verify_archive(archive)
+    assert any("temporary file left by an interrupted write" in p for p in problems)
+    assert any("notes.txt: unexpected file" in p for p in problems)
+    assert any("symbolic link in the archive" in p for p in problems)
+    assert any("writable; archive files are read-only" in p for p in problems)
+
+
+def test_record_schema_refuses_bad_records(archive):
+    good = make_record(archive)
+    with pytest.raises(RecordError, match="schema 'ikreport.record/9' is not 'ikreport.record/1'"):
+        records.validate({**good, "schema": "ikreport.record/9"}, "r.json")
+    with pytest.raises(RecordError, match="limitations: \\[\\] should be non-empty"):
+        records.validate({**good, "limitations": []}, "r.json")
+    with pytest.raises(RecordError, match="'title' is a required property"):
+        records.validate({k: v for k, v in good.items() if k != "title"}, "r.json")
+    with pytest.raises(RecordError, match="not valid JSON"):
+        records.decode(b'{"schema": "ikreport.rec', "r.json")
+
+
+def test_record_citing_a_missing_record_is_refused(archive):
+    rec = make_record(archive, cites=["0" * 64])
+    with pytest.raises(UnknownIdError, match="cites record 000000000000"):
+        archive.put_record(rec)
+
+
+def test_open_refuses_what_is_not_an_archive(tmp_path):
+    with pytest.raises(ArchiveError, match="no such archive folder"):
+        Archive.open(tmp_path / "nope")
+    with pytest.raises(ArchiveError, match="not an ikreport archive"):
+        Archive.open(tmp_path)

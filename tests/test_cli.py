@@ -1,0 +1,163 @@
+"""The command line: exact messages and exit codes (click's CliRunner)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import NCU, ROOT
+from ikreport.cli import cli
+
+K3 = str(NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv")
+ERROR_ONLY = str(NCU / "other_llmperfopt_raw_error_only.csv")
+
+
+@pytest.fixture
+def run(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    monkeypatch.delenv("IKREPORT_ARCHIVE", raising=False)
+    runner = CliRunner()
+    return lambda *args: runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def archive(tmp_path, run):
+    arch = tmp_path / "arch"
+    result = run("collect", "ncu", "--from-csv", K3, "--archive", arch, "--gpu", "RTX 5090", "--title", "GEMM")
+    assert result.exit_code == 0
+    return arch, result.stdout.strip().splitlines()[-1]
+
+
+def test_collect_prints_the_id_of_a_file_that_hashes_to_it(archive):
+    arch, rid = archive
+    path = arch / "records" / rid[:2] / f"{rid[2:]}.json"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == rid
+
+
+def test_collect_is_idempotent(archive, run):
+    arch, rid = archive
+    again = run("collect", "ncu", "--from-csv", K3, "--archive", arch, "--gpu", "RTX 5090", "--title", "GEMM")
+    assert again.stdout.strip() == rid
+
+
+def test_collect_bad_export_is_one_line_and_writes_nothing(tmp_path, run):
+    arch = tmp_path / "arch"
+    result = run("collect", "ncu", "--from-csv", ERROR_ONLY, "--archive", arch)
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: {ERROR_ONLY}: no CSV in this file; ncu said: "
+                             "==ERROR== Option '--section .*SpeedOfLight.*' did not match any section.\n")
+    assert [p for p in arch.rglob("*") if p.is_file()] == []
+
+
+def test_collect_missing_file(tmp_path, run):
+    result = run("collect", "ncu", "--from-csv", tmp_path / "nope.csv", "--archive", tmp_path / "a")
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {tmp_path / 'nope.csv'}: no such file\n"
+
+
+def test_collect_needs_files_and_an_archive(tmp_path, run):
+    assert run("collect", "ncu", "--from-csv", "--archive", tmp_path).exit_code == 2
+    result = run("collect", "ncu", "--from-csv", K3)
+    assert result.exit_code == 2 and "Missing option '--archive'" in result.stderr
+
+
+def test_show_by_prefix_and_json_bytes(archive, run):
+    arch, rid = archive
+    result = run("show", rid[:8], "--archive", arch)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0] == "GEMM"
+    assert lines[1] == f"  id:        {rid}"
+    assert "  gpu:       RTX 5090" in lines
+    assert "  profile:   1 launches of 1 kernels, 23.4 µs profiled GPU time" in lines
+    assert "  limitations:" in lines
+    raw = run("show", rid, "--archive", arch, "--json")
+    assert raw.stdout_bytes == (arch / "records" / rid[:2] / f"{rid[2:]}.json").read_bytes()
+
+
+def test_show_unknown_and_malformed_ids(archive, run):
+    arch, rid = archive
+    other = "0" * 8 if not rid.startswith("00000000") else "f" * 8
+    result = run("show", other, "--archive", arch)
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {arch}: no record starts with {other}; check the id, or the --archive folder\n"
+    result = run("show", "xyz", "--archive", arch)
+    assert result.stderr == "Error: 'xyz' is not a record id or prefix (8 to 64 hex digits)\n"
+
+
+def test_show_missing_archive(tmp_path, run):
+    result = run("show", "abcdef01", "--archive", tmp_path / "none")
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {tmp_path / 'none'}: no such archive folder; collect into it first (--archive DIR)\n"
+
+
+def test_list(archive, run):
+    arch, rid = archive
+    result = run("list", "--archive", arch)
+    assert result.stdout == f"{rid[:12]}  ncu-profile    RTX 5090                     GEMM\n"
+
+
+def test_verify_ok_then_tampered(archive, run):
+    arch, rid = archive
+    ok = run("verify", arch)
+    assert ok.exit_code == 0 and ok.stdout == f"{arch}: 1 records and 1 blobs verified\n"
+    path = arch / "records" / rid[:2] / f"{rid[2:]}.json"
+    os.chmod(path, 0o644)
+    path.write_bytes(path.read_bytes()[:-10])  # truncated
+    os.chmod(path, 0o444)
+    bad = run("verify", arch)
+    assert bad.exit_code == 1
+    assert bad.stdout == (f"{path}: the bytes do not hash to the file's name (truncated or tampered); "
+                          "restore it from a good copy of the archive\n")
+
+
+def test_show_refuses_a_tampered_record(archive, run):
+    arch, rid = archive
+    path = arch / "records" / rid[:2] / f"{rid[2:]}.json"
+    os.chmod(path, 0o644)
+    path.write_bytes(path.read_bytes().replace(b"RTX 5090", b"RTX 4090"))
+    result = run("show", rid[:8], "--archive", arch)
+    assert result.exit_code == 1 and "truncated or tampered" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_build_refuses_to_replace_a_folder_that_is_not_a_site(archive, run, tmp_path):
+    arch, _ = archive
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("keep me")
+    result = run("build", arch, "-o", precious, "--cache-dir", tmp_path / "cache")
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {precious}: exists and is not an ikreport site; choose another output folder (-o)\n"
+    assert (precious / "thesis.tex").read_text() == "keep me"
+
+
+def test_build_missing_archive(tmp_path, run):
+    result = run("build", tmp_path / "none", "-o", tmp_path / "site")
+    assert result.exit_code == 1 and "no such archive folder" in result.stderr
+
+
+def test_help_and_version(run):
+    result = run("--help")
+    assert result.exit_code == 0
+    for command in ("collect", "build", "verify", "show", "list"):
+        assert f"  {command}" in result.stdout
+    assert run("--version").stdout.startswith("ikreport, version ")
+
+
+def _commands(group, prefix=""):
+    for name, command in sorted(group.commands.items()):
+        if hasattr(command, "commands"):
+            yield from _commands(command, f"{prefix}{name} ")
+        else:
+            yield f"{prefix}{name}"
+
+
+def test_every_command_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text("utf-8")
+    missing = [c for c in _commands(cli) if f"ikreport {c}" not in readme]
+    assert missing == []

@@ -1,0 +1,161 @@
+"""The ncu parser on small hand-made exports: one quirk per test."""
+
+from __future__ import annotations
+
+import pytest
+
+from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu_summary import bound_label, memory_side, occupancy_limiter
+from ikreport.analysis.units import to_number, unit_kind
+from ikreport.errors import NcuExportError
+
+DETAILS_HEADER = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"'
+
+
+def details(*rows: str, header: str = DETAILS_HEADER, newline: str = "\n") -> str:
+    return newline.join([header, *rows]) + newline
+
+
+def read(text: str, name: str = "x.csv"):
+    return read_exports({name: text})
+
+
+@pytest.mark.parametrize("unit,expected", [
+    ("usecond", ("time", 1e3)), ("us", ("time", 1e3)), ("nsecond", ("time", 1.0)), ("ms", ("time", 1e6)),
+    ("Gbyte/second", ("byte_rate", 1e9)), ("Gbyte/s", ("byte_rate", 1e9)), ("TB/s", ("byte_rate", 1e12)),
+    ("byte/s", ("byte_rate", 1.0)), ("Kbyte", ("bytes", 1e3)), ("Mbyte", ("bytes", 1e6)), ("byte", ("bytes", 1.0)),
+    ("%", ("percent", 1.0)), ("block", ("count", 1.0)), ("register/thread", ("count", 1.0)), ("", ("count", 1.0)),
+    ("cycle/nsecond", None), ("Gbyte/ms", None), ("hz", None), ("Ghz", None), ("cycle/second", None),
+])
+def test_unit_kinds(unit, expected):
+    assert unit_kind(unit) == expected
+
+
+def test_values_never_read_in_the_wrong_dimension():
+    assert to_number("1,234.5", "usecond", "time") == pytest.approx(1_234_500.0)
+    assert to_number("763", "Gbyte/s", "bytes") is None  # a rate is not an amount
+    assert to_number("43", "%", "byte_rate") is None  # a percentage is not a byte rate
+    assert to_number("43", "", "percent") == 43.0  # a bare number is accepted as a percentage
+    assert to_number("5", "block", "percent") is None
+    assert to_number("n/a", "", "count") is None
+    assert to_number("CachePreferNone", "", "count") is None
+
+
+def test_crlf_and_trailing_comma_rows():
+    text = details(
+        '"1","k(int)","GPU Speed Of Light Throughput","Duration","usecond","2.50",',
+        '"1","k(int)","GPU Speed Of Light Throughput","DRAM Throughput","%","70.1",',
+        newline="\r\n",
+    )
+    [s] = read(text).launches
+    assert s["duration_us"] == 2.5 and s["dram_pct"] == 70.1 and s["bound"] == "memory-bound"
+
+
+def test_body_item_label_column_and_extra_columns_anywhere():
+    header = '"ID","Kernel Name","Body Item Label","Section Name","Metric Name","Metric Unit","Metric Value","Rule Name"'
+    text = details('"0","k","","GPU Speed Of Light Throughput","Compute (SM) Throughput","%","81.0",""', header=header)
+    [s] = read(text).launches
+    assert s["sm_pct"] == 81.0 and s["bound"] == "compute-bound"
+
+
+def test_warning_lines_between_csv_lines_are_chatter():
+    text = "\n".join([
+        "==PROF== Connected to process 1",
+        "==WARNING== Found outstanding GPU clock reset",
+        DETAILS_HEADER,
+        '"0","k","GPU Speed Of Light Throughput","Duration","nsecond","1,500"',
+        "==PROF== Disconnected from process 1",
+        '"1","k","GPU Speed Of Light Throughput","Duration","nsecond","1,700"',
+    ])
+    assert [s["duration_us"] for s in read(text).launches] == [1.5, 1.7]
+
+
+def test_string_values_in_numeric_fields_are_listed_not_guessed():
+    text = details('"0","k","Launch Statistics","Registers Per Thread","register/thread","lots"')
+    [s] = read(text).launches
+    assert s["registers"] is None
+    assert s["unparsed_units"] == ["registers: 'lots' 'register/thread'"]
+
+
+def test_memory_throughput_percent_is_not_a_byte_rate():
+    # --set basic: no Memory Workload Analysis; the only "Memory Throughput" is the SOL one, in %
+    text = details('"0","k","Speed Of Light","Memory Throughput","%","43"')
+    [s] = read(text).launches
+    assert s["dram_gbs"] is None
+    assert s["mem_pct"] == 43.0  # renamed section: the name is accepted because its unit is of the right kind
+    text = details('"0","k","Memory Workload Analysis","Memory Throughput","Gbyte/ms","43"')
+    [s] = read(text).launches
+    assert s["dram_gbs"] is None and s["unparsed_units"] == ["dram_bytes_per_s: '43' 'Gbyte/ms'"]
+
+
+def test_renamed_section_accepted_when_the_name_is_unambiguous():
+    text = details('"0","k","Occupancy Stats","Achieved Occupancy","%","55.5"')
+    [s] = read(text).launches
+    assert s["occupancy_achieved_pct"] == 55.5
+
+
+RAW_HEADER = ('"ID","Kernel Name","gpu__time_duration.sum","dram__bytes_op_read.sum","dram__bytes_op_write.sum",'
+              '"smsp__pcsamp_warps_issue_stalled_long_scoreboard","smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued",'
+              '"smsp__pcsamp_warps_issue_stalled_selected","smsp__pcsamp_warps_issue_stalled_wait",'
+              '"smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"')
+
+
+def test_raw_2025_op_byte_names_and_pcsamp_stalls_preferred():
+    text = "\n".join([
+        RAW_HEADER,
+        '"","","usecond","Mbyte","Mbyte","","","","",""',
+        '"0","gemv<float, 4>(float*, int)","10.00","4.00","1.00","300","250","900","100","1.5"',
+    ])
+    [s] = read(text).launches
+    assert s["dram_gbs"] == 500.0  # 5 Mbyte in 10 us
+    assert [(t["reason"], t["share_pct"], t["source"]) for t in s["top_stalls"]] == [
+        ("long_scoreboard", 75.0, "pcsamp"), ("wait", 25.0, "pcsamp")]
+    assert s["kernel"] == "gemv<float, 4>(float*, int)"
+
+
+def test_raw_row_of_the_wrong_width_is_skipped():
+    text = "\n".join(['"ID","Kernel Name","gpu__time_duration.sum"', '"","","nsecond"',
+                      '"0","a","100"', '"1","b"', '"2","c","300"'])
+    assert [s["id"] for s in read(text).launches] == ["0", "2"]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "x.csv: the file is empty; export a report with 'ncu --import REPORT --csv'"),
+    ("==PROF== Connected to process 7\n==WARNING== No kernels were profiled.\n",
+     "x.csv: no CSV in this file; ncu said: ==WARNING== No kernels were profiled."),
+    ("a,b\n1,2\n", 'x.csv: no ncu CSV header ("ID",...,"Kernel Name",...) found; '
+                   "export with 'ncu --import REPORT --csv --page raw' or '--page details'"),
+    ("\x00\x01binary", "x.csv: not a text file; give the CSV from 'ncu --import REPORT --csv'"),
+    (DETAILS_HEADER + "\n", "x.csv: the details page has a header but no kernel launches"),
+])
+def test_bad_exports_give_one_clear_line(text, message):
+    with pytest.raises(NcuExportError) as err:
+        read(text)
+    assert str(err.value) == message
+
+
+def test_two_exports_of_the_same_page_are_refused():
+    text = details('"0","k","GPU Speed Of Light Throughput","Duration","usecond","1"')
+    with pytest.raises(NcuExportError, match="a second details page"):
+        read_exports({"a.csv": text, "b.csv": text})
+
+
+@pytest.mark.parametrize("memory,sm,label", [
+    (None, None, "unknown"), (70, 20, "memory-bound"), (20, 70, "compute-bound"), (65, 65, "memory-bound"),
+    (30, 30, "latency-bound"), (50, 10, "mixed"), (39.9, 39.9, "latency-bound"), (60, 0, "memory-bound"),
+])
+def test_bound_label_thresholds(memory, sm, label):
+    assert bound_label(memory, sm) == label
+
+
+def test_memory_side_names_the_level():
+    assert memory_side(8.13, 61.83) == (61.83, "cache")
+    assert memory_side(61.84, 61.84) == (61.84, "dram")
+    assert memory_side(None, 50.0) == (50.0, "unknown")
+    assert memory_side(None, None) == (None, "unknown")
+
+
+def test_occupancy_limiter_is_the_smallest_block_limit():
+    assert occupancy_limiter({"limit_registers": 5, "limit_shared_mem": 2, "limit_warps": 12}) == "shared memory"
+    assert occupancy_limiter({"limit_blocks": 16}) == "blocks per SM"
+    assert occupancy_limiter({}) is None

@@ -1,0 +1,193 @@
+"""The site: golden comparison with the committed site/, determinism, and that every
+citation and link resolves."""
+
+from __future__ import annotations
+
+import filecmp
+import hashlib
+import json
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from ikreport.archive import Archive
+from ikreport.errors import BuildError
+from ikreport.site.build import build_site
+
+SAMPLE = ROOT / "sample_evidence"
+COMMITTED = ROOT / "site"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("b") / "site"
+    build_site(Archive.open(SAMPLE), out, cache_dir=tmp_path_factory.mktemp("cache"))
+    return out
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_sample_site_matches_the_committed_one(built):
+    """If this fails after a deliberate change, rebuild: make site (and commit site/)."""
+    got, want = tree(built), tree(COMMITTED)
+    assert sorted(got) == sorted(want)
+    different = [name for name in got if got[name] != want[name]]
+    assert different == []
+
+
+def test_two_builds_are_byte_identical_with_a_cold_and_a_warm_cache(built, tmp_path):
+    out = tmp_path / "again"
+    cache = tmp_path / "cache"
+    build_site(Archive.open(SAMPLE), out, cache_dir=cache)  # cold: renders every chart
+    first = tree(out)
+    result = build_site(Archive.open(SAMPLE), out, cache_dir=cache)  # warm: renders none
+    assert result.charts_rendered == 0 and result.charts_cached > 0
+    assert tree(out) == first == tree(built)
+
+
+def test_every_record_json_hashes_to_its_name(built):
+    files = sorted((built / "e").glob("*.json"))
+    assert len(files) == len(Archive.open(SAMPLE).record_ids()) > 0
+    for f in files:
+        assert hashlib.sha256(f.read_bytes()).hexdigest() == f.stem
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for key in ("href", "src"):
+            if a.get(key):
+                self.hrefs.append(a[key])
+        if a.get("id"):
+            self.ids.add(a["id"])
+
+
+def parse(path: Path) -> Links:
+    p = Links()
+    p.feed(path.read_text("utf-8"))
+    return p
+
+
+def test_every_link_is_relative_and_resolves(built):
+    pages = sorted(built.rglob("*.html"))
+    assert pages
+    for page in pages:
+        links = parse(page)
+        for href in links.hrefs:
+            assert not re.match(r"^[a-z]+:|^/", href), f"{page}: absolute link {href}"
+            target, _, anchor = href.partition("#")
+            dest = (page.parent / target).resolve() if target else page
+            assert dest.is_file(), f"{page.relative_to(built)}: {href} does not resolve"
+            if anchor:
+                assert anchor in parse(dest).ids, f"{page.relative_to(built)}: #{anchor} not in {target}"
+
+
+def test_every_html_page_has_a_markdown_twin_with_resolving_links(built):
+    for page in built.rglob("*.html"):
+        twin = page.with_suffix(".md")
+        assert twin.is_file()
+        for href in re.findall(r"\]\(([^)\s]+)\)", twin.read_text("utf-8")):
+            target = href.partition("#")[0]
+            assert (twin.parent / target).resolve().is_file(), f"{twin}: {href}"
+
+
+def test_each_claim_cites_records_and_shows_their_limitations_beside_it(built):
+    archive = Archive.open(SAMPLE)
+    checked = 0
+    for rid in archive.record_ids():
+        html = (built / "e" / f"{rid}.html").read_text("utf-8")
+        for group in html.split('<div class="claim-group">')[1:]:
+            claims, aside = group.split('<aside class="limitations"', 1)
+            cited = set(re.findall(r'class="cite" href="\.\./e/([0-9a-f]{64})\.html"', claims))
+            assert cited, "a claim group without citations"
+            for cited_id in cited:
+                for limitation in archive.load(cited_id)["limitations"]:
+                    escaped = limitation.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
+                    assert escaped in aside
+            checked += claims.count('<p class="claim"')
+    assert checked >= 20
+
+
+def test_claim_values_come_from_the_record(built):
+    archive = Archive.open(SAMPLE)
+    [rid] = [r for r in archive.record_ids() if archive.load(r)["title"].startswith("DeepSeek-OCR: CUTLASS")]
+    launch = archive.load(rid)["data"]["launches"][0]
+    html = (built / "e" / f"{rid}.html").read_text("utf-8")
+    assert f"memory {launch['memory_pct']:.1f}% of peak (L1/L2 cache; DRAM {launch['dram_pct']:.1f}%)" in html
+    assert f"occupancy is limited by {launch['occupancy_limiter']}" in html
+
+
+def test_dangling_citation_fails_the_build(tmp_path):
+    arch = tmp_path / "arch"
+    for sub in ("records", "blobs"):
+        (arch / sub).mkdir(parents=True)
+    record = json.loads(next((SAMPLE / "records").rglob("*.json")).read_bytes())
+    record["cites"] = ["0" * 64]
+    from ikreport import records
+
+    data = records.encode(record)
+    rid = hashlib.sha256(data).hexdigest()
+    (arch / "records" / rid[:2]).mkdir()
+    (arch / "records" / rid[:2] / f"{rid[2:]}.json").write_bytes(data)
+    for blob in record["sources"]:
+        src = SAMPLE / "blobs" / blob["id"][:2] / blob["id"][2:]
+        (arch / "blobs" / blob["id"][:2]).mkdir(exist_ok=True)
+        (arch / "blobs" / blob["id"][:2] / blob["id"][2:]).write_bytes(src.read_bytes())
+    with pytest.raises(BuildError, match="cites record 000000000000, which is not in the archive"):
+        build_site(Archive.open(arch), tmp_path / "site", cache_dir=tmp_path / "c")
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_failed_build_keeps_the_previous_site(built, tmp_path):
+    out = tmp_path / "site"
+    build_site(Archive.open(SAMPLE), out, cache_dir=tmp_path / "c")
+    before = tree(out)
+    broken = tmp_path / "tpl"
+    broken.mkdir()
+    (broken / "record.html").write_text("{% for x in %}")
+    with pytest.raises(BuildError, match="record.html"):
+        build_site(Archive.open(SAMPLE), out, templates=broken, cache_dir=tmp_path / "c")
+    assert tree(out) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
+
+
+def test_templates_override_falls_back_to_shipped_ones(tmp_path):
+    tpl = tmp_path / "tpl"
+    tpl.mkdir()
+    (tpl / "index.md").write_text("custom index of {{ record_count }} records\n")
+    build_site(Archive.open(SAMPLE), tmp_path / "site", templates=tpl, cache_dir=tmp_path / "c")
+    n = len(Archive.open(SAMPLE).record_ids())
+    assert (tmp_path / "site" / "index.md").read_text() == f"custom index of {n} records\n"
+    assert "<h1>Evidence</h1>" in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_untrusted_text_is_escaped(tmp_path):
+    from ikreport.collect.context import Context
+    from ikreport.collect.ncu_import import import_csv
+
+    arch = Archive.create(tmp_path / "arch")
+    csv_path = tmp_path / "evil.csv"
+    csv_path.write_text('"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+                        '"0","<script>alert(1)</script>k","GPU Speed Of Light Throughput","Duration","ns","100"\n')
+    import_csv(arch, [csv_path], Context(title="<img src=x onerror=alert(1)>", limitations=("<b>bold</b>",)))
+    build_site(arch, tmp_path / "site", cache_dir=tmp_path / "c")
+    for page in (tmp_path / "site").rglob("*.html"):
+        text = page.read_text("utf-8")
+        assert "<script>" not in text and "<img src=x" not in text and "<b>bold" not in text
+    # The Markdown twins, rendered as GitHub would (CommonMark, raw HTML allowed), make no tags
+    from markdown_it import MarkdownIt
+
+    for twin in (tmp_path / "site").rglob("*.md"):
+        html = MarkdownIt("commonmark").render(twin.read_text("utf-8"))
+        assert "<script>" not in html and "<img src=x" not in html and "<b>bold" not in html
