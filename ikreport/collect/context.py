@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ikreport.errors import IkreportError
+
+CONTEXT_KEYS = ("title", "gpu", "engine", "model", "workload")
 
 
 @dataclass(frozen=True)
@@ -19,6 +25,32 @@ class Context:
 
     def subject(self, gpu: str | None = None) -> dict[str, str | None]:
         return {"gpu": self.gpu or gpu, "engine": self.engine, "model": self.model, "workload": self.workload}
+
+
+def load_context(path: Path) -> Context:
+    """A context file (TOML): title, gpu, engine, model, workload, limitations = [...]."""
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except FileNotFoundError as exc:
+        raise IkreportError(f"{path}: no such context file") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise IkreportError(f"{path}: not valid TOML ({exc})") from exc
+    unknown = sorted(set(data) - set(CONTEXT_KEYS) - {"limitations"})
+    if unknown:
+        raise IkreportError(f"{path}: unknown key {unknown[0]!r}; use {', '.join(CONTEXT_KEYS)}, limitations")
+    limitations = data.get("limitations", [])
+    if not isinstance(limitations, list) or not all(isinstance(x, str) for x in limitations):
+        raise IkreportError(f"{path}: 'limitations' must be a list of strings")
+    for key in CONTEXT_KEYS:
+        if key in data and not isinstance(data[key], str):
+            raise IkreportError(f"{path}: {key!r} must be a string")
+    return Context(**{k: data.get(k) for k in CONTEXT_KEYS}, limitations=tuple(limitations))
+
+
+def merge_context(base: Context, flags: Context) -> Context:
+    """Command-line flags win over the context file; limitations add up."""
+    values = {k: getattr(flags, k) or getattr(base, k) for k in CONTEXT_KEYS}
+    return replace(base, **values, limitations=base.limitations + flags.limitations)
 
 
 def utc_now() -> str:

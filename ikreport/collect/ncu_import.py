@@ -40,9 +40,11 @@ LIMIT_NO_SOL = (
 )
 
 
-def profile_limitations(profile: Profile, gpu: str | None) -> list[str]:
-    """Limitations that follow from what the exports hold (pure)."""
-    out = [LIMIT_IMPORTED, LIMIT_REPLAY, LIMIT_ONE_RUN, LIMIT_BOUND]
+def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = True) -> list[str]:
+    """Limitations that follow from what the exports hold (pure). ``imported``: the run's
+    options are unknown (a collector that ran ncu states them itself)."""
+    out = [LIMIT_IMPORTED, LIMIT_REPLAY] if imported else []
+    out += [LIMIT_ONE_RUN, LIMIT_BOUND]
     launches = profile.launches
     if not any(s["top_stalls"] for s in launches):
         out.append(LIMIT_NO_STALLS)

@@ -1,0 +1,130 @@
+"""Read saved output of BabelStream and nvbandwidth (pure).
+
+BabelStream (4.x/5.x, any model): a banner (``Version:``, ``Array size:``, ``Using … device
+NAME``), then a fixed-width table ``Function MBytes/sec Min (sec) Max Average`` whose fields
+are padded to 12 characters, so every line ends in spaces. BabelStream counts read + write
+(Copy moves 2 arrays), in MB = 1e6 bytes.
+
+nvbandwidth (v0.2 to v0.8): a banner (version, CUDA and driver versions, ``Device N: NAME``),
+then per testcase ``Running NAME.``, a title, a matrix of GB/s and ``SUM NAME VALUE``.
+Only ``device_local_copy`` measures a GPU's own memory (copied size counted once); every other
+testcase measures a link (PCIe host<->device, NVLink GPU<->GPU) and is never a memory peak.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ikreport.errors import IkreportError
+
+
+class BandwidthOutputError(IkreportError):
+    """Saved bandwidth-tool output that cannot be read, or does not measure device memory."""
+
+
+BABEL_ROW = re.compile(r"^(?P<fn>Copy|Mul|Add|Triad|Dot|Nstream)\s+(?P<mbs>[\d.]+)\s+(?P<min>[\d.eE+-]+)\s+"
+                       r"(?P<max>[\d.eE+-]+)\s+(?P<avg>[\d.eE+-]+)\s*$")
+BABEL_ARRAYS = {"Copy": 2, "Mul": 2, "Add": 3, "Triad": 3, "Dot": 2, "Nstream": 4}
+
+
+def parse_babelstream(text: str, name: str) -> dict[str, Any]:
+    version = re.search(r"^Version:\s*(\S+)", text, re.MULTILINE)
+    if "BabelStream" not in text or not version:
+        raise BandwidthOutputError(f"{name}: no 'BabelStream' banner with 'Version:'; save the whole output")
+    device = re.search(r"^Using \S+ device (.+?)\s*$", text, re.MULTILINE)
+    array = re.search(r"^Array size:\s*([\d.]+)\s*MB", text, re.MULTILINE)
+    precision = re.search(r"^Precision:\s*(\S+)", text, re.MULTILINE)
+    runs = re.search(r"^Running kernels (\d+) times", text, re.MULTILINE)
+    implementation = re.search(r"^Implementation:\s*(.+?)\s*$", text, re.MULTILINE)
+    kernels = []
+    for line in text.splitlines():
+        m = BABEL_ROW.match(line.rstrip("\r"))
+        if m:
+            kernels.append({"function": m["fn"], "best_gbs": round(float(m["mbs"]) / 1e3, 1),
+                            "min_s": float(m["min"]), "max_s": float(m["max"]), "avg_s": float(m["avg"])})
+    if not any(k["function"] == "Copy" for k in kernels):
+        raise BandwidthOutputError(f"{name}: no 'Copy' row in the results table; the output is cut short")
+    array_mb = float(array.group(1)) if array else None
+    for k in kernels:
+        # Average bandwidth from the average time: arrays touched x array size / time.
+        k["avg_gbs"] = (round(BABEL_ARRAYS[k["function"]] * array_mb * 1e6 / k["avg_s"] / 1e9, 1)
+                        if array_mb and k["avg_s"] > 0 else None)
+    return {
+        "tool": "BabelStream", "version": version.group(1), "device": device.group(1) if device else None,
+        "implementation": implementation.group(1) if implementation else None,
+        "precision": precision.group(1) if precision else None,
+        "runs": int(runs.group(1)) if runs else None, "array_mb": array_mb, "kernels": kernels,
+    }
+
+
+NVB_VERSION = re.compile(r"^nvbandwidth Version:\s*v?(\d+)\.(\d+)", re.MULTILINE)
+NVB_KNOWN = range(2, 9)  # v0.2 .. v0.8 read here; another layout is refused, not guessed
+LOCAL_TESTS = ("device_local_copy",)
+
+
+def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
+    version = NVB_VERSION.search(text)
+    if not version:
+        raise BandwidthOutputError(f"{name}: no 'nvbandwidth Version:' line; save the whole output of nvbandwidth")
+    major, minor = int(version.group(1)), int(version.group(2))
+    if major != 0 or minor not in NVB_KNOWN:
+        raise BandwidthOutputError(f"{name}: nvbandwidth v{major}.{minor} is not a version ikreport reads "
+                                   "(v0.2 to v0.8); import a BabelStream run or measure with 'collect bandwidth'")
+    devices = {int(m.group(1)): m.group(2).strip()
+               for m in re.finditer(r"^Device (\d+): (.+)$", text, re.MULTILINE)}
+    tests: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for line in text.splitlines():
+        line = line.rstrip()
+        run = re.match(r"^Running (\S+)\.$", line)
+        if run:
+            current = {"name": run.group(1), "title": None, "columns": [], "cells": [], "sum_gbs": None}
+            tests.append(current)
+            continue
+        if current is None:
+            continue
+        if current["title"] is None and line and not line.startswith("Waived"):
+            current["title"] = line.strip()
+            continue
+        if not current.get("columns") and line.strip():
+            current["columns"] = line.split()  # the matrix's column labels: device indices
+            continue
+        total = re.match(r"^SUM (\S+) ([\d.]+)$", line)
+        if total and total.group(1) == current["name"]:
+            current["sum_gbs"] = float(total.group(2))
+            current = None
+            continue
+        row = re.match(r"^\s*(\d+)\s+(.+)$", line)
+        if row and current["title"] is not None:
+            values = [None if v == "N/A" else float(v) for v in row.group(2).split()
+                      if re.match(r"^(N/A|[\d.]+)$", v)]
+            current["cells"].append({"row": int(row.group(1)), "values": values})
+    if not tests:
+        raise BandwidthOutputError(f"{name}: no 'Running <testcase>.' blocks; the output is cut short")
+    unfinished = [t["name"] for t in tests if t["sum_gbs"] is None]
+    if unfinished:
+        raise BandwidthOutputError(f"{name}: testcase {unfinished[0]} has no SUM line; the output is truncated")
+    return {"tool": "nvbandwidth", "version": f"v{major}.{minor}", "devices": devices, "tests": tests}
+
+
+def nvbandwidth_local_copies(parsed: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """Per GPU, device-local copy bandwidth in GB/s as nvbandwidth counts it (copied size once).
+
+    Refuses output with no device-local test: link bandwidth is not memory bandwidth.
+    """
+    local = [t for t in parsed["tests"] if t["name"] in LOCAL_TESTS]
+    if not local:
+        links = ", ".join(sorted({t["name"] for t in parsed["tests"]})[:3])
+        raise BandwidthOutputError(
+            f"{name}: no device_local_copy testcase; its {len(parsed['tests'])} testcases ({links}, …) measure "
+            "PCIe and NVLink links, not device memory, so they cannot be a memory-bandwidth peak. "
+            "Run 'nvbandwidth -t device_local_copy' (v0.5 or later) or 'ikreport collect bandwidth'"
+        )
+    out = []
+    for test in local:
+        values = [v for cell in test["cells"] for v in cell["values"] if v is not None]
+        for gpu, value in enumerate(values):
+            out.append({"test": test["name"], "gpu_index": gpu, "device": parsed["devices"].get(gpu),
+                        "copy_gbs_counted_once": value})
+    return out

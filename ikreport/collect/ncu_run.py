@@ -1,0 +1,227 @@
+"""``collect ncu -- CMD…`` and ``collect ncu --import REPORT.ncu-rep``.
+
+Runs ncu with every option that changes results stated on its command line (ncu's defaults
+changed between releases, e.g. --clock-control), keeps the .ncu-rep and its raw and details
+CSV exports as blobs, snapshots the environment before and after, and writes an
+``ncu-profile`` record that cites both environment records.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ikreport import records
+from ikreport.analysis.ncu import read_exports
+from ikreport.archive import Archive
+from ikreport.collect import tools
+from ikreport.collect.context import Context, utc_now
+from ikreport.collect.env import snapshot, write_env_record
+from ikreport.collect.ncu_import import profile_data, profile_limitations
+
+# What the summaries need: throughput (SOL), bytes and rates (MWA), occupancy and its limits,
+# launch shape, and warp-stall reasons (WarpStateStats, SchedulerStats).
+DEFAULT_SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats", "WarpStateStats",
+                    "SchedulerStats")
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class NcuOptions:
+    clock_control: str = "none"  # the clocks the workload really runs at
+    cache_control: str = "all"
+    replay_mode: str = "kernel"
+    target_processes: str = "all"
+    set: str | None = None
+    sections: tuple[str, ...] = DEFAULT_SECTIONS
+    metrics: tuple[str, ...] = ()
+    kernel_name: str | None = None
+    launch_skip: int = 0
+    launch_count: int | None = None
+    nvtx_include: tuple[str, ...] = field(default_factory=tuple)
+
+    def argv(self) -> list[str]:
+        args = ["--clock-control", self.clock_control, "--cache-control", self.cache_control,
+                "--replay-mode", self.replay_mode, "--target-processes", self.target_processes,
+                "--launch-skip", str(self.launch_skip)]
+        if self.launch_count is not None:
+            args += ["--launch-count", str(self.launch_count)]
+        if self.set:
+            args += ["--set", self.set]
+        for section in self.sections:
+            args += ["--section", section]
+        if self.metrics:
+            args += ["--metrics", ",".join(self.metrics)]
+        if self.kernel_name:
+            args += ["--kernel-name", self.kernel_name]
+        if self.nvtx_include:
+            args.append("--nvtx")
+            for expr in self.nvtx_include:
+                args += ["--nvtx-include", expr]
+        return args
+
+
+def option_limitations(o: NcuOptions) -> list[str]:
+    """What the chosen options mean for the numbers (pure)."""
+    out = []
+    if o.clock_control == "none":
+        out.append("Clocks were not locked (--clock-control none): durations are at the clocks the workload ran "
+                   "at, which move with temperature and power, so two runs can differ.")
+    elif o.clock_control == "base":
+        out.append("Clocks were locked to base (--clock-control base): durations are longer than at the boost "
+                   "clocks the workload normally runs at.")
+    if o.cache_control == "all":
+        out.append("--cache-control all flushes the caches before each kernel, so small kernels look slower than "
+                   "in the running program, where L2 is often warm.")
+    else:
+        out.append("--cache-control none: replay passes after the first may hit caches the previous pass warmed, "
+                   "so memory metrics can look better than a cold run.")
+    if o.replay_mode == "kernel":
+        out.append("Kernel replay serialises launches and replays each kernel for several passes: overlap between "
+                   "kernels and launch gaps are not seen, and profiled time is a sum of isolated kernel durations.")
+    else:
+        out.append(f"{o.replay_mode} replay runs the workload once per pass: a non-deterministic workload gives "
+                   "metrics from different runs.")
+    if o.launch_count is not None or o.launch_skip:
+        out.append(f"Only {o.launch_count if o.launch_count is not None else 'the'} launches after skipping "
+                   f"{o.launch_skip} were profiled; the rest of the workload is not shown.")
+    if o.kernel_name:
+        out.append(f"Only kernels matching --kernel-name {o.kernel_name} were profiled.")
+    if o.nvtx_include:
+        out.append("Only launches inside the NVTX ranges " + ", ".join(o.nvtx_include) + " were profiled.")
+    return out
+
+
+NCU_FAILURES = (
+    (re.compile(r"ERR_NVGPUCTRPERM"), "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run as "
+     "root, or load the driver with NVreg_RestrictProfilingToAdminUsers=0"),
+    (re.compile(r"No kernels were profiled"), "ncu profiled no kernels: check that the command launches CUDA "
+     "kernels and that --kernel-name, --launch-skip and --nvtx-include match some"),
+    (re.compile(r"did not match any section"), "a --section name is unknown to this ncu; 'ncu --list-sections' "
+     "lists them"),
+)
+
+
+def ncu_failure(result: tools.Result) -> str | None:
+    said = result.stdout + "\n" + result.stderr
+    for rx, message in NCU_FAILURES:
+        if rx.search(said):
+            line = next((ln.strip() for ln in said.splitlines() if rx.search(ln)), "")
+            return f"{message} (ncu said: {line})"
+    if result.returncode != 0:
+        line = next((ln.strip() for ln in said.splitlines() if "==ERROR==" in ln),
+                    said.strip().splitlines()[-1] if said.strip() else "no output")
+        return f"ncu failed with exit status {result.returncode}: {line}"
+    return None
+
+
+def ncu_version() -> str | None:
+    result = tools.run(["ncu", "--version"], timeout=60)
+    m = re.search(r"Version\s+(\S+)", result.stdout)
+    return m.group(1) if m else None
+
+
+def _export(report: Path, progress: Progress | None) -> dict[str, bytes]:
+    pages = {}
+    for page in ("raw", "details"):
+        if progress:
+            progress(f"exporting the {page} page")
+        result = tools.run(["ncu", "--import", str(report), "--csv", "--page", page], timeout=3600)
+        problem = ncu_failure(result)
+        if problem:
+            raise tools.ToolError(f"{report}: {problem}")
+        pages[page] = result.stdout.encode("utf-8")
+    return pages
+
+
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    keys = ("sm_clock_mhz", "memory_clock_mhz", "power_limit_w", "performance_state", "ecc_mode", "mig_mode")
+    out = []
+    for i, (b, a) in enumerate(zip(before["gpus"], after["gpus"])):
+        out += [{"gpu": i, "field": k, "before": b.get(k), "after": a.get(k)} for k in keys if b.get(k) != a.get(k)]
+    return out
+
+
+def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], report: bytes | None,
+           report_name: str, method: dict[str, Any], extra_limits: list[str], env_ids: list[str],
+           changes: list[dict[str, Any]] | None) -> str:
+    profile = read_exports({f"{report_name} ({page} page)": data.decode("utf-8", "replace")
+                            for page, data in pages.items()})
+    sources = []
+    if report is not None:
+        sources.append({"role": "ncu-report", "id": archive.put_blob(report), "size": len(report),
+                        "media_type": "application/octet-stream", "name": report_name})
+    for page, data in pages.items():
+        sources.append({"role": f"ncu-{page}-csv", "id": archive.put_blob(data), "size": len(data),
+                        "media_type": "text/csv", "name": f"{Path(report_name).stem}-{page}.csv"})
+    gpu = context.gpu or (profile.devices[0] if len(profile.devices) == 1 else None)
+    limitations = extra_limits + profile_limitations(profile, gpu, imported=False)
+    data = profile_data(profile)
+    if changes is not None:
+        data["environment_changes"] = changes
+        if changes:
+            listed = "; ".join(f"GPU {c['gpu']} {c['field']} {c['before']} -> {c['after']}" for c in changes[:4])
+            limitations.append(f"The environment changed between the snapshots before and after profiling ({listed}).")
+    record = records.new_record(
+        "ncu-profile",
+        context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}",
+        collected_at=utc_now(), subject=context.subject(gpu), method=method, data=data,
+        limitations=limitations + list(context.limitations), sources=sources,
+        environment=env_ids[0] if env_ids else None, cites=env_ids,
+    )
+    return archive.put_record(record)
+
+
+def run_profile(archive: Archive, context: Context, command: list[str], options: NcuOptions,
+                progress: Progress | None = None) -> str:
+    if not command:
+        raise tools.ToolError("give the command to profile after '--': ikreport collect ncu -- python step.py")
+    tools.find("ncu")
+    version = ncu_version()
+    if progress:
+        progress("environment before profiling")
+    raw_before, before = snapshot()  # written only once profiling has worked: a failure leaves nothing
+    with tempfile.TemporaryDirectory(prefix="ikreport-ncu-") as tmp:
+        report = Path(tmp) / "profile.ncu-rep"
+        argv = ["ncu", *options.argv(), "--export", str(report), "--force-overwrite", *command]
+        if progress:
+            progress("profiling with ncu: the workload runs once per replay pass, so this takes a while")
+        result = tools.run(argv, timeout=None)
+        problem = ncu_failure(result)
+        if problem is None and not report.exists():
+            problem = "ncu wrote no report: " + (result.stdout + result.stderr).strip().splitlines()[-1:][0] \
+                if (result.stdout + result.stderr).strip() else "ncu wrote no report"
+        if problem:
+            raise tools.ToolError(problem)
+        pages = _export(report, progress)
+        report_bytes = report.read_bytes()
+    if progress:
+        progress("environment after profiling")
+    raw_after, after = snapshot()
+    env_before = write_env_record(archive, raw_before, before, Context())
+    env_after = write_env_record(archive, raw_after, after, Context())
+    method = {"tool": "ncu", "tool_version": version, "command": [Path(argv[0]).name, *argv[1:]],
+              "options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(options).items()},
+              "how": "profiled on this machine"}
+    env_ids = [env_before] if env_before == env_after else [env_before, env_after]
+    return _write(archive, context, pages=pages, report=report_bytes, report_name="profile.ncu-rep",
+                  method=method, extra_limits=option_limitations(options), env_ids=env_ids,
+                  changes=_changes(before, after))
+
+
+def import_report(archive: Archive, context: Context, report: Path, progress: Progress | None = None) -> str:
+    tools.find("ncu")
+    if not report.is_file():
+        raise tools.ToolError(f"{report}: no such report file")
+    pages = _export(report, progress)
+    method = {"tool": "ncu", "tool_version": ncu_version(), "command": None, "options": {},
+              "how": "imported from an existing .ncu-rep report"}
+    limits = ["Imported from an existing report: the options it was profiled with (clock and cache control, "
+              "replay mode) are inside the .ncu-rep but not read here, and the environment is not known.",
+              "ncu serialises kernel launches, so overlap between kernels and launch gaps are not seen."]
+    return _write(archive, context, pages=pages, report=report.read_bytes(), report_name=report.name,
+                  method=method, extra_limits=limits, env_ids=[], changes=None)

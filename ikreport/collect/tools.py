@@ -1,0 +1,48 @@
+"""Running external tools (ncu, nvidia-smi, nvcc): one place for 'not found' and failures."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from ikreport.errors import IkreportError
+
+
+class ToolError(IkreportError):
+    """An external tool that is missing or failed."""
+
+
+INSTALL_HINT = {
+    "ncu": "install Nsight Compute, or put its folder (e.g. /usr/local/cuda/bin) on PATH",
+    "nvidia-smi": "install the NVIDIA driver, or import saved output with --from-nvidia-smi FILE",
+    "nvcc": "install the CUDA toolkit, or install CuPy or PyTorch so no compiler is needed",
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def find(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        raise ToolError(f"{tool}: not found on PATH; {INSTALL_HINT.get(tool, 'install it')}")
+    return path
+
+
+def run(argv: list[str], timeout: float | None = None) -> Result:
+    """Run a tool to completion, capturing its output as text; never raises on a bad exit."""
+    exe = find(argv[0])
+    try:
+        done = subprocess.run([exe, *argv[1:]], capture_output=True, text=True, errors="replace",
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise ToolError(f"{argv[0]}: still running after {timeout:.0f} s; stopped it") from exc
+    except OSError as exc:
+        raise ToolError(f"{argv[0]}: cannot run {exe} ({exc.strerror})") from exc
+    return Result(tuple(argv), done.returncode, done.stdout, done.stderr)
