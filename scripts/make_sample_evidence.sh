@@ -9,7 +9,7 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1796169600}  # 2026-12-02T00:00:00
 IK=${IK:-.venv/bin/ikreport}
 A=${1:-sample_evidence}
 F=tests/fixtures/ncu
-SRC="Real export from a public repository (see tests/fixtures/SOURCES.md); ikreport did not run this profile."
+SRC="Real tool output from a public repository (see tests/fixtures/SOURCES.md); ikreport did not run this profile."
 
 $IK collect ncu --from-csv "$F/ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv" -a "$A" \
   --title "FlashAttention split-KV decode on B200 (torch SDPA, MQA, bf16, batch 128, 4k context)" \
@@ -35,3 +35,11 @@ $IK collect ncu --from-csv "$F/ncu_details_polyfhe_stallreason_opt_sm89_62kernel
 $IK collect ncu --from-csv "$F/ncu_details_xplacer_bfs_v100_2020_kerneltime.csv" -a "$A" \
   --title "Rodinia BFS on a V100 (ncu 2020.1)" --gpu "Tesla V100 (AWS p3.2xlarge)" \
   --workload "Rodinia 3.1 bfs, graph4096" --limitation "$SRC"
+B=tests/fixtures/bandwidth
+S=tests/fixtures/nvidia-smi
+$IK collect bandwidth --from-babelstream "$B/babelstream_alcfguide_a100_v4.0_trailingspaces_excerpt.txt" -a "$A" \
+  --title "BabelStream 4.0 on an A100-SXM4-40GB (ALCF Polaris)" --limitation "$SRC"
+$IK collect env --from-nvidia-smi "$S/smi_table_evaldataset_h100x2.txt" -a "$A" \
+  --title "Two H100 80GB HBM3, driver 570.133.20 (nvidia-smi table)" --limitation "$SRC"
+$IK collect env --from-nvidia-smi "$S/smi_q_gpukernellab_rtx3060laptop.txt" -a "$A" \
+  --title "RTX 3060 Laptop GPU under WDDM, driver 610.88 (nvidia-smi -q)" --limitation "$SRC"

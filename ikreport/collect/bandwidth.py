@@ -32,6 +32,9 @@ LIMIT_ONE_GPU = "Measured on GPU 0 only; other GPUs of the same model can differ
 LIMIT_NO_THEORY = ("The memory bus width is unknown here (install nvidia-ml-py so NVML reports it), so the "
                    "result is not compared with a theoretical peak.")
 
+LIMIT_IMPORT_NO_THEORY = ("No theoretical peak is given: the tool's output does not say the memory clock and bus "
+                          "width it ran with.")
+
 
 def _record(archive: Archive, context: Context, *, title: str, gpu: str | None, method: dict[str, Any],
             data: dict[str, Any], limitations: list[str], sources: list[dict[str, Any]],
@@ -103,7 +106,7 @@ def import_babelstream(archive: Archive, path: Path, context: Context) -> str:
     }
     limitations = [LIMIT_COPY, "Imported from saved BabelStream output: clocks, driver and other processes are not known.",
                    "BabelStream prints times to 5 decimals, so short runs are coarse: the average-time figure is "
-                   "rounded by up to a few percent.", LIMIT_NO_THEORY.split(" (")[0] + "."]
+                   "rounded by up to a few percent.", LIMIT_IMPORT_NO_THEORY]
     blob = archive.put_blob(raw)
     return _record(
         archive, context, title=f"Peak memory bandwidth (BabelStream): {parsed['device'] or 'GPU'}",
@@ -136,7 +139,8 @@ def import_nvbandwidth(archive: Archive, path: Path, context: Context) -> str:
         "link_tests_not_imported": sorted(t["name"] for t in parsed["tests"] if t["name"] != "device_local_copy"),
     }
     limitations = [LIMIT_COPY, "Imported from saved nvbandwidth output: clocks and other processes are not known.",
-                   "nvbandwidth reports one figure per GPU (the mean of its loop), so run-to-run spread is not known."]
+                   "nvbandwidth reports one figure per GPU (the mean of its loop), so run-to-run spread is not known.",
+                   LIMIT_IMPORT_NO_THEORY]
     if data["link_tests_not_imported"]:
         limitations.append("The file's link testcases (PCIe, NVLink) measure links, not device memory, and were not imported.")
     blob = archive.put_blob(raw)

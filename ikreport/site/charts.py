@@ -94,4 +94,13 @@ def _throughput(rows: Rows) -> dict[str, Any]:
     return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict()
 
 
-SPECS = {"time-by-kernel": _time_by_kernel, "throughput": _throughput}
+def _bandwidth_samples(rows: Rows) -> dict[str, Any]:
+    import altair as alt
+
+    return alt.Chart(alt.Data(values=rows)).mark_tick(thickness=2, size=18, color="#4c78a8").encode(
+        x=alt.X("gbs:Q", title="GB/s (read + write)", scale=alt.Scale(zero=False)),
+        y=alt.Y("size_mib:O", title="buffer (MiB)"),
+    ).properties(width=420).to_dict()
+
+
+SPECS = {"time-by-kernel": _time_by_kernel, "throughput": _throughput, "bandwidth-samples": _bandwidth_samples}

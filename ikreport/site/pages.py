@@ -10,6 +10,7 @@ from ikreport.claims.model import Record, RecordSet
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, short
 from ikreport.site.charts import Chart, ChartRenderer
 from ikreport.site.model import Page, claim_view
+from ikreport.site.record_views import bandwidth_view, environment_view
 
 MAX_CHART_KERNELS = 15
 MAX_TABLE_KERNELS = 50
@@ -47,10 +48,18 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "json_href": f"{record_id}.json",
         "charts": [],
         "profile": None,
+        "facts": [],
+        "tables": [],
     }
     if record["kind"] == "ncu-profile":
         context["profile"] = _profile_view(record)
         context["charts"] = _profile_charts(record, charts)
+        context["tables"] = _environment_changes(record)
+    elif record["kind"] == "peak-bandwidth":
+        context["facts"], context["tables"] = bandwidth_view(record)
+        context["charts"] = _bandwidth_charts(record, charts)
+    elif record["kind"] == "environment":
+        context["facts"], context["tables"] = environment_view(record)
     return Page(path=f"e/{record_id}", template="record", title=record["title"], root=root, context=context)
 
 
@@ -128,6 +137,24 @@ def _profile_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
             f"Scatter plot of memory against SM throughput (% of peak) for the first launch of "
             f"{len(points)} kernels, with the 40% and 60% lines of the bound rule.", points))
     return out
+
+
+def _environment_changes(record: Record) -> list[dict[str, Any]]:
+    changes = record["data"].get("environment_changes")
+    if not changes:
+        return []
+    return [{"title": "Environment before and after profiling", "note": "These differ between the two snapshots.",
+             "columns": ["GPU", "field", "before", "after"],
+             "rows": [[str(c["gpu"]), c["field"], str(c["before"]), str(c["after"])] for c in changes]}]
+
+
+def _bandwidth_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
+    samples = record["data"].get("samples") or []
+    if not samples:
+        return []
+    rows = [{"size_mib": s["buffer_bytes"] // (1 << 20), "gbs": s["gbs"]} for s in samples]
+    return [charts.render("bandwidth-samples", "Copy bandwidth by buffer size",
+                          f"Strip plot of {len(rows)} timed copies, GB/s (read + write) by buffer size in MiB.", rows)]
 
 
 def index_page(records: RecordSet) -> Page:
