@@ -269,14 +269,82 @@ def verify(archive: Path | None) -> None:
 @click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Folder of templates that override the shipped ones.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where rendered charts are cached [default: ARCHIVE/../.ikreport-cache].")
-def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path | None) -> None:
+              help="Where rendered charts are cached [default: ~/.cache/ikreport/charts].")
+@click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder of Markdown reports [default: ARCHIVE/reports].")
+@click.option("--strict", is_flag=True, help="Fail on warnings too (superseded citations, reports citing nothing).")
+def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path | None, reports_dir: Path | None,
+          strict: bool) -> None:
     """Build the static HTML + Markdown site of ARCHIVE [default: sample_evidence]."""
     from ikreport.archive import Archive
     from ikreport.site.build import build_site
 
-    result = build_site(Archive.open(archive), output, templates=templates, cache_dir=cache_dir)
+    result = build_site(Archive.open(archive), output, templates=templates, cache_dir=cache_dir,
+                        reports_dir=reports_dir, strict=strict)
     click.echo(f"{output}: {result.pages} pages ({result.records} records, {result.claims} claims)")
+
+
+@cli.command()
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@archive_option()
+@click.option("--threshold", "threshold_pct", type=float, default=5.0, show_default=True,
+              help="Smallest median change (%) called FASTER or SLOWER.")
+@click.option("--min-samples", type=int, default=3, show_default=True,
+              help="Matched launches needed on each side before any verdict other than UNDECIDED.")
+def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: int) -> None:
+    """Compare two ncu-profile records, A (before) and B (after), kernel by kernel.
+
+    Prints what differs between their environments and methods, then a Markdown table with a
+    FASTER / SLOWER / SAME / UNDECIDED verdict per kernel, and writes a comparison record
+    citing both (its id is the last line).
+    """
+    from ikreport.archive import Archive
+    from ikreport.compare import compare_records, markdown_table
+
+    if threshold_pct <= 0 or min_samples < 1:
+        raise click.UsageError("--threshold must be > 0 and --min-samples >= 1")
+    store = Archive.open(archive)
+    record_id, result = compare_records(store, a, b, threshold_pct, min_samples)
+    data = store.load(record_id)["data"]
+    click.echo(markdown_table(result, data["a"], data["b"]))
+    click.echo(record_id)
+
+
+@cli.command()
+@click.argument("old", metavar="OLD")
+@click.option("--by", "new", required=True, metavar="NEW", help="The record that replaces OLD.")
+@click.option("--reason", required=True, help="Why OLD is replaced.")
+@archive_option()
+def supersede(old: str, new: str, reason: str, archive: Path) -> None:
+    """Record that NEW corrects and replaces OLD. OLD keeps its page, with a banner to NEW."""
+    from ikreport.archive import Archive
+    from ikreport.supersede import supersede as write
+
+    click.echo(write(Archive.open(archive), old, new, reason))
+
+
+@cli.command("check")
+@click.argument("archive", required=False, default=DEFAULT_ARCHIVE, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder of Markdown reports [default: ARCHIVE/reports].")
+@click.option("--strict", is_flag=True, help="Warnings fail too.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per finding, one per line.")
+def check_command(archive: Path, reports_dir: Path | None, strict: bool, as_json: bool) -> None:
+    """Run the build's checks without writing a site: one line per finding, with its rule id.
+
+    Exit status 0 when nothing fails, 1 when an error (IK1xx) or, with --strict, a warning (IK2xx) is found.
+    """
+    import json
+
+    from ikreport.archive import Archive
+    from ikreport.check import check
+
+    checked = check(Archive.open(archive), reports_dir)
+    for finding in checked.findings:
+        click.echo(json.dumps(finding.as_dict(), sort_keys=True) if as_json else str(finding))
+    if checked.failures(strict):
+        raise click.exceptions.Exit(1)
 
 
 def main() -> None:

@@ -43,3 +43,4 @@ $IK collect env --from-nvidia-smi "$S/smi_table_evaldataset_h100x2.txt" -a "$A" 
   --title "Two H100 80GB HBM3, driver 570.133.20 (nvidia-smi table)" --limitation "$SRC"
 $IK collect env --from-nvidia-smi "$S/smi_q_gpukernellab_rtx3060laptop.txt" -a "$A" \
   --title "RTX 3060 Laptop GPU under WDDM, driver 610.88 (nvidia-smi -q)" --limitation "$SRC"
+$IK compare "$($IK list -a "$A" | grep "GEMV (kernel 1)" | cut -c1-12)" "$($IK list -a "$A" | grep "GEMM (kernel 3)" | cut -c1-12)" -a "$A" >/dev/null

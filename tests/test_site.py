@@ -121,7 +121,8 @@ def test_each_claim_cites_records_and_shows_their_limitations_beside_it(built):
 
 def test_claim_values_come_from_the_record(built):
     archive = Archive.open(SAMPLE)
-    [rid] = [r for r in archive.record_ids() if archive.load(r)["title"].startswith("DeepSeek-OCR: CUTLASS")]
+    [rid] = [r for r in archive.record_ids()
+             if archive.load(r)["title"].startswith("DeepSeek-OCR: CUTLASS") and archive.load(r)["kind"] == "ncu-profile"]
     launch = archive.load(rid)["data"]["launches"][0]
     html = (built / "e" / f"{rid}.html").read_text("utf-8")
     assert f"memory {launch['memory_pct']:.1f}% of peak (L1/L2 cache; DRAM {launch['dram_pct']:.1f}%)" in html

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ikreport.claims.bandwidth_rules import bandwidth_claims, of_peak_claims
+from ikreport.claims.comparison_rules import comparison_claims
 from ikreport.claims.model import Claim, Record, RecordSet, Rule
 from ikreport.claims.profile_rules import profile_claims
 from ikreport.errors import BuildError
 
-RULES: tuple[Rule, ...] = (profile_claims, of_peak_claims, bandwidth_claims)
+RULES: tuple[Rule, ...] = (profile_claims, of_peak_claims, bandwidth_claims, comparison_claims)
 
 
 def claims_for(record_id: str, record: Record, records: RecordSet, rules: tuple[Rule, ...] = RULES) -> list[Claim]:

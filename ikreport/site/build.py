@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ikreport.archive import Archive, references
+from ikreport.check import check
 from ikreport.claims.model import RecordSet
 from ikreport.errors import BuildError
 from ikreport.site.charts import ChartRenderer
-from ikreport.site.pages import MEDIA_EXT, index_page, record_page
+from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, record_page, report_page
 from ikreport.site.render import asset, environment, render
 from ikreport.site.writer import SiteFiles, write_site
 
@@ -37,28 +38,32 @@ def default_cache_dir() -> Path:
 
 def load_records(archive: Archive) -> RecordSet:
     """Every record, hash-checked and validated, with every reference resolved."""
-    records = {rid: archive.load(rid) for rid in archive.record_ids()}
-    blobs = set(archive.blob_ids())
-    for rid, record in sorted(records.items()):
-        for what, ref in references(record):
-            if (ref not in blobs) if what == "blob" else (ref not in records):
-                raise BuildError(
-                    f"{archive.record_path(rid)}: cites {what} {ref[:12]}, which is not in the archive; "
-                    "copy it in from the archive it came from ('ikreport verify' lists all such)"
-                )
-    return RecordSet.of(records)
+    checked = check(archive, reports_dir=None)
+    problems = [f for f in checked.findings if f.code in ("IK101", "IK102", "IK108")]
+    if problems:
+        raise BuildError(str(problems[0]) + " ('ikreport check' lists every problem)")
+    return checked.records
 
 
-def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
-               cache_dir: Path | None = None) -> BuildResult:
-    records = load_records(archive)
+def build_site(archive: Archive, output: Path, *, templates: Path | None = None, cache_dir: Path | None = None,
+               reports_dir: Path | None = None, strict: bool = False) -> BuildResult:
+    checked = check(archive, reports_dir)
+    failures = checked.failures(strict)
+    if failures:
+        more = f" (and {len(failures) - 1} more: 'ikreport check' lists them)" if len(failures) > 1 else ""
+        raise BuildError(f"{failures[0]}{more}")
+    records = checked.records
     cited_by: dict[str, list[str]] = {}
     for rid, record in sorted(records.records.items()):
         for what, ref in references(record):
             if what == "record" and rid not in cited_by.setdefault(ref, []):
                 cited_by[ref].append(rid)
     charts = ChartRenderer(cache_dir or default_cache_dir())
-    pages = [index_page(records)] + [record_page(rid, records, cited_by, charts) for rid in sorted(records.records)]
+    pages = [index_page(records, checked.reports), changelog_page(records)] + [report_page(r) for r in checked.reports]
+    pages += [record_page(rid, records, cited_by, charts) for rid in sorted(records.records)]
+    slugs = [r.slug for r in checked.reports]
+    if len(set(slugs)) != len(slugs):
+        raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
 
     env = environment(templates)
     site = {"record_count": len(records.records)}
@@ -69,6 +74,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         files.add(f"{page.path}.html", html)
         files.add(f"{page.path}.md", md)
         claims += sum(len(g["claims"]) for g in page.context.get("claim_groups", []))
+        claims += page.context.get("cited_paragraphs", 0)
     svgs = {chart.key: chart.svg for page in pages for chart in page.context.get("charts", [])}
     for key in sorted(svgs):
         files.add(f"charts/{key}.svg", svgs[key])  # the Markdown twins show charts as images

@@ -103,4 +103,16 @@ def _bandwidth_samples(rows: Rows) -> dict[str, Any]:
     ).properties(width=420).to_dict()
 
 
-SPECS = {"time-by-kernel": _time_by_kernel, "throughput": _throughput, "bandwidth-samples": _bandwidth_samples}
+def _comparison_ratio(rows: Rows) -> dict[str, Any]:
+    import altair as alt
+
+    bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+        x=alt.X("ratio:Q", title="B/A median duration (below 1: faster in B)"),
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=260)),
+        color=alt.Color("verdict:N", sort=["FASTER", "SAME", "SLOWER", "UNDECIDED"]),
+    )
+    one = alt.Chart(alt.Data(values=[{"x": 1}])).mark_rule(color="#888", strokeDash=[4, 4]).encode(x="x:Q")
+    return alt.layer(bars, one).properties(width=420, height=alt.Step(18)).to_dict()
+
+
+SPECS = {"comparison-ratio": _comparison_ratio, "time-by-kernel": _time_by_kernel, "throughput": _throughput, "bandwidth-samples": _bandwidth_samples}

@@ -7,10 +7,11 @@ from typing import Any
 from ikreport.claims.engine import claims_for
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Record, RecordSet
+from ikreport.reports.render import RenderedReport
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, short
 from ikreport.site.charts import Chart, ChartRenderer
 from ikreport.site.model import Page, claim_view
-from ikreport.site.record_views import bandwidth_view, environment_view
+from ikreport.site.record_views import bandwidth_view, comparison_view, environment_view
 
 MAX_CHART_KERNELS = 15
 MAX_TABLE_KERNELS = 50
@@ -50,6 +51,7 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "profile": None,
         "facts": [],
         "tables": [],
+        "superseded_by": None,
     }
     if record["kind"] == "ncu-profile":
         context["profile"] = _profile_view(record)
@@ -60,6 +62,13 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         context["charts"] = _bandwidth_charts(record, charts)
     elif record["kind"] == "environment":
         context["facts"], context["tables"] = environment_view(record)
+    elif record["kind"] == "comparison":
+        context["facts"], context["tables"] = comparison_view(record, ref)
+        context["charts"] = _comparison_charts(record, charts)
+    newer = _superseded_by(record_id, records)
+    if newer:
+        context["superseded_by"] = {**ref(newer["data"]["new"]), "reason": newer["data"]["reason"],
+                                    "when": newer["collected_at"]}
     return Page(path=f"e/{record_id}", template="record", title=record["title"], root=root, context=context)
 
 
@@ -148,6 +157,38 @@ def _environment_changes(record: Record) -> list[dict[str, Any]]:
              "rows": [[str(c["gpu"]), c["field"], str(c["before"]), str(c["after"])] for c in changes]}]
 
 
+def _superseded_by(record_id: str, records: RecordSet) -> Record | None:
+    """The latest supersession of this record, if any."""
+    found = [records.records[r] for r in records.by_kind.get("supersession", [])
+             if any(s["id"] == record_id for s in records.records[r]["supersedes"])]
+    return sorted(found, key=lambda r: (r["collected_at"] or "", r["data"]["new"]))[-1] if found else None
+
+
+def _comparison_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
+    rows = [{"label": f"{i + 1}. {short_kernel(k['kernel'])}", "ratio": k["ratio"], "verdict": k["verdict"]}
+            for i, k in enumerate(k for k in record["data"]["kernels"] if k["ratio"] is not None)][:MAX_CHART_KERNELS]
+    if not rows:
+        return []
+    return [charts.render("comparison-ratio", "B/A median duration by kernel",
+                          f"Bar chart of the B/A ratio of median kernel durations for {len(rows)} kernels; "
+                          "below 1 is faster in B.", rows)]
+
+
+def changelog_page(records: RecordSet) -> Page:
+    rows = []
+    for rid in records.by_kind.get("supersession", []):
+        r = records.records[rid]
+        old, new = r["data"]["old"], r["data"]["new"]
+        rows.append({"when": r["collected_at"] or "", "href": f"e/{rid}.html", "md_href": f"e/{rid}.md", "short": short(rid),
+                     "old": {"short": short(old), "href": f"e/{old}.html", "md_href": f"e/{old}.md",
+                             "title": records.records[old]["title"] if old in records.records else ""},
+                     "new": {"short": short(new), "href": f"e/{new}.html", "md_href": f"e/{new}.md",
+                             "title": records.records[new]["title"] if new in records.records else ""},
+                     "reason": r["data"]["reason"]})
+    rows.sort(key=lambda x: (x["when"], x["short"]), reverse=True)
+    return Page(path="changes", template="changes", title="Changelog", root="", context={"changes": rows})
+
+
 def _bandwidth_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
     samples = record["data"].get("samples") or []
     if not samples:
@@ -157,7 +198,16 @@ def _bandwidth_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
                           f"Strip plot of {len(rows)} timed copies, GB/s (read + write) by buffer size in MiB.", rows)]
 
 
-def index_page(records: RecordSet) -> Page:
+def report_page(report: RenderedReport) -> Page:
+    return Page(path=f"r/{report.slug}", template="report", title=report.title, root="../", context={
+        "report": report, "body": report.html, "markdown": report.markdown,
+        "cited_paragraphs": report.html.count('<p class="claim"'),
+        "cited": [{"short": short(rid), "href": f"../e/{rid}.html", "md_href": f"../e/{rid}.md"} for rid in report.cites],
+    })
+
+
+def index_page(records: RecordSet, reports: list[RenderedReport] | None = None) -> Page:
+    """The archive at a glance."""
     rows = []
     gpus: dict[str, int] = {}
     for rid in sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r)):
@@ -176,6 +226,8 @@ def index_page(records: RecordSet) -> Page:
     for record in records.records.values():
         kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
     return Page(path="index", template="index", title="Evidence", root="", context={
+        "reports": [{"title": r.title, "summary": r.summary, "href": f"r/{r.slug}.html", "md_href": f"r/{r.slug}.md",
+                     "cites": len(r.cites)} for r in (reports or [])],
         "record_count": len(records.records),
         "kinds": sorted(kinds.items()),
         "gpus": sorted(gpus.items()),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikreport.formatting import fmt_gbs, fmt_number
+from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number
 
 Facts = list[tuple[str, str]]
 Tables = list[dict[str, Any]]
@@ -77,4 +77,24 @@ def environment_view(record: dict[str, Any]) -> tuple[Facts, Tables]:
     if d.get("packages"):
         tables.append({"title": "Python packages", "note": "", "columns": ["package", "version"],
                        "rows": [[k, v] for k, v in sorted(d["packages"].items())]})
+    return facts, tables
+
+
+def comparison_view(record: dict[str, Any], ref: Any) -> tuple[Facts, Tables]:
+    d = record["data"]
+    facts: Facts = [
+        ("A (before)", f"[{d['a'][:8]}] {ref(d['a'])['title']}"),
+        ("B (after)", f"[{d['b'][:8]}] {ref(d['b'])['title']}"),
+        ("threshold", f"{d['threshold_pct']:g}% median change, at least {d['min_samples']} matched launches per side"),
+        ("like-for-like", "yes" if d["like_for_like"] else "no: no difference is called"),
+    ]
+    tables: Tables = []
+    if d["differences"]:
+        tables.append({"title": "What differs between A and B", "note": "Each of these must be recorded and equal "
+                       "for a comparison to be like-for-like.", "columns": ["field", "A", "B", "why"],
+                       "rows": [[x["field"], _s(x["a"]), _s(x["b"]), x["why"]] for x in d["differences"]]})
+    tables.append({"title": "Kernels", "note": "", "columns": ["kernel", "launches", "A median", "B median", "B/A", "verdict"],
+                   "rows": [[k["kernel"], str(k["launches"]), fmt_duration_us(k["a_median_us"]),
+                             fmt_duration_us(k["b_median_us"]), "n/a" if k["ratio"] is None else f"{k['ratio']:.3f}",
+                             k["verdict"]] for k in d["kernels"]]})
     return facts, tables

@@ -1,0 +1,106 @@
+"""The checks a build makes, without writing a site: every finding has a rule id.
+
+Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
+
+  IK101 dangling citation      a record cites a record that is not in the archive
+  IK102 missing blob           a record's source blob is not in the archive
+  IK103 unknown citation       a report cites an id no record has
+  IK104 ambiguous citation     a report cites a prefix several records share
+  IK105 malformed citation     a report has [ev:…] that is not [ev:ID] or [ev:ID path]
+  IK106 bad value path         a report asks for a value the record does not have
+  IK107 bad front matter       a report's front matter is not YAML, or lists an unknown record
+  IK108 damaged record         a record whose bytes do not hash to its name, or not of the schema
+  IK201 superseded citation    a report cites a record a supersession replaces
+  IK202 report cites nothing   a report with no citation
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ikreport.archive import Archive, references
+from ikreport.claims.model import RecordSet
+from ikreport.errors import IkreportError
+from ikreport.reports.render import RenderedReport, render_report
+from ikreport.reports.resolver import RecordResolver
+
+RULES = {
+    "IK101": "dangling citation", "IK102": "missing blob", "IK103": "unknown citation",
+    "IK104": "ambiguous citation", "IK105": "malformed citation", "IK106": "bad value path",
+    "IK107": "bad front matter", "IK108": "damaged record", "IK201": "superseded citation",
+    "IK202": "report cites nothing",
+}
+
+
+@dataclass(frozen=True)
+class CheckFinding:
+    file: str
+    line: int | None
+    code: str
+    message: str
+
+    @property
+    def is_error(self) -> bool:
+        return self.code.startswith("IK1")
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.code} {self.message}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "rule": RULES[self.code], "severity": "error" if self.is_error else "warning"}
+
+
+@dataclass(frozen=True)
+class Checked:
+    records: RecordSet
+    reports: list[RenderedReport]
+    findings: list[CheckFinding]
+
+    def failures(self, strict: bool) -> list[CheckFinding]:
+        return [f for f in self.findings if f.is_error or strict]
+
+
+def default_reports_dir(archive: Archive) -> Path:
+    return archive.root / "reports"
+
+
+def check(archive: Archive, reports_dir: Path | None = None, root: str = "../") -> Checked:
+    findings: list[CheckFinding] = []
+    loaded = {}
+    for rid in archive.record_ids():
+        try:
+            loaded[rid] = archive.load(rid)
+        except IkreportError as exc:
+            findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
+    blobs = set(archive.blob_ids())
+    for rid, record in sorted(loaded.items()):
+        for what, ref in references(record):
+            if what == "blob" and ref not in blobs:
+                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK102",
+                                             f"cites blob {ref[:12]}, which is not in the archive; copy it in"))
+            elif what == "record" and ref not in loaded:
+                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK101",
+                                             f"cites record {ref[:12]}, which is not in the archive; copy it in"))
+    records = RecordSet.of(loaded)
+    reports = []
+    folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
+    if reports_dir is not None and not folder.is_dir():
+        raise IkreportError(f"{folder}: no such reports folder")
+    if folder.is_dir():
+        resolver = RecordResolver(records, root)
+        for path in sorted(folder.glob("*.md")):
+            try:
+                text = path.read_text("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise IkreportError(f"{path}: cannot read the report ({exc})") from exc
+            report = render_report(path, text, resolver)
+            reports.append(report)
+            findings += [CheckFinding(str(path), f.line, f.code, f.message) for f in report.findings]
+    return Checked(records, reports, findings)
+
+
+def _after_path(message: str) -> str:
+    # archive errors start with the path, which the finding already names
+    return message.split(": ", 1)[1] if ": " in message else message

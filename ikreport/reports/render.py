@@ -1,0 +1,117 @@
+"""Read a report (front matter + Markdown) and render it: HTML through the citation plugin,
+and a Markdown twin in which each citation is resolved the same way."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin
+from ikreport.reports.resolver import RecordResolver
+
+SLUG_RX = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class RenderedReport:
+    source: str  # the file, as given
+    slug: str
+    title: str
+    summary: str
+    html: str
+    markdown: str
+    cites: list[str]  # every record id cited, in order of first citation
+    findings: list[Finding]
+
+
+def markdown_parser() -> MarkdownIt:
+    # Raw HTML in a report is shown as text, never passed through (reports may come from anyone).
+    return MarkdownIt("commonmark", {"html": False}).enable("table").use(front_matter_plugin).use(citation_plugin)
+
+
+def slug_of(path: Path) -> str:
+    return SLUG_RX.sub("-", path.stem.lower()).strip("-") or "report"
+
+
+def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedReport:
+    md = markdown_parser()
+    state = RenderState()
+    env: dict[str, Any] = {"ikreport": resolver, "ikreport_state": state}
+    tokens = md.parse(text, env)
+    meta, front_end = _front_matter(tokens, state)
+    html = md.renderer.render(tokens, md.options, env)
+    for rid in meta["records"]:
+        try:
+            resolver.resolve(rid)
+        except LookupError as exc:
+            state.findings.append(Finding("IK107", 1, f"front matter 'records': {exc}"))
+    cites: list[str] = []
+    for c in state.citations:
+        if c.record_id and c.record_id not in cites:
+            cites.append(c.record_id)
+    if not cites and not any(f.is_error for f in state.findings):
+        state.findings.append(Finding("IK202", 1, "the report cites no record"))
+    return RenderedReport(
+        source=str(path), slug=slug_of(path), title=meta["title"] or path.stem, summary=meta["summary"],
+        html=html, markdown=_twin(text, front_end, state, resolver), cites=cites,
+        findings=sorted(state.findings, key=lambda f: (f.line, f.code)),
+    )
+
+
+def _front_matter(tokens: list[Any], state: RenderState) -> tuple[dict[str, Any], int]:
+    meta: dict[str, Any] = {"title": None, "summary": "", "records": []}
+    token = next((t for t in tokens if t.type == "front_matter"), None)
+    if token is None:
+        return meta, 0
+    try:
+        data = yaml.safe_load(token.content) or {}
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", 0) + 2
+        state.findings.append(Finding("IK107", line, f"front matter is not valid YAML ({getattr(exc, 'problem', exc)})"))
+        return meta, token.map[1] if token.map else 0
+    if not isinstance(data, dict):
+        state.findings.append(Finding("IK107", 2, "front matter must be a mapping (title: …, summary: …)"))
+        data = {}
+    meta["title"] = str(data["title"]) if data.get("title") else None
+    meta["summary"] = str(data.get("summary") or "")
+    records = data.get("records") or []
+    meta["records"] = [str(r) for r in records] if isinstance(records, list) else []
+    return meta, token.map[1] if token.map else 0
+
+
+def _twin(text: str, front_end: int, state: RenderState, resolver: RecordResolver) -> str:
+    """The Markdown source with each citation the plugin found resolved, and each citing
+    paragraph followed by the limitations of what it cites."""
+    lines = text.splitlines()
+    cursor: dict[int, int] = {}
+    for c in state.citations:
+        if c.record_id is None:
+            continue
+        i = c.line - 1
+        at = lines[i].find(c.source, cursor.get(i, 0))
+        if at < 0:
+            continue
+        link = f"[\\[{c.record_id[:8]}\\]]({resolver.md_href(c.record_id)})"
+        new = f"{c.value} {link}" if c.path else link
+        lines[i] = lines[i][:at] + new + lines[i][at + len(c.source):]
+        cursor[i] = at + len(new)
+    inserts: dict[int, list[str]] = {}
+    for _first, end, cited in state.paragraphs:
+        block = [""]
+        for rid in cited:
+            block += [f"> **What [\\[{rid[:8]}\\]]({resolver.md_href(rid)}) does not show**", ">"]
+            block += [f"> - {item}" for item in resolver.limitations(rid)]
+            block.append("")
+        inserts.setdefault(end, []).extend(block)
+    out = []
+    for n, line in enumerate(lines, start=1):
+        if n > front_end:
+            out.append(line)
+        out.extend(inserts.get(n, []))
+    return "\n".join(out).strip("\n") + "\n"

@@ -1,0 +1,55 @@
+"""Resolve report citations against the archive's records (pure)."""
+
+from __future__ import annotations
+
+import bisect
+
+from ikreport.claims.model import RecordSet
+from ikreport.reports.values import PathError, format_value, lookup
+
+
+class RecordResolver:
+    """Prefix lookup, values and links over a loaded set of records."""
+
+    def __init__(self, records: RecordSet, root: str) -> None:
+        self.records = records
+        self.ids = sorted(records.records)
+        self.root = root
+        self.newer: dict[str, str] = {}
+        for rid in records.by_kind.get("supersession", []):
+            for old in records.records[rid]["supersedes"]:
+                self.newer[old["id"]] = records.records[rid]["data"]["new"]
+
+    def resolve(self, prefix: str) -> str:
+        prefix = prefix.lower()
+        at = bisect.bisect_left(self.ids, prefix)
+        hits = []
+        while at < len(self.ids) and self.ids[at].startswith(prefix) and len(hits) < 3:
+            hits.append(self.ids[at])
+            at += 1
+        if not hits:
+            raise LookupError(f"no record starts with {prefix}; 'ikreport list' lists the records")
+        if len(hits) > 1:
+            raise LookupError(f"{prefix} names several records ({', '.join(h[:12] for h in hits)}); give more digits")
+        return hits[0]
+
+    def value(self, record_id: str, path: str) -> str:
+        try:
+            return format_value(path, lookup(self.records.records[record_id], path))
+        except PathError as exc:
+            raise LookupError(f"record {record_id[:8]}: {exc}") from exc
+
+    def href(self, record_id: str) -> str:
+        return f"{self.root}e/{record_id}.html"
+
+    def md_href(self, record_id: str) -> str:
+        return f"{self.root}e/{record_id}.md"
+
+    def title(self, record_id: str) -> str:
+        return self.records.records[record_id]["title"]
+
+    def limitations(self, record_id: str) -> list[str]:
+        return list(self.records.records[record_id]["limitations"])
+
+    def superseded_by(self, record_id: str) -> str | None:
+        return self.newer.get(record_id)

@@ -1,0 +1,58 @@
+"""Look up a value in a record by path and format it with its unit (pure).
+
+A path is dot-separated keys and list indices: ``data.peak_gbs``, ``data.kernels.0.share_pct``,
+``subject.gpu``. The unit comes from the field name's suffix, the naming rule every record
+kind follows (``_gbs`` GB/s, ``_us`` µs, ``_pct`` %, ``_mhz`` MHz, ``_w`` W, ``_mib`` MiB,
+``_bytes`` bytes), so a report never types a unit either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct
+
+
+class PathError(LookupError):
+    """A path that does not lead to a value in the record."""
+
+
+def lookup(record: dict[str, Any], path: str) -> Any:
+    node: Any = record
+    walked = []
+    for part in path.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            where = ".".join(walked) or "the record"
+            if isinstance(node, dict):
+                keys = ", ".join(sorted(node)[:8])
+                raise PathError(f"{path}: {where} has no {part!r} (it has {keys})")
+            if isinstance(node, list):
+                raise PathError(f"{path}: {where} is a list of {len(node)}; {part!r} is not an index in it")
+            raise PathError(f"{path}: {where} is a value, not an object")
+        walked.append(part)
+    if isinstance(node, (dict, list)):
+        raise PathError(f"{path}: leads to {'an object' if isinstance(node, dict) else 'a list'}, not a value")
+    return node
+
+
+def format_value(path: str, value: Any) -> str:
+    """A value as a reader reads it, with the unit its field name says."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    name = path.rsplit(".", 1)[-1]
+    if name.endswith("_gbs"):
+        return fmt_gbs(float(value))
+    if name.endswith("_us"):
+        return fmt_duration_us(float(value))
+    if name.endswith("_pct"):
+        return fmt_pct(float(value))
+    for suffix, unit in (("_mhz", " MHz"), ("_w", " W"), ("_mib", " MiB"), ("_bytes", " bytes"), ("_mb", " MB")):
+        if name.endswith(suffix):
+            return f"{fmt_number(value)}{unit}"
+    return fmt_number(value)

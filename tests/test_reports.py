@@ -1,0 +1,165 @@
+"""Authored reports: the citation plugin on fixture files (input Markdown, expected HTML and
+findings), the build and check around it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES, ROOT
+from ikreport.claims.model import RecordSet
+from ikreport.cli import cli
+from ikreport.reports.render import render_report
+from ikreport.reports.resolver import RecordResolver
+from ikreport.reports.values import format_value
+
+CASES = FIXTURES / "reports"
+A = "a" * 64
+B = "b" * 64
+AMBIGUOUS = ("abababab" + "0" * 56, "abababab" + "1" * 56)
+
+
+def record(title: str, data: dict, limitations: list[str]) -> dict:
+    return {"kind": "peak-bandwidth", "title": title, "subject": {}, "data": data, "limitations": limitations,
+            "supersedes": [], "cites": [], "collected_at": None}
+
+
+def resolver() -> RecordResolver:
+    records = {
+        A: record("Peak <H200>", {"peak_gbs": 4312.25, "kernels": [1, 2]}, ["One GPU only.", "Clocks unlocked."]),
+        B: record("Profile", {"kernels": [{"total_us": 1234.5, "share_pct": 87.25}]}, ["One run."]),
+        AMBIGUOUS[0]: record("x", {}, ["l"]), AMBIGUOUS[1]: record("y", {}, ["l"]),
+    }
+    return RecordResolver(RecordSet.of(records), "../")
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in CASES.glob("*.md")))
+def test_plugin_fixture(name):
+    """tests/fixtures/reports/NAME.md renders to NAME.html, with the findings in NAME.findings."""
+    source = CASES / f"{name}.md"
+    report = render_report(source, source.read_text("utf-8"), resolver())
+    assert report.html == (CASES / f"{name}.html").read_text("utf-8")
+    findings = [f"{f.line}: {f.code} {f.message}" for f in report.findings]
+    expected = CASES / f"{name}.findings"
+    assert findings == (expected.read_text("utf-8").splitlines() if expected.exists() else [])
+
+
+def test_markdown_twin_resolves_citations_and_lists_limitations():
+    source = CASES / "values.md"
+    report = render_report(source, source.read_text("utf-8"), resolver())
+    assert report.markdown.splitlines()[0] == (
+        f"Peak 4.31 TB/s [\\[aaaaaaaa\\]](../e/{A}.md) and time 1.23 ms [\\[bbbbbbbb\\]](../e/{B}.md) at "
+        f"87.2% [\\[bbbbbbbb\\]](../e/{B}.md).")
+    assert f"> **What [\\[aaaaaaaa\\]](../e/{A}.md) does not show**" in report.markdown
+    assert "> - Clocks unlocked." in report.markdown
+    assert report.title == "Values" and report.cites == [A, B]
+
+
+@pytest.mark.parametrize("path,value,shown", [
+    ("data.peak_gbs", 4312.25, "4.31 TB/s"), ("data.x_gbs", 143.04, "143.0 GB/s"), ("a.duration_us", 6.75, "6.75 µs"),
+    ("a.total_us", 21058.944, "21.1 ms"), ("a.share_pct", 89.66, "89.7%"), ("a.max_memory_clock_mhz", 2619.0, "2,619 MHz"),
+    ("a.registers", 38, "38"), ("a.bound", "memory-bound", "memory-bound"), ("a.x", None, "n/a"),
+])
+def test_values_are_formatted_by_their_field_name(path, value, shown):
+    assert format_value(path, value) == shown
+
+
+# -- build and check on a real archive ------------------------------------------------------
+
+@pytest.fixture
+def archive(tmp_path):
+    """A copy of the sample archive, so reports and new records can be added."""
+    import shutil
+
+    dest = tmp_path / "arch"
+    shutil.copytree(ROOT / "sample_evidence", dest, ignore=shutil.ignore_patterns("reports"))
+    for p in dest.rglob("*"):
+        if p.is_file():
+            os.chmod(p, 0o444)
+    (dest / "reports").mkdir()
+    return dest
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def sample_id(archive: Path, title_start: str) -> str:
+    out = run("list", "-a", archive).stdout.splitlines()
+    return next(line.split()[0] for line in out if title_start in line and line.split()[1] != "comparison")
+
+
+def test_a_report_with_two_citations_and_three_values(archive, tmp_path):
+    gemm = sample_id(archive, "GEMM (kernel 3)")
+    babel = sample_id(archive, "BabelStream 4.0")
+    (archive / "reports" / "gemm.md").write_text(
+        f"---\ntitle: GEMM\n---\nThe GEMM takes [ev:{gemm} data.launches.0.duration_us] at "
+        f"[ev:{gemm} data.launches.0.memory_pct] memory; the A100 copies at [ev:{babel} data.peak_gbs].\n")
+    result = run("build", archive, "-o", tmp_path / "site", "--cache-dir", tmp_path / "c")
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "site" / "r" / "gemm.html").read_text()
+    assert '<span class="ev-value">23.4 µs</span>' in html
+    assert '<span class="ev-value">61.8%</span>' in html
+    assert '<span class="ev-value">1.38 TB/s</span>' in html
+    assert html.count('class="cite"') == 3 and html.count('class="lim-head"') == 2
+    assert "<li>Real tool output from a public repository" in html
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert 'href="r/gemm.html"' in index
+
+
+def test_an_unknown_hash_fails_the_build_with_file_and_line(archive, tmp_path):
+    report = archive / "reports" / "bad.md"
+    report.write_text("---\ntitle: Bad\n---\n\nFine so far.\n\nBut [ev:0123abcd] is unknown.\n")
+    result = run("build", archive, "-o", tmp_path / "site", "--cache-dir", tmp_path / "c")
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: {report}:7: IK103 no record starts with 0123abcd; "
+                             "'ikreport list' lists the records\n")
+    assert not (tmp_path / "site").exists()
+
+
+def test_check_lists_findings_with_rule_ids_and_json(archive):
+    (archive / "reports" / "empty.md").write_text("# Nothing cited\n")
+    (archive / "reports" / "bad.md").write_text("x [ev:zz]\n")
+    result = run("check", archive)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{archive / 'reports' / 'bad.md'}:1: IK105 malformed citation '[ev:zz]'; write [ev:ID] or "
+        "[ev:ID path.to.value] with an 8+ hex digit ID",
+        f"{archive / 'reports' / 'empty.md'}:1: IK202 the report cites no record",
+    ]
+    rows = [json.loads(line) for line in run("check", archive, "--json").stdout.splitlines()]
+    assert rows[1] == {"code": "IK202", "file": str(archive / "reports" / "empty.md"), "line": 1,
+                       "message": "the report cites no record", "rule": "report cites nothing", "severity": "warning"}
+    (archive / "reports" / "bad.md").unlink()
+    assert run("check", archive).exit_code == 0  # a warning alone passes
+    assert run("check", archive, "--strict").exit_code == 1
+
+
+def test_check_finds_a_damaged_record(archive):
+    victim = next((archive / "records").rglob("*.json"))
+    os.chmod(victim, 0o644)
+    victim.write_bytes(victim.read_bytes()[:-1])
+    result = run("check", archive)
+    assert result.exit_code == 1
+    assert f"{victim}: IK108 the bytes do not hash to the file's name" in result.stdout
+
+
+def test_supersede_banner_changelog_and_strict_warning(archive, tmp_path):
+    old = sample_id(archive, "GEMV (kernel 1)")
+    new = sample_id(archive, "GEMM (kernel 3)")
+    result = run("supersede", old, "--by", new, "--reason", "wrong kernel exported", "-a", archive)
+    assert result.exit_code == 0, result.output
+    (archive / "reports" / "r.md").write_text(f"Cites the old one [ev:{old}].\n")
+    strict = run("build", archive, "-o", tmp_path / "s1", "--strict", "--cache-dir", tmp_path / "c")
+    assert strict.exit_code == 1 and "IK201 cites" in strict.stderr and "supersedes" in strict.stderr
+    assert run("build", archive, "-o", tmp_path / "site", "--cache-dir", tmp_path / "c").exit_code == 0
+    page = (tmp_path / "site" / "e" / f"{run('show', old, '-a', archive).stdout.splitlines()[1].split()[-1]}.html")
+    html = page.read_text()
+    assert '<p class="banner" role="note"><strong>Superseded.</strong>' in html and "wrong kernel exported" in html
+    changes = (tmp_path / "site" / "changes.html").read_text()
+    assert "wrong kernel exported" in changes and old[:8] in changes
+    assert run("supersede", old, "--by", old, "--reason", "x", "-a", archive).exit_code == 1
