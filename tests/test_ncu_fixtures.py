@@ -159,3 +159,14 @@ def test_raw_and_details_of_different_exports_merge_by_id():
     assert len(p.launches) == 11  # raw decides which launches exist
     assert p.launches[0]["duration_us"] == pytest.approx(2104.704)  # raw wins where both have it
     assert p.launches[0]["sm_pct"] == 0.28  # filled from details ID 0
+
+
+def test_flops_from_tensor_counters_and_unknown_without_sass_counters():
+    [gemm] = profile("ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv").launches
+    assert gemm["flops"] == 1_275_068_416  # sm__ops_path_tensor_src_bf16_dst_fp32.sum "1,275,068,416"
+    assert gemm["flops_per_s"] == pytest.approx(1_275_068_416 / 23.42e-6, rel=1e-9)
+    assert gemm["arithmetic_intensity"] == pytest.approx(1_275_068_416 / 3.35e6, rel=1e-4)
+    # the GEMV's tensor counters read 0 and "n/a", and no SASS FP counters were collected:
+    # its FLOPs are unknown, not zero
+    [gemv] = profile("ncu_details_llmperfopt_k0001_metrics.csv").launches
+    assert gemv["flops"] is None and gemv["arithmetic_intensity"] is None

@@ -66,7 +66,7 @@ class Links(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        for key in ("href", "src"):
+        for key in ("href", "src", "xlink:href"):
             if a.get(key):
                 self.hrefs.append(a[key])
         if a.get("id"):

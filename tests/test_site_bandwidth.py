@@ -81,3 +81,21 @@ def test_sample_site_has_bandwidth_and_environment_pages():
     archive = Archive.open(ROOT / "sample_evidence")
     kinds = {archive.load(r)["kind"] for r in archive.record_ids()}
     assert kinds == {"ncu-profile", "peak-bandwidth", "environment", "comparison"}
+
+
+def test_roofline_roofs_are_cited_or_labelled(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{STANDINS}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    arch = tmp_path / "arch"
+    profile = run("collect", "ncu", "--from-csv", NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv",
+                  "-a", arch, "--gpu", "NVIDIA H200")
+    peak = run("collect", "bandwidth", "--backend", "nvcc", "--size-mib", 256, "--repeats", 3, "-a", arch,
+               "--gpu", "NVIDIA H200")
+    build_site(Archive.open(arch), tmp_path / "site", cache_dir=tmp_path / "cache")
+    html = (tmp_path / "site" / "e" / f"{profile}.html").read_text("utf-8")
+    figure = html[html.index("<figcaption>Roofline</figcaption>"):].split("</figure>")[0]
+    peak_gbs = Archive.open(arch).load(peak)["data"]["peak_gbs"]
+    assert f'Memory roof: the measured peak of {peak_gbs / 1e3:.2f} TB/s <a class="cite" href="{peak}.html">' in figure
+    assert "Compute roof: 989 TFLOP/s dense BF16, a datasheet value, not measured." in figure
+    assert 'xlink:href="#k-1"' in figure  # the kernel's point links to its row
+    assert "vega.github.io" not in html

@@ -18,7 +18,7 @@ import csv
 
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
-from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, stall_reason
+from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, flop_weight, stall_reason
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
 
 Cell = tuple[str, str]  # (value text, unit)
@@ -98,6 +98,13 @@ def _finish(c: _Collected) -> Launch:
             launch.fields[field] = dims_product(dims)
     found: dict[str, dict[str, float]] = {}
     for name, cells in c.by_name.items():
+        weight = flop_weight(name)
+        if weight is not None:
+            value = parse_number(cells[0][0])
+            if value is not None:
+                launch.flops = (launch.flops or 0.0) + weight * value
+                launch.flops_sass = launch.flops_sass or "sass" in name
+            continue
         hit = stall_reason(name)
         if hit:
             value = parse_number(cells[0][0])

@@ -22,6 +22,8 @@ class Launch:
     grid_dims: str | None = None  # "(x, y, z)" as ncu prints it
     block_dims: str | None = None
     rules: list[dict[str, str]] = field(default_factory=list)  # ncu's rule findings (details)
+    flops: float | None = None  # see ncu_metrics.FLOP_TERMS
+    flops_sass: bool = False  # SASS FP instruction counters were collected, so 0 FLOPs is a real 0
 
 
 def dims_product(text: str | None) -> float | None:

@@ -117,3 +117,18 @@ def best_stalls(found: dict[str, dict[str, float]]) -> dict[str, tuple[str, floa
     """From {source: {reason: value}}, the reasons of the most precise source present."""
     best = next((source for source, _ in STALL_PATTERNS if found.get(source)), None)
     return {reason: (best, value) for reason, value in found[best].items()} if best else {}
+
+
+# FLOPs of a launch: ncu's tensor-path math-op counters (one op counted as one FLOP), plus the
+# SASS floating-point instruction counters (an FMA is two FLOPs). The _sparsity_on/_off
+# counters split the same ops again and are left out so nothing is counted twice.
+FLOP_TERMS: tuple[tuple[re.Pattern[str], float], ...] = (
+    (re.compile(r"^sm__ops_path_tensor_src_[a-z0-9]+(?:_dst_[a-z0-9]+)?\.sum$"), 1.0),
+    (re.compile(r"^smsp__sass_thread_inst_executed_op_[dfh]fma_pred_on\.sum$"), 2.0),
+    (re.compile(r"^smsp__sass_thread_inst_executed_op_[dfh](?:add|mul)_pred_on\.sum$"), 1.0),
+)
+
+
+def flop_weight(metric: str) -> float | None:
+    """How many FLOPs one count of ``metric`` is, or None when it does not count FLOPs."""
+    return next((w for rx, w in FLOP_TERMS if rx.match(metric)), None)

@@ -18,7 +18,7 @@ import pyarrow.csv as pacsv
 
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
-from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, best_stalls, stall_reason
+from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, best_stalls, flop_weight, stall_reason
 from ikreport.analysis.units import NUMBER_RX, is_missing, unit_factor
 from ikreport.errors import NcuExportError
 
@@ -66,6 +66,8 @@ def parse_raw(export: Export) -> list[Launch]:
         found = stall_reason(name)
         if found:
             wanted[f"stall:{found[0]}:{found[1]}"] = i
+        elif flop_weight(name) is not None:
+            wanted[f"flop:{name}"] = i
 
     skipped: list[int] = []
 
@@ -107,6 +109,12 @@ def parse_raw(export: Export) -> list[Launch]:
             for found, value in zip(stalls, _numbers(table.column(f"f{i}"))):
                 if value is not None:
                     found.setdefault(source, {})[reason] = value
+        elif role.startswith("flop:"):
+            weight = flop_weight(role[len("flop:"):]) or 0.0
+            for launch, value in zip(launches, _numbers(table.column(f"f{i}"))):
+                if value is not None:
+                    launch.flops = (launch.flops or 0.0) + weight * value
+                    launch.flops_sass = launch.flops_sass or "sass" in role
     for launch, found in zip(launches, stalls):
         launch.stalls = best_stalls(found)
         for field in ("grid", "block"):

@@ -82,6 +82,8 @@ def merge(raw: list[Launch], details: list[Launch]) -> list[Launch]:
         launch.device = launch.device or extra.device
         launch.cc = launch.cc or extra.cc
         launch.grid_dims = launch.grid_dims or extra.grid_dims
+        if launch.flops is None:
+            launch.flops, launch.flops_sass = extra.flops, extra.flops_sass
         launch.block_dims = launch.block_dims or extra.block_dims
     return raw
 
@@ -98,6 +100,11 @@ def summarize_launch(index: int, launch: Launch, peak_gbs: float | None = None) 
     if gbs is None and f.get("dram_bytes_per_s") is not None:
         gbs = f["dram_bytes_per_s"] / 1e9  # type: ignore[operator]
     total = sum(v for _, v in launch.stalls.values())
+    # DRAM bytes for the roofline: counted bytes, else ncu's byte rate over the duration
+    dram_bytes = moved or (f["dram_bytes_per_s"] * dur / 1e9 if f.get("dram_bytes_per_s") and dur else None)
+    # Tensor counters alone cannot show that a kernel did no FP math (a GEMV runs on FMA units):
+    # a zero is believed only when the SASS FP instruction counters were collected too.
+    flops = launch.flops if launch.flops or launch.flops_sass else None
     top = sorted(((v, reason, src) for reason, (src, v) in launch.stalls.items()), key=lambda t: (-t[0], t[1]))
     memory_pct, memory_level = memory_side(f.get("dram_pct"), f.get("mem_pct"))
     return {
@@ -124,6 +131,9 @@ def summarize_launch(index: int, launch: Launch, peak_gbs: float | None = None) 
         "grid_dims": launch.grid_dims,
         "block_dims": launch.block_dims,
         "l2_hit_pct": f.get("l2_hit_pct"),
+        "flops": _count(flops),
+        "flops_per_s": round(flops / dur * 1e9) if flops and dur else None,
+        "arithmetic_intensity": round(flops / dram_bytes, 3) if flops and dram_bytes else None,
         "top_stalls": [
             {"reason": reason, "value": round(v, 3), "share_pct": round(100 * v / total, 1) if total else None,
              "source": src}

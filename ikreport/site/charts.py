@@ -25,6 +25,7 @@ class Chart:
     title: str
     alt: str  # a sentence saying what the chart shows, for screen readers and the Markdown twin
     svg: str
+    notes: tuple[dict[str, str], ...] = ()  # where the chart's reference lines come from: {"text", "href"?, "short"?}
 
 
 def _key(kind: str, rows: Rows) -> str:
@@ -40,17 +41,18 @@ class ChartRenderer:
         self.rendered = 0
         self.cached = 0
 
-    def render(self, kind: str, title: str, alt: str, rows: Rows) -> Chart:
+    def render(self, kind: str, title: str, alt: str, rows: Rows,
+               notes: tuple[dict[str, str], ...] = ()) -> Chart:
         key = _key(kind, rows)
         path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
         if path is not None and path.is_file():
             self.cached += 1
-            return Chart(key, title, alt, path.read_text("utf-8"))
+            return Chart(key, title, alt, path.read_text("utf-8"), notes)
         svg = _to_svg(SPECS[kind](rows))
         self.rendered += 1
         if path is not None:
             _cache_write(path, svg)
-        return Chart(key, title, alt, svg)
+        return Chart(key, title, alt, svg, notes)
 
 
 def _cache_write(path: Path, svg: str) -> None:
@@ -63,10 +65,14 @@ def _cache_write(path: Path, svg: str) -> None:
         pass  # a cache that cannot be written only costs time
 
 
+# vl-convert resolves a mark's relative href against this base; the site's links stay relative.
+VEGA_BASE = 'xlink:href="https://vega.github.io/vega-datasets/'
+
+
 def _to_svg(spec: dict[str, Any]) -> str:
     import vl_convert
 
-    return vl_convert.vegalite_to_svg(spec)
+    return vl_convert.vegalite_to_svg(spec).replace(VEGA_BASE, 'xlink:href="')
 
 
 def _time_by_kernel(rows: Rows) -> dict[str, Any]:
@@ -115,4 +121,19 @@ def _comparison_ratio(rows: Rows) -> dict[str, Any]:
     return alt.layer(bars, one).properties(width=420, height=alt.Step(18)).to_dict()
 
 
-SPECS = {"comparison-ratio": _comparison_ratio, "time-by-kernel": _time_by_kernel, "throughput": _throughput, "bandwidth-samples": _bandwidth_samples}
+def _roofline(rows: Rows) -> dict[str, Any]:
+    import altair as alt
+
+    points = [r for r in rows if r["series"] == "kernel"]
+    roofs = [r for r in rows if r["series"] != "kernel"]
+    x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per DRAM byte)", scale=alt.Scale(type="log"))
+    y = alt.Y("tflops:Q", title="TFLOP/s", scale=alt.Scale(type="log"))
+    layers = [alt.Chart(alt.Data(values=points)).mark_circle(size=70, color="#e45756").encode(
+        x=x, y=y, href="href:N", tooltip=[alt.Tooltip("label:N"), alt.Tooltip("tflops:Q"), alt.Tooltip("intensity:Q")])]
+    if roofs:
+        layers.insert(0, alt.Chart(alt.Data(values=roofs)).mark_line(color="#4c78a8").encode(
+            x=x, y=y, detail="series:N", strokeDash=alt.StrokeDash("series:N", title="roof")))
+    return alt.layer(*layers).properties(width=420, height=300).to_dict()
+
+
+SPECS = {"roofline": _roofline, "comparison-ratio": _comparison_ratio, "time-by-kernel": _time_by_kernel, "throughput": _throughput, "bandwidth-samples": _bandwidth_samples}

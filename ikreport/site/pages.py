@@ -6,6 +6,8 @@ from typing import Any
 
 from ikreport.claims.engine import claims_for
 from ikreport.claims.kernel_names import short_kernel
+from ikreport.claims.datasheet import compute_peak_tflops
+from ikreport.claims.gpus import measured_peak_for
 from ikreport.claims.model import Record, RecordSet
 from ikreport.reports.render import RenderedReport
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, short
@@ -55,7 +57,7 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
     }
     if record["kind"] == "ncu-profile":
         context["profile"] = _profile_view(record)
-        context["charts"] = _profile_charts(record, charts)
+        context["charts"] = _profile_charts(record, charts) + _roofline(record, records, charts)
         context["tables"] = _environment_changes(record)
     elif record["kind"] == "peak-bandwidth":
         context["facts"], context["tables"] = bandwidth_view(record)
@@ -155,6 +157,45 @@ def _environment_changes(record: Record) -> list[dict[str, Any]]:
     return [{"title": "Environment before and after profiling", "note": "These differ between the two snapshots.",
              "columns": ["GPU", "field", "before", "after"],
              "rows": [[str(c["gpu"]), c["field"], str(c["before"]), str(c["after"])] for c in changes]}]
+
+
+def _roofline(record: Record, records: RecordSet, charts: ChartRenderer) -> list[Chart]:
+    """Kernels as FLOP/s against FLOP per DRAM byte, under the roofs that can be named:
+    memory from the cited peak-bandwidth record of the same GPU model, compute from a
+    datasheet value (labelled as such)."""
+    data = record["data"]
+    points = []
+    for n, kernel in enumerate(data["kernels"][:MAX_TABLE_KERNELS]):
+        first = data["launches"][kernel["first_index"]] if kernel["first_index"] < len(data["launches"]) else {}
+        if first.get("arithmetic_intensity") and first.get("flops_per_s"):
+            points.append({"series": "kernel", "label": short_kernel(kernel["kernel"]), "href": f"#k-{n + 1}",
+                           "intensity": first["arithmetic_intensity"], "tflops": round(first["flops_per_s"] / 1e12, 6)})
+    if not points:
+        return []
+    lo = min(p["intensity"] for p in points) / 10
+    hi = max(p["intensity"] for p in points) * 10
+    rows: list[dict[str, Any]] = list(points)
+    notes: list[dict[str, str]] = []
+    peak_id = measured_peak_for(record, records)
+    compute = compute_peak_tflops(record["subject"].get("gpu"))
+    if peak_id:
+        gbs = records.records[peak_id]["data"]["peak_gbs"]
+        top = compute if compute else max(p["tflops"] for p in points) * 10
+        ridge = min(hi, top * 1e3 / gbs)
+        rows += [{"series": "memory (measured)", "intensity": x, "tflops": round(gbs * x / 1e3, 6)} for x in (lo, ridge)]
+        notes.append({"text": f"Memory roof: the measured peak of {fmt_gbs(gbs)}", "href": f"{peak_id}.html",
+                      "md_href": f"{peak_id}.md", "short": short(peak_id)})
+    else:
+        notes.append({"text": "No memory roof: no peak-bandwidth record for this GPU model."})
+    if compute:
+        rows += [{"series": "compute (datasheet)", "intensity": x, "tflops": compute} for x in (lo, hi)]
+        notes.append({"text": f"Compute roof: {compute:g} TFLOP/s dense BF16, a datasheet value, not measured."})
+    else:
+        notes.append({"text": "No compute roof: no measured or datasheet compute peak for this GPU model."})
+    notes.append({"text": "FLOPs are ncu's tensor-path op counts (one op counted as one FLOP) plus SASS FP "
+                          "instructions when collected (an FMA as two)."})
+    return [charts.render("roofline", "Roofline", f"Log-log roofline of {len(points)} kernels: FLOP/s against "
+                          "FLOP per DRAM byte, first launch of each.", rows, tuple(notes))]
 
 
 def _superseded_by(record_id: str, records: RecordSet) -> Record | None:
