@@ -245,14 +245,24 @@ def list_records(archive: Path) -> None:
 
 @cli.command()
 @click.argument("archive", required=False, type=click.Path(file_okay=False, path_type=Path))
-def verify(archive: Path | None) -> None:
+@click.option("--site", "site", metavar="URL_OR_DIR",
+              help="Check a built or published site instead: every record in its manifest.json hashes to its id.")
+def verify(archive: Path | None, site: str | None) -> None:
     """Re-hash every file of ARCHIVE and check every record and reference.
 
     One line per problem; exit status 1 if there is any.
     """
     from ikreport.archive import Archive
-    from ikreport.verify import verify_archive
+    from ikreport.verify import verify_archive, verify_site
 
+    if site:
+        checked, site_problems = verify_site(site)
+        for line in site_problems:
+            click.echo(line)
+        if site_problems:
+            raise click.exceptions.Exit(1)
+        click.echo(f"{site}: {checked} records verified against manifest.json")
+        return
     store = Archive.open(archive or Path(os.environ.get(ARCHIVE_ENV, DEFAULT_ARCHIVE)))
     problems = verify_archive(store)
     for line in problems:
@@ -273,15 +283,59 @@ def verify(archive: Path | None) -> None:
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder of Markdown reports [default: ARCHIVE/reports].")
 @click.option("--strict", is_flag=True, help="Fail on warnings too (superseded citations, reports citing nothing).")
+@click.option("--max-blob-mb", type=float, default=20.0, show_default=True,
+              help="Leave raw blobs larger than this out of the site (their hashes stay on the pages).")
 def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path | None, reports_dir: Path | None,
-          strict: bool) -> None:
+          strict: bool, max_blob_mb: float) -> None:
     """Build the static HTML + Markdown site of ARCHIVE [default: sample_evidence]."""
     from ikreport.archive import Archive
     from ikreport.site.build import build_site
 
     result = build_site(Archive.open(archive), output, templates=templates, cache_dir=cache_dir,
-                        reports_dir=reports_dir, strict=strict)
-    click.echo(f"{output}: {result.pages} pages ({result.records} records, {result.claims} claims)")
+                        reports_dir=reports_dir, strict=strict, max_blob_mb=max_blob_mb)
+    for warning in result.warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    left_out = f", {result.blobs_left_out} large blobs left out" if result.blobs_left_out else ""
+    click.echo(f"{output}: {result.pages} pages ({result.records} records, {result.claims} claims{left_out})")
+
+
+@cli.command()
+@click.argument("site", required=False, default="site", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--remote", default="origin", show_default=True, help="Git remote (name, URL or path) to push to.")
+@click.option("--branch", default="gh-pages", show_default=True)
+@click.option("--no-history", is_flag=True, help="Replace the branch with one commit instead of adding one.")
+@click.option("--message", "-m", help="Commit message.")
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path),
+              help="The git repository that holds the branch [default: the one SITE is in].")
+@click.option("--no-push", is_flag=True, help="Commit to the branch but do not push.")
+def publish(site: Path, remote: str, branch: str, no_history: bool, message: str | None, repo: Path | None,
+            no_push: bool) -> None:
+    """Commit the built SITE [default: site] to a branch and push it, for GitHub Pages.
+
+    Uses ghp-import (as mkdocs gh-deploy does) and always adds .nojekyll. Use it to publish
+    from your machine; use 'ikreport init-pages' to have GitHub build and deploy instead.
+    """
+    from ikreport.publish import publish as run
+
+    click.echo(run(site, remote=remote, branch=branch, no_history=no_history, message=message, repo=repo,
+                   push=not no_push))
+
+
+@cli.command("init-pages")
+@click.option("--repo", default=".", type=click.Path(file_okay=False, path_type=Path), show_default=True,
+              help="The repository to add the workflow to.")
+@click.option("--archive", "archive_path", default="evidence", show_default=True,
+              help="The archive folder, relative to the repository.")
+@click.option("--install", default="ikreport", show_default=True,
+              help="What the workflow pip-installs (a version, a git URL, a path).")
+@click.option("--main", "main_branch", default="main", show_default=True, help="The branch whose pushes deploy.")
+@click.option("--force", is_flag=True, help="Replace an existing workflow file.")
+def init_pages(repo: Path, archive_path: str, install: str, main_branch: str, force: bool) -> None:
+    """Write .github/workflows/ikreport-pages.yml: GitHub builds the site and deploys it to Pages."""
+    from ikreport.publish import init_pages as write
+
+    path = write(repo, archive=archive_path, install=install, main=main_branch, force=force)
+    click.echo(f"{path}: written; in the repository's Settings > Pages, set Source to 'GitHub Actions'")
 
 
 @cli.command()

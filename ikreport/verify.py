@@ -64,3 +64,49 @@ def verify_archive(archive: Archive, progress: Progress | None = None) -> list[s
                     "copy it from the archive it was collected in"
                 )
     return problems
+
+
+def verify_site(where: str, fetch: Callable[[str], bytes] | None = None) -> tuple[int, list[str]]:
+    """Re-check a built or published site against its manifest.json: every record listed is
+    there and hashes to its id. ``where`` is a folder or an http(s) URL. Returns (records
+    checked, problems)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    base = where.rstrip("/") + "/"
+    remote = where.startswith(("http://", "https://"))
+
+    def get(rel: str) -> bytes:
+        if fetch is not None:
+            return fetch(base + rel)
+        if remote:
+            with urllib.request.urlopen(base + rel, timeout=30) as response:  # noqa: S310 (the user's URL)
+                return response.read()
+        return (Path(where) / rel).read_bytes()
+
+    try:
+        manifest = json.loads(get("manifest.json"))
+    except (OSError, urllib.error.URLError, ValueError) as exc:
+        raise IkreportError(f"{base}manifest.json: cannot read it ({exc}); build the site with ikreport 0.1 or later") from exc
+    if not isinstance(manifest, dict) or manifest.get("schema") != "ikreport.manifest/1":
+        raise IkreportError(f"{base}manifest.json: not an ikreport manifest (schema ikreport.manifest/1)")
+    problems = []
+    for record_id in manifest["records"]:
+        rel = f"e/{record_id}.json"
+        try:
+            data = get(rel)
+        except (OSError, urllib.error.URLError) as exc:
+            problems.append(f"{base}{rel}: missing ({exc})")
+            continue
+        if sha256(data) != record_id:
+            problems.append(f"{base}{rel}: does not hash to its name (tampered or damaged); compare with the archive")
+    for blob in manifest.get("blobs", []):
+        try:
+            data = get(blob["path"])
+        except (OSError, urllib.error.URLError):
+            problems.append(f"{base}{blob['path']}: missing")
+            continue
+        if sha256(data) != blob["id"]:
+            problems.append(f"{base}{blob['path']}: does not hash to {blob['id'][:12]} (tampered or damaged)")
+    return len(manifest["records"]), problems

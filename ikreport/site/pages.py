@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from ikreport.claims.engine import claims_for
@@ -26,7 +27,7 @@ def blob_href(source: dict[str, Any], root: str) -> str:
 
 
 def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str]],
-                charts: ChartRenderer) -> Page:
+                charts: ChartRenderer, record_bytes: bytes = b"", published: set[str] | None = None) -> Page:
     record = records.records[record_id]
     root = "../"
     titles = {rid: r["title"] for rid, r in records.records.items()}
@@ -43,7 +44,11 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "record": _record_view(record),
         "claim_groups": _groups(claims),
         "limitations": record["limitations"],
-        "sources": [{**s, "href": blob_href(s, root), "short": short(s["id"])} for s in record["sources"]],
+        "sources": [{**s, "short": short(s["id"]),
+                     "href": blob_href(s, root) if published is None or s["id"] in published else ""}
+                    for s in record["sources"]],
+        # the exact bytes, for the in-browser hash check where the JSON file cannot be fetched (file://)
+        "record_b64": base64.b64encode(record_bytes).decode("ascii"),
         "environment": ref(record["environment"]) if record.get("environment") else None,
         "cites": [ref(c) for c in record["cites"]],
         "supersedes": [{**ref(s["id"]), "reason": s["reason"]} for s in record["supersedes"]],

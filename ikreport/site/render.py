@@ -58,16 +58,17 @@ def environment(override: Path | None) -> jinja2.Environment:
     return env
 
 
-def render(env: jinja2.Environment, page: Page, site: dict[str, object]) -> tuple[str, str]:
-    """(HTML, Markdown) of one page."""
+def render(env: jinja2.Environment, page: Page, site: dict[str, object],
+           formats: tuple[str, ...] = ("html", "md")) -> tuple[str, ...]:
+    """The page in each format, by default (HTML, Markdown)."""
     out = []
-    for ext in ("html", "md"):
+    for ext in formats:
         name = f"{page.template}.{ext}"
         try:
             out.append(env.get_template(name).render(page=page, site=site, **page.context))
         except jinja2.TemplateError as exc:
             raise BuildError(f"{name}: {exc}; fix the template (or drop it from --templates)") from exc
-    return out[0], out[1]
+    return tuple(out)
 
 
 def asset(env: jinja2.Environment, name: str) -> bytes:
