@@ -16,11 +16,13 @@ kernel, the verdict says what B is relative to A:
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from typing import Any
 
 from ikreport import records
 from ikreport.archive import Archive
 from ikreport.errors import RecordError
+from ikreport.profile_data import durations_by_kernel
 
 DEFAULT_THRESHOLD_PCT = 5.0
 DEFAULT_MIN_SAMPLES = 3
@@ -51,12 +53,8 @@ def differences(a: dict[str, str | None], b: dict[str, str | None]) -> list[dict
     return out
 
 
-def _durations(record: Record) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
-    for launch in record["data"]["launches"]:
-        if launch["duration_us"] is not None:
-            out.setdefault(launch["kernel"], []).append(launch["duration_us"])
-    return out
+def _no_blobs(blob_id: str) -> bytes:
+    raise RecordError(f"blob {blob_id[:12]}: the per-launch table is needed but no archive was given")
 
 
 def verdict(a: list[float], b: list[float], like_for_like: bool, threshold_pct: float,
@@ -78,10 +76,11 @@ def verdict(a: list[float], b: list[float], like_for_like: bool, threshold_pct: 
 
 
 def compare_profiles(a: Record, b: Record, env_a: Record | None, env_b: Record | None,
-                     threshold_pct: float = DEFAULT_THRESHOLD_PCT, min_samples: int = DEFAULT_MIN_SAMPLES) -> dict[str, Any]:
+                     threshold_pct: float = DEFAULT_THRESHOLD_PCT, min_samples: int = DEFAULT_MIN_SAMPLES,
+                     read_blob: Callable[[str], bytes] | None = None) -> dict[str, Any]:
     diffs = differences(method_facts(a, env_a), method_facts(b, env_b))
     like = not diffs
-    da, db = _durations(a), _durations(b)
+    da, db = durations_by_kernel(a, read_blob or _no_blobs), durations_by_kernel(b, read_blob or _no_blobs)
     kernels = []
     for name in sorted(set(da) | set(db), key=lambda n: (-(sum(da.get(n, [])) + sum(db.get(n, []))), n)):
         if name not in da or name not in db:
@@ -131,7 +130,7 @@ def compare_records(archive: Archive, a: str, b: str, threshold_pct: float, min_
             raise RecordError(f"{rid[:12]}: is a {rec['kind']} record; compare takes two ncu-profile records")
     env_a = archive.load(ra["environment"]) if ra.get("environment") else None
     env_b = archive.load(rb["environment"]) if rb.get("environment") else None
-    result = compare_profiles(ra, rb, env_a, env_b, threshold_pct, min_samples)
+    result = compare_profiles(ra, rb, env_a, env_b, threshold_pct, min_samples, archive.read_blob)
     limitations = ["A comparison inherits the limitations of both profiles it cites.",
                    f"A verdict needs at least {min_samples} matched launches of a kernel on each side, a median "
                    f"change beyond {threshold_pct:g}%, and no overlap between the two sets of durations."]

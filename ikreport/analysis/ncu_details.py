@@ -15,9 +15,11 @@ Columns are found by name, so their order and extra columns do not matter.
 from __future__ import annotations
 
 import csv
+import io
 
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
+from ikreport.analysis.ncu_table import LaunchTable
 from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, flop_weight, stall_reason
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
 
@@ -39,14 +41,14 @@ class _Collected:
         self.by_name.setdefault(name, []).append(cell)
 
 
-def parse_details(export: Export) -> list[Launch]:
+def parse_details(export: Export) -> LaunchTable:
     """Launches of a details page, in the order their ids first appear."""
     col = {}
     for i, h in enumerate(export.header):
         col.setdefault(h, i)
     value_at = col["Metric Value"]
     launches: dict[str, _Collected] = {}
-    for row in csv.reader(export.lines):
+    for row in csv.reader(io.StringIO(export.text)):
         if len(row) <= value_at or not row[col["Metric Name"]]:
             # rule rows (empty metric) still carry ncu's own verdicts: keep them
             _add_rule(launches, row, col)
@@ -56,7 +58,7 @@ def parse_details(export: Export) -> list[Launch]:
             got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col))
         got.add(_cell(row, col, "Section Name"), row[col["Metric Name"]],
                 (row[value_at], _cell(row, col, "Metric Unit")))
-    return [_finish(c) for c in launches.values()]
+    return LaunchTable.from_launches([_finish(c) for c in launches.values()])
 
 
 def _cell(row: list[str], col: dict[str, int], name: str) -> str:

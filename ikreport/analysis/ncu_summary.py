@@ -1,8 +1,9 @@
-"""Turn parsed ncu pages into one summary per kernel launch, and per kernel.
+"""Turn a LaunchTable into summaries: per launch (for the launches a record keeps), per
+kernel, and as a per-launch CSV table. Derived values are computed column-wise.
 
-Raw is preferred; details fills whatever raw lacks (matched by launch ID). Derived values:
-DRAM GB/s (bytes moved / duration, else ncu's own DRAM byte rate), % of a measured peak
-(when one is given), the occupancy limiter, the top warp-stall reasons, and the bound label.
+Derived values: DRAM GB/s (bytes moved / duration, else ncu's own DRAM byte rate), the
+occupancy limiter, the top warp-stall reasons, FLOP/s and arithmetic intensity, and the
+bound label.
 
 The bound label is a speed-of-light rule of thumb. ncu reports each unit's throughput as %
 of its peak. The memory side is ncu's "Memory Throughput" (the busiest of L1, L2 and DRAM)
@@ -15,164 +16,227 @@ in between: mixed.
 
 from __future__ import annotations
 
-from collections import Counter
+import io
+from dataclasses import dataclass
 from typing import Any
 
-from ikreport.analysis.ncu_launch import Launch
+import numpy as np
+
+from ikreport.analysis.ncu_table import LaunchTable
 
 BUSY_PCT = 60.0
 IDLE_PCT = 40.0
 TOP_STALLS = 4
 # DRAM counts as the busiest memory level when within this many points of the max.
 SAME_LEVEL_PCT = 1.0
+# Labels in alphabetical order: a kernel's most common label wins ties by this order.
+LABELS = ("compute-bound", "latency-bound", "memory-bound", "mixed", "unknown")
+LEVELS = ("dram", "cache", "unknown")
+LIMITERS = ("registers", "shared memory", "warps", "blocks per SM")
+LIMIT_FIELDS = ("limit_registers", "limit_shared_mem", "limit_warps", "limit_blocks")
 
 Summary = dict[str, Any]
 
 
 def bound_label(memory_pct: float | None, sm_pct: float | None) -> str:
     """'memory-bound', 'compute-bound', 'latency-bound', 'mixed' or 'unknown' (see module doc)."""
-    if memory_pct is None and sm_pct is None:
-        return "unknown"
-    m, s = memory_pct or 0.0, sm_pct or 0.0
-    if max(m, s) >= BUSY_PCT:
-        return "memory-bound" if m >= s else "compute-bound"
-    if m < IDLE_PCT and s < IDLE_PCT:
-        return "latency-bound"
-    return "mixed"
+    m = np.array([np.nan if memory_pct is None else memory_pct])
+    s = np.array([np.nan if sm_pct is None else sm_pct])
+    return LABELS[int(_labels(m, s)[0])]
+
+
+def _labels(memory: np.ndarray, sm: np.ndarray) -> np.ndarray:
+    m, s = np.nan_to_num(memory), np.nan_to_num(sm)
+    busy = np.maximum(m, s) >= BUSY_PCT
+    out = np.full(len(m), LABELS.index("mixed"))
+    out[(m < IDLE_PCT) & (s < IDLE_PCT)] = LABELS.index("latency-bound")
+    out[busy & (m >= s)] = LABELS.index("memory-bound")
+    out[busy & (m < s)] = LABELS.index("compute-bound")
+    out[np.isnan(memory) & np.isnan(sm)] = LABELS.index("unknown")
+    return out
 
 
 def memory_side(dram_pct: float | None, mem_pct: float | None) -> tuple[float | None, str]:
     """(memory throughput % of peak, which level that is: 'dram', 'cache' or 'unknown')."""
-    known = [v for v in (dram_pct, mem_pct) if v is not None]
-    if not known:
-        return None, "unknown"
-    top = max(known)
-    if dram_pct is None:
-        return top, "unknown"
-    return top, "dram" if top - dram_pct <= SAME_LEVEL_PCT else "cache"
+    top, level = _memory(np.array([np.nan if dram_pct is None else dram_pct]),
+                         np.array([np.nan if mem_pct is None else mem_pct]))
+    return (None if np.isnan(top[0]) else float(top[0])), LEVELS[int(level[0])]
+
+
+def _memory(dram: np.ndarray, mem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(invalid="ignore"):
+        top = np.fmax(dram, mem)
+    level = np.full(len(top), LEVELS.index("cache"))
+    level[top - dram <= SAME_LEVEL_PCT] = LEVELS.index("dram")
+    level[np.isnan(dram) | np.isnan(top)] = LEVELS.index("unknown")
+    return top, level
 
 
 def occupancy_limiter(fields: dict[str, float | None]) -> str | None:
     """Which resource caps blocks per SM: the smallest per-resource block limit."""
-    limits = {
-        "registers": fields.get("limit_registers"),
-        "shared memory": fields.get("limit_shared_mem"),
-        "warps": fields.get("limit_warps"),
-        "blocks per SM": fields.get("limit_blocks"),
-    }
-    known = {k: v for k, v in limits.items() if v is not None}
-    return min(known, key=lambda k: known[k]) if known else None
+    row = np.array([[np.nan if fields.get(f) is None else fields[f] for f in LIMIT_FIELDS]], dtype=float)
+    code = int(_limiters(row)[0])
+    return LIMITERS[code] if code >= 0 else None
 
 
-def merge(raw: list[Launch], details: list[Launch]) -> list[Launch]:
-    """Raw launches with missing values filled from details; details alone if no raw."""
-    if not raw:
-        return list(details)
-    by_id = {d.id: d for d in details}
-    for launch in raw:
-        extra = by_id.get(launch.id)
-        if extra is None:
-            continue
-        for field, value in extra.fields.items():
-            if launch.fields.get(field) is None and value is not None:
-                launch.fields[field] = value
-        launch.problems.extend(extra.problems)
-        launch.stalls = launch.stalls or extra.stalls
-        launch.rules = launch.rules or extra.rules
-        launch.device = launch.device or extra.device
-        launch.cc = launch.cc or extra.cc
-        launch.grid_dims = launch.grid_dims or extra.grid_dims
-        if launch.flops is None:
-            launch.flops, launch.flops_sass = extra.flops, extra.flops_sass
-        launch.block_dims = launch.block_dims or extra.block_dims
-    return raw
+def _limiters(limits: np.ndarray) -> np.ndarray:
+    filled = np.where(np.isnan(limits), np.inf, limits)
+    code = np.argmin(filled, axis=1)  # ties: the first in LIMITERS order
+    code[np.isinf(filled.min(axis=1))] = -1
+    return code
 
 
-def _count(value: float | None) -> int | float | None:
-    return int(value) if value is not None and float(value).is_integer() else value
+@dataclass(frozen=True)
+class Derived:
+    """Per-launch derived columns of a LaunchTable."""
+
+    duration_us: np.ndarray
+    dram_gbs: np.ndarray
+    memory_pct: np.ndarray
+    memory_level: np.ndarray  # index into LEVELS
+    bound: np.ndarray  # index into LABELS
+    limiter: np.ndarray  # index into LIMITERS, -1 unknown
+    flops: np.ndarray  # NaN unknown
+    flops_per_s: np.ndarray
+    intensity: np.ndarray
 
 
-def summarize_launch(index: int, launch: Launch, peak_gbs: float | None = None) -> Summary:
-    f = launch.fields
-    dur = f.get("duration_ns")
-    moved = (f.get("dram_read_bytes") or 0.0) + (f.get("dram_write_bytes") or 0.0)
-    gbs = moved / dur if dur and moved else None  # bytes per ns == GB/s
-    if gbs is None and f.get("dram_bytes_per_s") is not None:
-        gbs = f["dram_bytes_per_s"] / 1e9  # type: ignore[operator]
-    total = sum(v for _, v in launch.stalls.values())
-    # DRAM bytes for the roofline: counted bytes, else ncu's byte rate over the duration
-    dram_bytes = moved or (f["dram_bytes_per_s"] * dur / 1e9 if f.get("dram_bytes_per_s") and dur else None)
-    # Tensor counters alone cannot show that a kernel did no FP math (a GEMV runs on FMA units):
-    # a zero is believed only when the SASS FP instruction counters were collected too.
-    flops = launch.flops if launch.flops or launch.flops_sass else None
-    top = sorted(((v, reason, src) for reason, (src, v) in launch.stalls.items()), key=lambda t: (-t[0], t[1]))
-    memory_pct, memory_level = memory_side(f.get("dram_pct"), f.get("mem_pct"))
+def derive(t: LaunchTable) -> Derived:
+    f = t.fields
+    dur = f["duration_ns"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        moved = np.nan_to_num(f["dram_read_bytes"]) + np.nan_to_num(f["dram_write_bytes"])
+        counted = np.where((moved > 0) & (dur > 0), moved / dur, np.nan)  # bytes per ns == GB/s
+        gbs = np.where(np.isnan(counted), f["dram_bytes_per_s"] / 1e9, counted)
+        # DRAM bytes for the roofline: counted bytes, else ncu's byte rate over the duration
+        dram_bytes = np.where(moved > 0, moved, f["dram_bytes_per_s"] * dur / 1e9)
+        # Tensor counters alone cannot show that a kernel did no FP math (a GEMV runs on FMA
+        # units): a zero is believed only when the SASS FP instruction counters were collected.
+        assert t.flops is not None and t.flops_sass is not None
+        flops = np.where((t.flops > 0) | t.flops_sass, t.flops, np.nan)
+        flops_per_s = np.where((flops > 0) & (dur > 0), flops / dur * 1e9, np.nan)
+        intensity = np.where((flops > 0) & (dram_bytes > 0), flops / dram_bytes, np.nan)
+    memory, level = _memory(f["dram_pct"], f["mem_pct"])
+    limits = np.column_stack([f[x] for x in LIMIT_FIELDS]) if t.n else np.zeros((0, 4))
+    return Derived(
+        duration_us=np.where(dur > 0, dur / 1e3, np.nan), dram_gbs=gbs, memory_pct=memory, memory_level=level,
+        bound=_labels(memory, f["sm_pct"]), limiter=_limiters(limits), flops=flops, flops_per_s=flops_per_s,
+        intensity=intensity,
+    )
+
+
+def _num(x: float, digits: int | None = None) -> float | int | None:
+    if np.isnan(x):
+        return None
+    value = float(x)
+    if digits is not None:
+        value = round(value, digits)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
+    """The summary of launch row ``i``: the fields a record keeps for one launch."""
+    f = t.fields
+    stalls = [(float(v[i]), reason) for reason, v in t.stalls.items() if not np.isnan(v[i])]
+    total = sum(v for v, _ in stalls)
+    top = sorted(stalls, key=lambda s: (-s[0], s[1]))[:TOP_STALLS]
+    limiter = int(d.limiter[i])
     return {
-        "index": index,
-        "id": launch.id,
-        "kernel": launch.kernel,
-        "device": launch.device,
-        "cc": launch.cc,
-        "duration_us": round(dur / 1e3, 3) if dur else None,
-        "dram_gbs": round(gbs, 1) if gbs is not None else None,
-        "dram_pct_of_measured_peak": round(100 * gbs / peak_gbs, 1) if gbs is not None and peak_gbs else None,
-        "dram_pct": f.get("dram_pct"),
-        "sm_pct": f.get("sm_pct"),
-        "mem_pct": f.get("mem_pct"),
-        "memory_pct": memory_pct,
-        "memory_level": memory_level,
-        "occupancy_achieved_pct": f.get("occupancy_achieved_pct"),
-        "occupancy_theoretical_pct": f.get("occupancy_theoretical_pct"),
-        "occupancy_limiter": occupancy_limiter(f),
-        "registers": _count(f.get("registers")),
-        "waves": f.get("waves"),
-        "grid": _count(f.get("grid")),
-        "block": _count(f.get("block")),
-        "grid_dims": launch.grid_dims,
-        "block_dims": launch.block_dims,
-        "l2_hit_pct": f.get("l2_hit_pct"),
-        "flops": _count(flops),
-        "flops_per_s": round(flops / dur * 1e9) if flops and dur else None,
-        "arithmetic_intensity": round(flops / dram_bytes, 3) if flops and dram_bytes else None,
-        "top_stalls": [
-            {"reason": reason, "value": round(v, 3), "share_pct": round(100 * v / total, 1) if total else None,
-             "source": src}
-            for v, reason, src in top[:TOP_STALLS] if v > 0
-        ],
-        "bound": bound_label(memory_pct, f.get("sm_pct")),
-        "ncu_rules": launch.rules,
-        "unparsed_units": launch.problems,
+        "index": i,
+        "id": t.ids[i],
+        "kernel": t.kernels[i],
+        "device": t.text["device"][i],
+        "cc": t.text["cc"][i],
+        "duration_us": _num(d.duration_us[i], 3),
+        "dram_gbs": _num(d.dram_gbs[i], 1),
+        "dram_pct": _num(f["dram_pct"][i]),
+        "sm_pct": _num(f["sm_pct"][i]),
+        "mem_pct": _num(f["mem_pct"][i]),
+        "memory_pct": _num(d.memory_pct[i]),
+        "memory_level": LEVELS[int(d.memory_level[i])],
+        "occupancy_achieved_pct": _num(f["occupancy_achieved_pct"][i]),
+        "occupancy_theoretical_pct": _num(f["occupancy_theoretical_pct"][i]),
+        "occupancy_limiter": LIMITERS[limiter] if limiter >= 0 else None,
+        "registers": _num(f["registers"][i]),
+        "waves": _num(f["waves"][i]),
+        "grid": _num(f["grid"][i]),
+        "block": _num(f["block"][i]),
+        "grid_dims": t.text["grid_dims"][i],
+        "block_dims": t.text["block_dims"][i],
+        "l2_hit_pct": _num(f["l2_hit_pct"][i]),
+        "flops": _num(d.flops[i]),
+        "flops_per_s": _num(d.flops_per_s[i], 0),
+        "arithmetic_intensity": _num(d.intensity[i], 3),
+        "top_stalls": [{"reason": reason, "value": round(v, 3), "share_pct": round(100 * v / total, 1) if total else None,
+                        "source": t.stall_source} for v, reason in top if v > 0],
+        "bound": LABELS[int(d.bound[i])],
+        "ncu_rules": t.rules.get(i, []),
+        "unparsed_units": t.problems.get(i, []),
     }
 
 
-def summarize(raw: list[Launch], details: list[Launch], peak_gbs: float | None = None) -> list[Summary]:
-    """One summary per launch, in profiling order."""
-    return [summarize_launch(i, launch, peak_gbs) for i, launch in enumerate(merge(raw, details))]
-
-
-def by_kernel(launches: list[Summary]) -> list[Summary]:
-    """Per kernel name: launches, total and mean time, share of profiled time, the most
-    common bound label. Sorted by total time, longest first (then name, for ties)."""
-    groups: dict[str, list[Summary]] = {}
-    for s in launches:
-        groups.setdefault(s["kernel"], []).append(s)
-    profiled = sum(s["duration_us"] or 0.0 for s in launches)
+def by_kernel(t: LaunchTable, d: Derived) -> list[Summary]:
+    """Per kernel name: launches, total/mean/min/max time, share of profiled time, the most
+    common bound label, and the summary of its first launch. Longest total time first."""
+    codes: dict[str, int] = {}
+    code = np.array([codes.setdefault(k, len(codes)) for k in t.kernels], dtype=np.int64)
+    k = len(codes)
+    timed = ~np.isnan(d.duration_us)
+    times = np.where(timed, d.duration_us, 0.0)
+    total = np.bincount(code, weights=times, minlength=k)
+    count_timed = np.bincount(code, weights=timed.astype(float), minlength=k)
+    launches = np.bincount(code, minlength=k)
+    low = np.full(k, np.inf)
+    high = np.full(k, -np.inf)
+    np.minimum.at(low, code[timed], d.duration_us[timed])
+    np.maximum.at(high, code[timed], d.duration_us[timed])
+    first = np.full(k, t.n)
+    np.minimum.at(first, code, np.arange(t.n))
+    votes = np.bincount(code * len(LABELS) + d.bound, minlength=k * len(LABELS)).reshape(k, len(LABELS))
+    profiled = float(times.sum())
     out = []
-    for name, group in groups.items():
-        times = [s["duration_us"] for s in group if s["duration_us"] is not None]
-        total = sum(times)
-        labels = Counter(s["bound"] for s in group)
-        bound = sorted(labels.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    for name, c in codes.items():
+        has = count_timed[c] > 0
+        bound = int(np.argmax(votes[c]))
         out.append({
             "kernel": name,
-            "launches": len(group),
-            "first_index": group[0]["index"],
-            "total_us": round(total, 3) if times else None,
-            "mean_us": round(total / len(times), 3) if times else None,
-            "min_us": min(times) if times else None,
-            "max_us": max(times) if times else None,
-            "share_pct": round(100 * total / profiled, 1) if times and profiled else None,
-            "bound": bound,
-            "bound_launches": labels[bound],
+            "launches": int(launches[c]),
+            "first_index": int(first[c]),
+            "total_us": round(float(total[c]), 3) if has else None,
+            "mean_us": round(float(total[c] / count_timed[c]), 3) if has else None,
+            "min_us": float(low[c]) if has else None,
+            "max_us": float(high[c]) if has else None,
+            "share_pct": round(100 * float(total[c]) / profiled, 1) if has and profiled else None,
+            "bound": LABELS[bound],
+            "bound_launches": int(votes[c][bound]),
+            "first_launch": launch_summary(t, d, int(first[c])),
         })
-    return sorted(out, key=lambda k: (-(k["total_us"] or 0.0), k["kernel"]))
+    return sorted(out, key=lambda x: (-(x["total_us"] or 0.0), x["kernel"]))
+
+
+CSV_COLUMNS = ("index", "id", "kernel", "duration_us", "dram_gbs", "dram_pct", "sm_pct", "mem_pct", "memory_pct",
+               "occupancy_achieved_pct", "occupancy_theoretical_pct", "occupancy_limiter", "registers", "grid",
+               "block", "flops", "bound")
+
+
+def launch_csv(t: LaunchTable, d: Derived) -> bytes:
+    """Every launch as CSV (one row each, profiling order): the table a big profile's record
+    cites as a blob. Deterministic for the same input."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    f = t.fields
+    limiter = np.array([LIMITERS[c] if c >= 0 else "" for c in d.limiter.tolist()], dtype=object)
+    columns = {
+        "index": np.arange(t.n), "id": t.ids, "kernel": t.kernels,
+        "duration_us": np.round(d.duration_us, 3), "dram_gbs": np.round(d.dram_gbs, 1),
+        "dram_pct": f["dram_pct"], "sm_pct": f["sm_pct"], "mem_pct": f["mem_pct"], "memory_pct": d.memory_pct,
+        "occupancy_achieved_pct": f["occupancy_achieved_pct"],
+        "occupancy_theoretical_pct": f["occupancy_theoretical_pct"], "occupancy_limiter": limiter,
+        "registers": f["registers"], "grid": f["grid"], "block": f["block"], "flops": d.flops,
+        "bound": np.array(LABELS, dtype=object)[d.bound] if t.n else np.array([], dtype=object),
+    }
+    table = pa.table({name: pa.array(columns[name], from_pandas=True) for name in CSV_COLUMNS})
+    out = io.BytesIO()
+    pacsv.write_csv(table, out)
+    return out.getvalue()

@@ -8,6 +8,7 @@ from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.claims.profile_rules import TOP_KERNELS
 from ikreport.formatting import fmt_gbs, fmt_pct
+from ikreport.profile_data import first_launch
 
 CAVEAT_CONVENTION = "Bytes are counted read + write: a copy of N bytes moves 2N."
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
@@ -40,10 +41,9 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     if peak_id is None:
         return []
     peak = records.records[peak_id]["data"]["peak_gbs"]
-    launches = record["data"]["launches"]
     claims = []
     for kernel in record["data"]["kernels"][:TOP_KERNELS]:
-        first = launches[kernel["first_index"]] if kernel["first_index"] < len(launches) else {}
+        first = first_launch(record["data"], kernel)
         gbs = first.get("dram_gbs")
         if gbs is None:
             continue

@@ -10,6 +10,7 @@ from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_pct
+from ikreport.profile_data import first_launch
 
 TOP_KERNELS = 5
 
@@ -39,11 +40,10 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     text += f", {fmt_duration_us(total)} of profiled GPU time." if total else "; it has no kernel durations."
     claims.append(make_claim("profile-size", "", record_id, text, cites, [CAVEAT_SHARE] if total else [], records))
 
-    launches = data["launches"]
     for kernel in data["kernels"][:TOP_KERNELS]:
         name = kernel["kernel"]
         short = short_kernel(name)
-        first = launches[kernel["first_index"]] if kernel["first_index"] < len(launches) else {}
+        first = first_launch(data, kernel)
         if kernel["share_pct"] is not None:
             text = (f"{short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
                     f"{fmt_duration_us(kernel['total_us'])} over {kernel['launches']} "

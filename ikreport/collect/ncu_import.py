@@ -11,11 +11,14 @@ from typing import Any
 
 from ikreport import records
 from ikreport.analysis.ncu import Profile, read_exports
-from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT
+import numpy as np
+
+from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT, LABELS
 from ikreport.archive import Archive
 from ikreport.collect.context import Context, utc_now
-from ikreport.collect.textfile import read_text
+from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
+from ikreport.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
 
 LIMIT_REPLAY = (
     "ncu serialises kernel launches and replays each one, so overlap between kernels and "
@@ -45,14 +48,14 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
     options are unknown (a collector that ran ncu states them itself)."""
     out = [LIMIT_IMPORTED, LIMIT_REPLAY] if imported else []
     out += [LIMIT_ONE_RUN, LIMIT_BOUND]
-    launches = profile.launches
-    if not any(s["top_stalls"] for s in launches):
+    table, derived = profile.table, profile.derived
+    if not table.stalls:
         out.append(LIMIT_NO_STALLS)
-    if all(s["bound"] == "unknown" for s in launches):
+    if bool((derived.bound == LABELS.index("unknown")).all()):
         out.append(LIMIT_NO_SOL)
-    if not any(s["duration_us"] for s in launches):
+    if bool(np.isnan(derived.duration_us).all()):
         out.append("The export has no kernel durations (gpu__time_duration), so no time shares can be given.")
-    unread = sorted({p.split(":")[0] for s in launches for p in s["unparsed_units"]})
+    unread = sorted({p.split(":")[0] for problems in table.problems.values() for p in problems})
     if unread:
         out.append(f"Some values had units that could not be read and were left out ({', '.join(unread)}).")
     if gpu is None:
@@ -61,18 +64,13 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
     return out
 
 
-def profile_data(profile: Profile) -> dict[str, Any]:
-    times = [s["duration_us"] for s in profile.launches if s["duration_us"] is not None]
-    return {
-        "pages": sorted(set(profile.pages.values())),
-        "launch_count": len(profile.launches),
-        "kernel_count": len(profile.kernels),
-        "profiled_time_us": round(sum(times), 3) if times else None,
-        "devices": profile.devices,
-        "compute_capabilities": profile.compute_capabilities,
-        "kernels": profile.kernels,
-        "launches": profile.launches,
-    }
+def launch_table_source(archive: Archive, profile: Profile) -> list[dict[str, Any]]:
+    """The per-launch CSV blob of a profile too big to keep every launch in its record."""
+    table = launch_table_blob(profile)
+    if table is None:
+        return []
+    return [{"role": LAUNCH_TABLE_ROLE, "id": archive.put_blob(table), "size": len(table), "media_type": "text/csv",
+             "name": "launches.csv"}]
 
 
 def import_csv(archive: Archive, paths: list[Path], context: Context) -> str:
@@ -80,13 +78,11 @@ def import_csv(archive: Archive, paths: list[Path], context: Context) -> str:
     if not paths or len(paths) > 2:
         raise NcuExportError("give one raw and/or one details export (one or two files)")
     raw_bytes: dict[str, bytes] = {}
-    texts: dict[str, str] = {}
+    texts: dict[str, bytes | str] = {}
     for path in paths:
-        data, text = read_text(path, NcuExportError)
-        raw_bytes[str(path)] = data
-        texts[str(path)] = text
+        raw_bytes[str(path)], texts[str(path)] = read_export(path, NcuExportError)
     profile = read_exports(texts)  # parse everything before writing anything
-    sources = []
+    sources = launch_table_source(archive, profile)
     for name, data in raw_bytes.items():
         sources.append({
             "role": f"ncu-{profile.pages[name]}-csv",

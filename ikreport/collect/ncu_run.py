@@ -21,7 +21,8 @@ from ikreport.archive import Archive
 from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
-from ikreport.collect.ncu_import import profile_data, profile_limitations
+from ikreport.collect.ncu_import import launch_table_source, profile_limitations
+from ikreport.profile_data import profile_data
 
 # What the summaries need: throughput (SOL), bytes and rates (MWA), occupancy and its limits,
 # launch shape, and warp-stall reasons (WarpStateStats, SchedulerStats).
@@ -151,7 +152,7 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
            changes: list[dict[str, Any]] | None) -> str:
     profile = read_exports({f"{report_name} ({page} page)": data.decode("utf-8", "replace")
                             for page, data in pages.items()})
-    sources = []
+    sources = launch_table_source(archive, profile)
     if report is not None:
         sources.append({"role": "ncu-report", "id": archive.put_blob(report), "size": len(report),
                         "media_type": "application/octet-stream", "name": report_name})

@@ -8,26 +8,50 @@ from pathlib import Path
 from ikreport.errors import IkreportError
 
 MAX_BYTES = 2 << 30  # refuse before reading more than 2 GiB into memory
+CHUNK = 1 << 20
+
+
+def read_export(path: Path, error: type[IkreportError]) -> tuple[bytes, bytes | str]:
+    """(exact bytes, what the parser reads): the bytes themselves when they are UTF-8, checked
+    in chunks so no decoded copy of a big export is kept; decoded text for UTF-16."""
+    data = _read(path, error)
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data, _decode(path, data, "utf-16", error)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for at in range(0, len(data), CHUNK):
+            decoder.decode(view[at: at + CHUNK], final=at + CHUNK >= len(data))
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (near byte {at + exc.start}); export it again with ncu --csv") from exc
+    return data, data
 
 
 def read_text(path: Path, error: type[IkreportError]) -> tuple[bytes, str]:
     """(exact bytes, decoded text). UTF-8, or UTF-16 with a BOM (PowerShell's '>' writes it)."""
+    data = _read(path, error)
+    encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
+    return data, _decode(path, data, encoding, error)
+
+
+def _decode(path: Path, data: bytes, encoding: str, error: type[IkreportError]) -> str:
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not {encoding.upper().removesuffix('-SIG')} text (byte {exc.start}); "
+                    "save the tool's output again") from exc
+
+
+def _read(path: Path, error: type[IkreportError]) -> bytes:
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:
             raise error(f"{path}: {size} bytes is larger than ikreport reads (2 GiB); export fewer launches")
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError as exc:
         raise error(f"{path}: no such file") from exc
     except IsADirectoryError as exc:
         raise error(f"{path}: is a folder; give the exported file") from exc
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror})") from exc
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding = "utf-16"
-    else:
-        encoding = "utf-8-sig"
-    try:
-        return data, data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        raise error(f"{path}: not UTF-8 text (byte {exc.start}); export it again with ncu --csv") from exc

@@ -11,6 +11,7 @@ from ikreport.claims.datasheet import compute_peak_tflops
 from ikreport.claims.gpus import measured_peak_for
 from ikreport.claims.model import Record, RecordSet
 from ikreport.reports.render import RenderedReport
+from ikreport.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, short
 from ikreport.site.charts import Chart, ChartRenderer
 from ikreport.site.model import Page, claim_view
@@ -117,13 +118,17 @@ def _profile_view(record: Record) -> dict[str, Any]:
         "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
         "block": s["block_dims"] or fmt_number(s["block"]), "bound": s["bound"],
     } for s in data["launches"][:MAX_TABLE_LAUNCHES]]
+    shown = len(launches)
+    complete = data.get("launches_complete", True)
     return {
         "launch_count": data["launch_count"], "kernel_count": data["kernel_count"],
         "time": fmt_duration_us(data["profiled_time_us"]), "pages": ", ".join(data["pages"]),
         "devices": ", ".join(data["devices"]) or "not named in the export",
         "cc": ", ".join(data["compute_capabilities"]) or "n/a",
         "kernels": kernels, "kernels_more": max(0, data["kernel_count"] - MAX_TABLE_KERNELS),
-        "launches": launches, "launches_more": max(0, data["launch_count"] - MAX_TABLE_LAUNCHES),
+        "launches": launches, "launches_more": data["launch_count"] - shown,
+        "launches_title": "Launches" if complete else f"The {shown} longest launches",
+        "launch_table": next((blob_href(s, "../") for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE), None),
     }
 
 
@@ -139,12 +144,10 @@ def _profile_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
             f"Bar chart of profiled GPU time for the {len(rows)} longest-running kernels; "
             f"the longest is {short_kernel(timed[0]['kernel'])} at {fmt_duration_us(timed[0]['total_us'])}.",
             rows))
-    seen: set[str] = set()
     points = []
-    for s in data["launches"]:
-        if s["memory_pct"] is None or s["sm_pct"] is None or s["kernel"] in seen:
+    for s in (first_launch(data, k) for k in data["kernels"][:MAX_TABLE_KERNELS]):
+        if s.get("memory_pct") is None or s.get("sm_pct") is None:
             continue
-        seen.add(s["kernel"])
         points.append({"label": short_kernel(s["kernel"]), "memory_pct": s["memory_pct"],
                        "sm_pct": s["sm_pct"], "bound": s["bound"]})
     if points:
@@ -171,7 +174,7 @@ def _roofline(record: Record, records: RecordSet, charts: ChartRenderer) -> list
     data = record["data"]
     points = []
     for n, kernel in enumerate(data["kernels"][:MAX_TABLE_KERNELS]):
-        first = data["launches"][kernel["first_index"]] if kernel["first_index"] < len(data["launches"]) else {}
+        first = first_launch(data, kernel)
         if first.get("arithmetic_intensity") and first.get("flops_per_s"):
             points.append({"series": "kernel", "label": short_kernel(kernel["kernel"]), "href": f"#k-{n + 1}",
                            "intensity": first["arithmetic_intensity"], "tflops": round(first["flops_per_s"] / 1e12, 6)})

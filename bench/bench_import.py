@@ -1,0 +1,82 @@
+"""Import benchmark: `ikreport collect ncu --from-csv` of a 20,000-launch raw export against
+`pyarrow.csv.read_csv` of the same file, in the same run.
+
+    .venv/bin/python bench/bench_import.py [--launches 20000] [--repeat 3]
+
+Goal (issue 7): import at most 2x pyarrow's time, peak memory at most 3x the file size.
+Both are measured two ways: as whole commands in fresh processes (what a user waits for,
+interpreter start and imports included) and warm, in this process (the work alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from inputs import ROOT, big_raw_export  # noqa: E402
+
+PYARROW_READ = "import sys, pyarrow.csv as c; c.read_csv(sys.argv[1], read_options=c.ReadOptions(skip_rows=2))"
+
+
+def timed_process(argv: list[str]) -> tuple[float, float]:
+    """(seconds, peak RSS in MB) of a command run to completion in a fresh process."""
+    code = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+            "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)")
+    out = subprocess.run([sys.executable, "-c", code, *argv], check=True, capture_output=True, text=True).stdout
+    seconds, rss = out.split()
+    return float(seconds), float(rss)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--launches", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    export = big_raw_export(args.launches)
+    size_mb = export.stat().st_size / 1e6
+    ikreport = str(Path(sys.executable).with_name("ikreport"))
+
+    rows = []
+    cold_py = [timed_process([sys.executable, "-c", PYARROW_READ, str(export)]) for _ in range(args.repeat)]
+    cold_ik = []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            cold_ik.append(timed_process([ikreport, "collect", "ncu", "--from-csv", str(export), "-a", f"{tmp}/a"]))
+    rows.append(("fresh process (s)", statistics.median(t for t, _ in cold_py), statistics.median(t for t, _ in cold_ik)))
+    rows.append(("peak RSS (MB)", max(m for _, m in cold_py), max(m for _, m in cold_ik)))
+
+    import pyarrow.csv as pacsv
+
+    from ikreport.archive import Archive
+    from ikreport.collect.context import Context
+    from ikreport.collect.ncu_import import import_csv
+
+    warm_py, warm_ik = [], []
+    for _ in range(args.repeat):
+        t = time.perf_counter()
+        pacsv.read_csv(export, read_options=pacsv.ReadOptions(skip_rows=2))
+        warm_py.append(time.perf_counter() - t)
+        with tempfile.TemporaryDirectory() as tmp:
+            t = time.perf_counter()
+            import_csv(Archive.create(Path(tmp) / "a"), [export], Context())
+            warm_ik.append(time.perf_counter() - t)
+    rows.append(("warm, in process (s)", statistics.median(warm_py), statistics.median(warm_ik)))
+
+    print(f"import of {export.relative_to(ROOT)}: {args.launches} launches, {size_mb:.1f} MB, median of {args.repeat}")
+    print(f"{'':24} {'pyarrow':>10} {'ikreport':>10} {'ratio':>7}   goal")
+    for name, py, ik in rows:
+        goal = "<= 2x pyarrow" if "s)" in name else ""
+        print(f"{name:24} {py:10.2f} {ik:10.2f} {ik / py:6.2f}x   {goal}")
+    rss = rows[1][2]
+    print(f"{'peak RSS / file size':24} {'':10} {rss / size_mb:10.2f} {'':7}   <= 3x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Launches as columns: what a page says about every launch, in numpy arrays.
+
+One row per launch, in profiling order. Numbers are float64 in base units (ns, bytes,
+bytes/s, %) with NaN where the export has no value; text columns are lists. Both page readers
+produce this, so merging and summarising are column-wise whatever the export's size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ikreport.analysis.ncu_launch import Launch
+from ikreport.analysis.ncu_metrics import FIELDS, STALL_PATTERNS
+
+TEXT = ("device", "cc", "grid_dims", "block_dims")
+
+
+@dataclass
+class LaunchTable:
+    ids: list[str]
+    kernels: list[str]
+    text: dict[str, list[str | None]]
+    fields: dict[str, np.ndarray]
+    stalls: dict[str, np.ndarray] = field(default_factory=dict)  # reason -> values, all of one source
+    stall_source: str | None = None
+    flops: np.ndarray | None = None  # NaN where no FLOP counter had a value
+    flops_sass: np.ndarray | None = None  # bool: SASS FP counters were collected
+    problems: dict[int, list[str]] = field(default_factory=dict)  # launch row -> unreadable values
+    rules: dict[int, list[dict[str, str]]] = field(default_factory=dict)  # launch row -> ncu's findings
+
+    def __post_init__(self) -> None:
+        n = len(self.ids)
+        for name in FIELDS:
+            self.fields.setdefault(name, np.full(n, np.nan))
+        for name in TEXT:
+            self.text.setdefault(name, [None] * n)
+        if self.flops is None:
+            self.flops = np.full(n, np.nan)
+        if self.flops_sass is None:
+            self.flops_sass = np.zeros(n, dtype=bool)
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def from_launches(cls, launches: list[Launch]) -> LaunchTable:
+        """Columns from per-launch objects (the details reader's rows come one metric at a time)."""
+        n = len(launches)
+        fields = {name: np.array([_nan(x.fields.get(name)) for x in launches], dtype=float) for name in FIELDS}
+        sources = {src for x in launches for src, _ in x.stalls.values()}
+        source = next((s for s, _ in STALL_PATTERNS if s in sources), None)
+        reasons = sorted({r for x in launches for r, (src, _) in x.stalls.items() if src == source})
+        stalls = {r: np.array([x.stalls[r][1] if r in x.stalls and x.stalls[r][0] == source else np.nan
+                               for x in launches], dtype=float) for r in reasons}
+        return cls(
+            ids=[x.id for x in launches], kernels=[x.kernel for x in launches],
+            text={name: [getattr(x, name) for x in launches] for name in TEXT},
+            fields=fields, stalls=stalls, stall_source=source,
+            flops=np.array([_nan(x.flops) for x in launches], dtype=float),
+            flops_sass=np.array([x.flops_sass for x in launches], dtype=bool) if n else np.zeros(0, dtype=bool),
+            problems={i: x.problems for i, x in enumerate(launches) if x.problems},
+            rules={i: x.rules for i, x in enumerate(launches) if x.rules},
+        )
+
+
+def _nan(value: float | None) -> float:
+    return np.nan if value is None else value
+
+
+def merge(raw: LaunchTable | None, details: LaunchTable | None) -> LaunchTable:
+    """Raw's launches, with whatever raw lacks filled from details (matched by launch ID)."""
+    if raw is None:
+        assert details is not None
+        return details
+    if details is None:
+        return raw
+    where = {launch_id: j for j, launch_id in enumerate(details.ids)}
+    pick = np.array([where.get(i, -1) for i in raw.ids], dtype=np.int64)
+    has = pick >= 0
+    src = np.where(has, pick, 0)
+    for name, column in raw.fields.items():
+        other = details.fields[name][src] if details.n else np.full(raw.n, np.nan)
+        fill = np.isnan(column) & has
+        column[fill] = other[fill]
+    for name in TEXT:
+        mine, theirs = raw.text[name], details.text[name]
+        raw.text[name] = [m if m or k < 0 else theirs[k] for m, k in zip(mine, pick)]
+    if not raw.stalls and details.stalls:
+        raw.stalls = {r: np.where(has, v[src], np.nan) for r, v in details.stalls.items()}
+        raw.stall_source = details.stall_source
+    assert raw.flops is not None and raw.flops_sass is not None and details.flops is not None
+    fill = np.isnan(raw.flops) & has
+    raw.flops[fill] = details.flops[src][fill]
+    raw.flops_sass[fill] = details.flops_sass[src][fill]  # type: ignore[index]
+    for i, k in enumerate(pick):
+        if k >= 0:
+            if k in details.problems:
+                raw.problems.setdefault(i, []).extend(details.problems[k])
+            if k in details.rules and i not in raw.rules:
+                raw.rules[i] = details.rules[k]
+    return raw
