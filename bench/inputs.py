@@ -38,3 +38,61 @@ def big_raw_export(n: int, path: Path | None = None) -> Path:
                 out.truncate()
         f.write(out.getvalue())
     return path
+
+
+def big_archive(profiles: int, launches: int, path: Path | None = None) -> Path:
+    """An archive of ``profiles`` ncu-profile records of ``launches`` launches each (made from
+    the real B200 export, with kernel names spread over 25 variants and durations scaled per
+    profile so no two records or charts are alike), plus one environment and one
+    peak-bandwidth record for the B200. Made through the importer's own functions."""
+    import os
+
+    from ikreport import records
+    from ikreport.analysis.ncu import Profile, read_exports
+    from ikreport.analysis.ncu_summary import by_kernel, derive
+    from ikreport.archive import Archive
+    from ikreport.collect.context import Context
+    from ikreport.collect.env import write_env_record
+    from ikreport.collect.ncu_import import LIMIT_IMPORTED, launch_table_source, profile_limitations
+    from ikreport.profile_data import profile_data
+
+    path = path or WORK / f"archive_{profiles}x{launches}"
+    if (path / "records").is_dir():
+        return path
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "1796169600")
+    archive = Archive.create(path)
+    smi = ROOT / "tests" / "fixtures" / "nvidia-smi" / "smi_table_evaldataset_h100x2.txt"
+    from ikreport.analysis.nvidia_smi import parse_nvidia_smi
+
+    env = write_env_record(archive, smi.read_bytes(), parse_nvidia_smi(smi.read_text(), "smi"),
+                           Context(title="Bench environment", limitations=("Benchmark input.",)), imported="smi.txt")
+    peak = records.new_record(
+        "peak-bandwidth", "Bench peak bandwidth (B200)", collected_at="2026-12-02T00:00:00Z",
+        subject={"gpu": "NVIDIA B200"}, method={"tool": "bench", "tool_version": None, "command": None,
+                                                "options": {}, "how": "generated for the benchmark"},
+        data={"peak_gbs": 6500.0, "peak_basis": "generated", "max_gbs": 6600.0, "convention": "read+write",
+              "samples": []},
+        limitations=["Generated for the benchmark: not a measurement."], environment=env, cites=[env])
+    archive.put_record(peak)
+    base = read_exports({"b200.csv": big_raw_export(launches).read_bytes()})
+    names = [f"{k}_v{i % 25}" for i, k in enumerate(base.table.kernels)]
+    for n in range(profiles):
+        table = base.table
+        table.kernels = names
+        scale = 1.0 + n / profiles
+        original = table.fields["duration_ns"].copy()
+        table.fields["duration_ns"] = original * scale
+        derived = derive(table)
+        profile = Profile(pages=base.pages, table=table, derived=derived, kernels=by_kernel(table, derived),
+                          devices=base.devices, compute_capabilities=base.compute_capabilities)
+        sources = launch_table_source(archive, profile)
+        record = records.new_record(
+            "ncu-profile", f"Bench profile {n:04d}", collected_at="2026-12-02T00:00:00Z",
+            subject={"gpu": "NVIDIA B200", "workload": f"bench {n}"},
+            method={"tool": "ncu", "tool_version": None, "command": None, "options": {}, "how": "generated"},
+            data=profile_data(profile), sources=sources, environment=env, cites=[env],
+            limitations=[x for x in profile_limitations(profile, "NVIDIA B200") if x != LIMIT_IMPORTED]
+            + ["Generated for the benchmark from a real B200 export: not a measurement."])
+        archive.put_record(record)
+        table.fields["duration_ns"] = original
+    return path

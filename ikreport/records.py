@@ -19,12 +19,27 @@ SCHEMA = "ikreport.record/1"
 Record = dict[str, Any]
 
 
+def _schema() -> dict[str, Any]:
+    return json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8"))
+
+
 @lru_cache(maxsize=1)
 def _validator() -> Any:
+    """jsonschema's validator: slow, but its messages say what is wrong; used to word errors."""
     import jsonschema  # only when records are checked: keeps 'ikreport --help' fast
 
-    schema = json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8"))
-    return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(_schema())
+
+
+@lru_cache(maxsize=1)
+def _fast_validator() -> Any:
+    """The same schema compiled to Python by fastjsonschema: about 10x faster, for the common
+    case of a valid record (a build or verify checks every record of the archive)."""
+    import fastjsonschema
+
+    schema = _schema()
+    schema["$schema"] = "http://json-schema.org/draft-07/schema#"  # the keywords used are draft-07's too
+    return fastjsonschema.compile(schema)
 
 
 def validate(record: Any, where: str = "record") -> None:
@@ -37,6 +52,13 @@ def validate(record: Any, where: str = "record") -> None:
             f"{where}: schema {version!r} is not {SCHEMA!r}; "
             "it was written by another ikreport version: upgrade ikreport to read it"
         )
+    import fastjsonschema
+
+    try:
+        _fast_validator()(record)
+        return
+    except fastjsonschema.JsonSchemaException:
+        pass  # word the error with jsonschema, below
     errors = sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -55,9 +77,11 @@ def encode(record: Record) -> bytes:
 
 def decode(data: bytes, where: str) -> Record:
     """Parse and validate a record's bytes."""
+    import orjson  # parses records several times faster than json: a build reads them all
+
     try:
-        record = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        record = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
         raise RecordError(f"{where}: not valid JSON ({exc}); the file is truncated or damaged") from exc
     validate(record, where)
     return record

@@ -44,11 +44,33 @@ def test_sample_site_matches_the_committed_one(built):
 def test_two_builds_are_byte_identical_with_a_cold_and_a_warm_cache(built, tmp_path):
     out = tmp_path / "again"
     cache = tmp_path / "cache"
-    build_site(Archive.open(SAMPLE), out, cache_dir=cache)  # cold: renders every chart
+    cold = build_site(Archive.open(SAMPLE), out, cache_dir=cache)  # renders every record page
     first = tree(out)
-    result = build_site(Archive.open(SAMPLE), out, cache_dir=cache)  # warm: renders none
-    assert result.charts_rendered == 0 and result.charts_cached > 0
+    warm = build_site(Archive.open(SAMPLE), out, cache_dir=cache)  # renders none
+    assert cold.pages_rendered == len(Archive.open(SAMPLE).record_ids()) and warm.pages_rendered == 0
     assert tree(out) == first == tree(built)
+
+
+def test_incremental_build_equals_a_clean_build(tmp_path):
+    """Adding a record re-renders only the pages that depend on it; the result is byte for
+    byte what a clean build (empty cache, new folder) makes."""
+    import shutil
+
+    from ikreport.collect.context import Context
+    from ikreport.collect.ncu_import import import_csv
+    from conftest import NCU
+
+    arch = tmp_path / "arch"
+    shutil.copytree(SAMPLE, arch)
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(Archive.open(arch), out, cache_dir=cache)
+    import_csv(Archive.open(arch), [NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"],
+               Context(title="one more", gpu="NVIDIA GeForce GTX 1650 Ti"))
+    again = build_site(Archive.open(arch), out, cache_dir=cache)
+    assert again.pages_rendered == 1  # the new record's page; no other page depends on it
+    clean = tmp_path / "clean"
+    build_site(Archive.open(arch), clean, cache_dir=tmp_path / "fresh-cache")
+    assert tree(out) == tree(clean)
 
 
 def test_every_record_json_hashes_to_its_name(built):

@@ -6,7 +6,11 @@ folder into place. Output is deterministic: sorted iteration, no clock, fixed fo
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,8 +18,9 @@ from ikreport.archive import Archive, references
 from ikreport.check import check
 from ikreport.claims.model import RecordSet
 from ikreport.errors import BuildError
-from ikreport.site.charts import ChartRenderer
-from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, record_page, report_page
+from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
+from ikreport.site.record_pages import Job, render_record_pages
+from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
 from ikreport.site.writer import SiteFiles, write_site
@@ -25,6 +30,7 @@ MiB = 1 << 20
 DEFAULT_MAX_BLOB_MB = 20.0  # larger blobs (a .ncu-rep) stay in the archive; the page keeps their hash
 WARN_FILE_MB = 50  # GitHub warns at 50 MB a file and refuses at 100 MB
 WARN_SITE_MB = 800  # Pages sites should stay under about 1 GB
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -36,11 +42,12 @@ class BuildResult:
     charts_cached: int
     warnings: tuple[str, ...] = ()
     blobs_left_out: int = 0
+    pages_rendered: int = 0  # record pages rendered in this build (the rest were unchanged)
 
 
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ikreport" / "charts"
+    return Path(base) / "ikreport"
 
 
 def load_records(archive: Archive) -> RecordSet:
@@ -52,50 +59,97 @@ def load_records(archive: Archive) -> RecordSet:
     return checked.records
 
 
+def _state_path(cache: Path, output: Path) -> Path:
+    return cache / "sites" / (hashlib.sha256(str(output.resolve()).encode()).hexdigest()[:32] + ".json")
+
+
+def _read_state(path: Path) -> dict[str, str]:
+    try:
+        return dict(json.loads(path.read_text("utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
 def build_site(archive: Archive, output: Path, *, templates: Path | None = None, cache_dir: Path | None = None,
-               reports_dir: Path | None = None, strict: bool = False,
-               max_blob_mb: float = DEFAULT_MAX_BLOB_MB) -> BuildResult:
+               reports_dir: Path | None = None, strict: bool = False, max_blob_mb: float = DEFAULT_MAX_BLOB_MB,
+               workers: int | None = None, progress: Progress | None = None) -> BuildResult:
+    """Gather every page and file, then write the site once (see the module docstring)."""
     checked = check(archive, reports_dir)
     failures = checked.failures(strict)
     if failures:
         more = f" (and {len(failures) - 1} more: 'ikreport check' lists them)" if len(failures) > 1 else ""
         raise BuildError(f"{failures[0]}{more}")
     records = checked.records
+    slugs = [r.slug for r in checked.reports]
+    if len(set(slugs)) != len(slugs):
+        raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
     cited_by: dict[str, list[str]] = {}
     for rid, record in sorted(records.records.items()):
         for what, ref in references(record):
             if what == "record" and rid not in cited_by.setdefault(ref, []):
                 cited_by[ref].append(rid)
-    charts = ChartRenderer(cache_dir or default_cache_dir())
+    cache = cache_dir or default_cache_dir()
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
     published = {blob_id for blob_id, _media, size in sources if size <= max_blob_mb * MiB}
-    pages = [index_page(records, checked.reports), changelog_page(records)] + [report_page(r) for r in checked.reports]
-    pages += [record_page(rid, records, cited_by, charts, archive.record_bytes(rid), published)
-              for rid in sorted(records.records)]
-    slugs = [r.slug for r in checked.reports]
-    if len(set(slugs)) != len(slugs):
-        raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
-
     env = environment(templates)
     site = {"record_count": len(records.records)}
     files = SiteFiles()
+    state_file = _state_path(cache, output)
+    previous = _read_state(state_file) if output.is_dir() else {}
+
+    # Record pages: reuse what a key says is unchanged, render the rest (in parallel).
+    digest = templates_digest(env.loader.searchpath)  # type: ignore[union-attr]
+    page_cache = PageCache(cache / "pages")
+    keys = {rid: record_page_key(rid, records, cited_by, published, digest) for rid in sorted(records.records)}
+    metas = {rid: page_cache.get(key) for rid, key in keys.items()}
+    todo = [rid for rid, meta in metas.items() if meta is None]
+    job = Job(archive.root, records, cited_by, published, templates, cache / "charts", site)
+    chart_svgs: dict[str, str] = {}
+    fresh: dict[str, tuple[str, str]] = {}
+    rendered_charts = 0
+    for page in render_record_pages(job, todo, workers, progress):
+        meta = {"charts": sorted(page.charts), "claims": page.claims}
+        page_cache.put(keys[page.record_id], page.html, page.md, meta)
+        metas[page.record_id] = meta
+        fresh[page.record_id] = (page.html, page.md)
+        chart_svgs.update(page.charts)
+        rendered_charts += len(page.charts)
     claims = 0
+    chart_keys: set[str] = set()
+    for rid, key in keys.items():
+        meta = metas[rid]
+        assert meta is not None
+        claims += meta["claims"]
+        chart_keys.update(meta["charts"])
+        for n, ext in enumerate(("html", "md")):
+            if rid in fresh:
+                files.add(f"e/{rid}.{ext}", fresh[rid][n], key)
+            else:
+                files.add_lazy(f"e/{rid}.{ext}", functools.partial(page_cache.read, key, ext),
+                               (cache / "pages" / f"{key}.{ext}").stat().st_size, key)
+    chart_dir = cache / "charts"
+    for key in sorted(chart_keys):  # the Markdown twins show charts as images
+        if key in chart_svgs:
+            files.add(f"charts/{key}.svg", chart_svgs[key], key)
+        else:
+            files.add_lazy(f"charts/{key}.svg", functools.partial((chart_dir / f"{key}.svg").read_bytes),
+                           (chart_dir / f"{key}.svg").stat().st_size, key)
+
+    # Pages about the whole archive: always rendered (they list every record).
+    pages = [index_page(records, checked.reports), changelog_page(records)] + [report_page(r) for r in checked.reports]
     for page in pages:
         html, md = render(env, page, site)
         files.add(f"{page.path}.html", html)
         files.add(f"{page.path}.md", md)
-        claims += sum(len(g["claims"]) for g in page.context.get("claim_groups", []))
         claims += page.context.get("cited_paragraphs", 0)
-    svgs = {chart.key: chart.svg for page in pages for chart in page.context.get("charts", [])}
-    for key in sorted(svgs):
-        files.add(f"charts/{key}.svg", svgs[key])  # the Markdown twins show charts as images
     for rid in sorted(records.records):
-        files.add(f"e/{rid}.json", archive.record_bytes(rid))
+        files.add_lazy(f"e/{rid}.json", functools.partial(archive.record_bytes, rid),
+                       archive.record_path(rid).stat().st_size, rid)
     manifest_blobs = []
-    for blob_id, media_type, _size in sources:
+    for blob_id, media_type, size in sources:
         if blob_id in published:
             path = f"b/{blob_id}{MEDIA_EXT.get(media_type, '')}"
-            files.add(path, archive.read_blob(blob_id))
+            files.add_lazy(path, functools.partial(archive.read_blob, blob_id), size, blob_id)
             manifest_blobs.append({"id": blob_id, "path": path})
     for name in ASSETS:
         files.add(name, asset(env, name))
@@ -104,9 +158,20 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     files.add("manifest.json", manifest_json(sorted(records.records), manifest_blobs))
     files.add(".nojekyll", b"")
     warnings = budget_warnings(files)
-    write_site(files, output)
-    return BuildResult(len(pages), len(records.records), claims, charts.rendered, charts.cached, tuple(warnings),
-                       len(sources) - len(published))
+    state = write_site(files, output, previous)
+    _write_state(state_file, state)
+    return BuildResult(len(pages) + len(keys), len(records.records), claims, rendered_charts, 0, tuple(warnings),
+                       len(sources) - len(published), pages_rendered=len(todo))
+
+
+def _write_state(path: Path, state: dict[str, str]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(state, sort_keys=True), "utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # without it the next build writes every file again: slower, not wrong
 
 
 def manifest_json(record_ids: list[str], blobs: list[dict[str, str]]) -> bytes:
@@ -120,10 +185,10 @@ def manifest_json(record_ids: list[str], blobs: list[dict[str, str]]) -> bytes:
 def budget_warnings(files: SiteFiles) -> list[str]:
     out = []
     total = 0
-    for path, data in sorted(files.files.items()):
-        total += len(data)
-        if len(data) > WARN_FILE_MB * MiB:
-            out.append(f"{path}: {len(data) / MiB:.0f} MB; GitHub refuses files over 100 MB (use --max-blob-mb)")
+    for path, size in sorted(files.sizes().items()):
+        total += size
+        if size > WARN_FILE_MB * MiB:
+            out.append(f"{path}: {size / MiB:.0f} MB; GitHub refuses files over 100 MB (use --max-blob-mb)")
     if total > WARN_SITE_MB * MiB:
         out.append(f"the site is {total / MiB:.0f} MB; GitHub Pages sites should stay under about 1 GB")
     return out

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CHART_VERSION = "1"  # bump when a chart's look changes, to drop cached SVGs
+CHART_VERSION = "2"  # bump when a chart's look changes, to drop cached SVGs
 Rows = list[dict[str, Any]]
 
 
@@ -39,7 +39,7 @@ class ChartRenderer:
     def __init__(self, cache_dir: Path | None) -> None:
         self.cache_dir = cache_dir
         self.rendered = 0
-        self.cached = 0
+        self.cached = 0  # only this renderer's own counts; a build adds up its pages' charts
 
     def render(self, kind: str, title: str, alt: str, rows: Rows,
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
@@ -80,10 +80,9 @@ def _time_by_kernel(rows: Rows) -> dict[str, Any]:
 
     chart = alt.Chart(alt.Data(values=rows)).mark_bar(color="#4c78a8").encode(
         x=alt.X("total_ms:Q", title="profiled GPU time (ms)"),
-        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=260)),
-        tooltip=[alt.Tooltip("kernel:N"), alt.Tooltip("total_ms:Q"), alt.Tooltip("launches:Q")],
+        y=alt.Y("label:N", sort=None, title=None),
     ).properties(width=420, height=alt.Step(18))
-    return chart.to_dict()
+    return chart.to_dict(validate=False)  # the specs are fixed; tests validate them once
 
 
 def _throughput(rows: Rows) -> dict[str, Any]:
@@ -94,10 +93,10 @@ def _throughput(rows: Rows) -> dict[str, Any]:
         x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
         y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
         color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "mixed", "latency-bound"]),
-        tooltip=[alt.Tooltip("label:N"), alt.Tooltip("memory_pct:Q"), alt.Tooltip("sm_pct:Q")],
     )
     rules = alt.Chart(alt.Data(values=[{"v": 40}, {"v": 60}])).mark_rule(strokeDash=[4, 4], color="#888")
-    return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict()
+    return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict(
+        validate=False)
 
 
 def _bandwidth_samples(rows: Rows) -> dict[str, Any]:
@@ -106,7 +105,7 @@ def _bandwidth_samples(rows: Rows) -> dict[str, Any]:
     return alt.Chart(alt.Data(values=rows)).mark_tick(thickness=2, size=18, color="#4c78a8").encode(
         x=alt.X("gbs:Q", title="GB/s (read + write)", scale=alt.Scale(zero=False)),
         y=alt.Y("size_mib:O", title="buffer (MiB)"),
-    ).properties(width=420).to_dict()
+    ).properties(width=420).to_dict(validate=False)
 
 
 def _comparison_ratio(rows: Rows) -> dict[str, Any]:
@@ -114,11 +113,11 @@ def _comparison_ratio(rows: Rows) -> dict[str, Any]:
 
     bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
         x=alt.X("ratio:Q", title="B/A median duration (below 1: faster in B)"),
-        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=260)),
+        y=alt.Y("label:N", sort=None, title=None),
         color=alt.Color("verdict:N", sort=["FASTER", "SAME", "SLOWER", "UNDECIDED"]),
     )
     one = alt.Chart(alt.Data(values=[{"x": 1}])).mark_rule(color="#888", strokeDash=[4, 4]).encode(x="x:Q")
-    return alt.layer(bars, one).properties(width=420, height=alt.Step(18)).to_dict()
+    return alt.layer(bars, one).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
 
 
 def _roofline(rows: Rows) -> dict[str, Any]:
@@ -129,11 +128,11 @@ def _roofline(rows: Rows) -> dict[str, Any]:
     x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per DRAM byte)", scale=alt.Scale(type="log"))
     y = alt.Y("tflops:Q", title="TFLOP/s", scale=alt.Scale(type="log"))
     layers = [alt.Chart(alt.Data(values=points)).mark_circle(size=70, color="#e45756").encode(
-        x=x, y=y, href="href:N", tooltip=[alt.Tooltip("label:N"), alt.Tooltip("tflops:Q"), alt.Tooltip("intensity:Q")])]
+        x=x, y=y, href="href:N")]
     if roofs:
         layers.insert(0, alt.Chart(alt.Data(values=roofs)).mark_line(color="#4c78a8").encode(
             x=x, y=y, detail="series:N", strokeDash=alt.StrokeDash("series:N", title="roof")))
-    return alt.layer(*layers).properties(width=420, height=300).to_dict()
+    return alt.layer(*layers).properties(width=420, height=300).to_dict(validate=False)
 
 
 SPECS = {"roofline": _roofline, "comparison-ratio": _comparison_ratio, "time-by-kernel": _time_by_kernel, "throughput": _throughput, "bandwidth-samples": _bandwidth_samples}

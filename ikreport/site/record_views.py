@@ -93,8 +93,11 @@ def comparison_view(record: dict[str, Any], ref: Any) -> tuple[Facts, Tables]:
         tables.append({"title": "What differs between A and B", "note": "Each of these must be recorded and equal "
                        "for a comparison to be like-for-like.", "columns": ["field", "A", "B", "why"],
                        "rows": [[x["field"], _s(x["a"]), _s(x["b"]), x["why"]] for x in d["differences"]]})
-    tables.append({"title": "Kernels", "note": "", "columns": ["kernel", "launches", "A median", "B median", "B/A", "verdict"],
-                   "rows": [[k["kernel"], str(k["launches"]), fmt_duration_us(k["a_median_us"]),
+    matched = [k for k in d["kernels"] if k["ratio"] is not None]
+    rank = {id(k): str(i + 1) for i, k in enumerate(matched)}  # as the chart numbers its bars
+    tables.append({"title": "Kernels", "note": "", "columns": ["#", "kernel", "launches", "A median", "B median", "B/A",
+                                                              "verdict"],
+                   "rows": [[rank.get(id(k), ""), k["kernel"], str(k["launches"]), fmt_duration_us(k["a_median_us"]),
                              fmt_duration_us(k["b_median_us"]), "n/a" if k["ratio"] is None else f"{k['ratio']:.3f}",
                              k["verdict"]] for k in d["kernels"]]})
     return facts, tables

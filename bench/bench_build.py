@@ -1,0 +1,108 @@
+"""Build benchmarks on a big archive: full build, incremental build, start-up, verify.
+
+    .venv/bin/python bench/bench_build.py [--profiles 1000] [--launches 1000]
+
+Goals (issue 7): full build >= 20 record pages/s on this machine's cores; largest page
+<= 2 MB; after adding one record, a rebuild takes <= 5% of the full build and gives the same
+bytes as a clean build; `ikreport --help` within 0.3 s; `ikreport verify` at least half the
+speed of reading and hashing the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import hashlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from inputs import B200, WORK, big_archive  # noqa: E402
+
+
+def tree_equal(a: Path, b: Path) -> bool:
+    left = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
+    right = sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
+    return left == right and all(filecmp.cmp(a / f, b / f, shallow=False) for f in left)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profiles", type=int, default=1000)
+    parser.add_argument("--launches", type=int, default=1000)
+    args = parser.parse_args()
+    from ikreport.archive import Archive
+    from ikreport.collect.context import Context
+    from ikreport.collect.ncu_import import import_csv
+    from ikreport.site.build import build_site
+
+    t = time.perf_counter()
+    source = big_archive(args.profiles, args.launches)
+    made = time.perf_counter() - t
+    with tempfile.TemporaryDirectory(dir=WORK) as tmp:
+        work = Path(tmp)
+        archive_dir = work / "archive"
+        shutil.copytree(source, archive_dir, copy_function=os.link)  # records are read-only: links are safe
+        archive = Archive.open(archive_dir)
+        records = len(archive.record_ids())
+        site, cache = work / "site", work / "cache"
+
+        t = time.perf_counter()
+        full = build_site(archive, site, cache_dir=cache)
+        full_s = time.perf_counter() - t
+        largest = max((p for p in site.rglob("*.html")), key=lambda p: p.stat().st_size)
+        largest_name, largest_size = largest.name, largest.stat().st_size
+
+        import_csv(archive, [B200], Context(title="one more profile", gpu="NVIDIA B200"))
+        t = time.perf_counter()
+        inc = build_site(archive, site, cache_dir=cache)
+        inc_s = time.perf_counter() - t
+        clean = work / "clean"
+        build_site(archive, clean, cache_dir=work / "cache2")
+        same = tree_equal(site, clean)
+
+        ikreport = str(Path(sys.executable).with_name("ikreport"))
+        helps = []
+        for _ in range(5):
+            t = time.perf_counter()
+            subprocess.run([ikreport, "--help"], check=True, stdout=subprocess.DEVNULL)
+            helps.append(time.perf_counter() - t)
+        from ikreport.verify import verify_archive
+
+        t = time.perf_counter()
+        problems = verify_archive(Archive.open(archive_dir))  # in process, as the read+hash loop below
+        verify_s = time.perf_counter() - t
+        assert problems == [], problems[:3]
+        t = time.perf_counter()
+        total = 0
+        for path in sorted(archive_dir.rglob("*")):
+            if path.is_file():
+                data = path.read_bytes()
+                hashlib.sha256(data).hexdigest()
+                total += len(data)
+        hash_s = time.perf_counter() - t
+
+    print(f"archive: {args.profiles} profiles x {args.launches} launches + environment and bandwidth records "
+          f"({records} records, generated in {made:.0f} s); {os.cpu_count()} cores")
+    rows = [
+        ("full build", f"{full_s:.1f} s", f"{full.pages_rendered / full_s:.1f} record pages/s", ">= 20 pages/s"),
+        ("largest page", f"{largest_size / 1e6:.2f} MB", largest_name[:20] + "…", "<= 2 MB"),
+        ("incremental (+1 record)", f"{inc_s:.2f} s", f"{100 * inc_s / full_s:.1f}% of full, "
+         f"{inc.pages_rendered} page(s) rendered", "<= 5%"),
+        ("incremental == clean", "yes" if same else "NO", "byte for byte", "yes"),
+        ("ikreport --help", f"{statistics.median(helps):.3f} s", "median of 5", "<= 0.3 s"),
+        ("ikreport verify", f"{verify_s:.2f} s", f"read+hash alone {hash_s:.2f} s ({total / 1e6:.0f} MB): "
+         f"{hash_s / verify_s:.2f}x its speed", ">= 0.5x"),
+    ]
+    for name, value, detail, goal in rows:
+        print(f"{name:26} {value:>10}   {detail:52} goal {goal}")
+
+
+if __name__ == "__main__":
+    main()

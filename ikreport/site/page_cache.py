@@ -1,0 +1,97 @@
+"""What a record page depends on, and a cache of rendered pages keyed by it.
+
+Records are immutable, so a record page is a pure function of: the record, the records it
+refers to and that refer to it, the peak-bandwidth record its claims use, whether a
+supersession replaces it, which of its blobs are published, the templates, and ikreport's
+own code. Hash those ids and digests and a page whose key is unchanged need not be rendered
+again (issue: builds of big archives are incremental).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ikreport import __version__
+from ikreport.archive import references
+from ikreport.claims.gpus import measured_peak_for
+from ikreport.claims.model import RecordSet
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A digest of ikreport's own source: a new rule or view invalidates every cached page."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".json", ".js", ".css", ".html", ".md") and path.is_file():
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def templates_digest(dirs: list[str]) -> str:
+    h = hashlib.sha256()
+    for base in dirs:
+        for path in sorted(Path(base).rglob("*")):
+            if path.is_file():
+                h.update(str(path.relative_to(base)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list[str]], published: set[str],
+                    templates: str) -> str:
+    record = records.records[record_id]
+    deps: dict[str, Any] = {
+        "record": record_id,
+        "refs": sorted({ref for _, ref in references(record)}),
+        "cited_by": sorted(cited_by.get(record_id, [])),
+        "peak": measured_peak_for(record, records) if record["kind"] == "ncu-profile" else None,
+        "superseded_by": sorted(r for r in records.by_kind.get("supersession", [])
+                                if any(s["id"] == record_id for s in records.records[r]["supersedes"])),
+        "published": sorted(s["id"] for s in record["sources"] if s["id"] in published),
+        "templates": templates,
+        "code": code_digest(),
+    }
+    return hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()
+
+
+class PageCache:
+    """Rendered record pages on disk: <key>.html, <key>.md and <key>.json (chart keys, claims)."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        if self.root is None:
+            return None
+        meta = self.root / f"{key}.json"
+        try:
+            found = json.loads(meta.read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not (self.root / f"{key}.html").is_file() or not (self.root / f"{key}.md").is_file():
+            return None
+        return found
+
+    def read(self, key: str, ext: str) -> bytes:
+        assert self.root is not None
+        return (self.root / f"{key}.{ext}").read_bytes()
+
+    def put(self, key: str, html: str, md: str, meta: dict[str, Any]) -> None:
+        if self.root is None:
+            return
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            for ext, text in (("html", html), ("md", md), ("json", json.dumps(meta, sort_keys=True))):
+                tmp = self.root / f".{key}.{ext}.{secrets.token_hex(4)}"
+                tmp.write_text(text, "utf-8")
+                os.replace(tmp, self.root / f"{key}.{ext}")  # the .json last: a page is whole or absent
+        except OSError:
+            pass  # a cache that cannot be written only costs time

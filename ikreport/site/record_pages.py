@@ -1,0 +1,102 @@
+"""Render record pages, in worker processes when there are many.
+
+Workers start from a clean process ("forkserver"), never by forking the builder: the builder
+has threads (pyarrow's pool) by then, and a forked child of a threaded process can deadlock,
+as vl-convert did here. Each worker loads the records from the archive once and renders
+whole pages (claims, charts, templates), sending back finished text. The output does not
+depend on how many workers there are.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ikreport.archive import Archive
+from ikreport.claims.model import RecordSet
+from ikreport.site.charts import ChartRenderer
+from ikreport.site.pages import record_page
+from ikreport.site.render import environment, render
+
+Progress = Callable[[int, int], None]
+SERIAL_BELOW = 16  # a pool costs more than it saves for a few pages
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    record_id: str
+    html: str
+    md: str
+    charts: dict[str, str]  # chart key -> svg
+    claims: int
+
+
+@dataclass(frozen=True)
+class Job:
+    archive: Path
+    records: RecordSet | None  # None in a worker until it has loaded them
+    cited_by: dict[str, list[str]]
+    published: set[str]
+    templates: Path | None
+    chart_cache: Path | None
+    site: dict[str, Any]
+
+
+_JOB: Job | None = None  # the builder's job in-process; each worker's own copy
+
+
+def _init_worker(job: Job) -> None:
+    global _JOB
+    archive = Archive(job.archive)
+    _JOB = replace(job, records=RecordSet.of({rid: archive.load(rid) for rid in archive.record_ids()}))
+
+
+def _render_one(record_id: str) -> RenderedPage:
+    job = _JOB
+    assert job is not None and job.records is not None
+    env = _env(job.templates)
+    charts = ChartRenderer(job.chart_cache)
+    page = record_page(record_id, job.records, job.cited_by, charts, Archive(job.archive).record_bytes(record_id),
+                       job.published)
+    html, md = render(env, page, job.site)
+    claims = sum(len(g["claims"]) for g in page.context.get("claim_groups", []))
+    return RenderedPage(record_id, html, md, {c.key: c.svg for c in page.context["charts"]}, claims)
+
+
+_ENVS: dict[Path | None, Any] = {}
+
+
+def _env(templates: Path | None) -> Any:
+    if templates not in _ENVS:
+        _ENVS[templates] = environment(templates)
+    return _ENVS[templates]
+
+
+def render_record_pages(job: Job, record_ids: list[str], workers: int | None = None,
+                        progress: Progress | None = None) -> list[RenderedPage]:
+    global _JOB
+    _JOB = job
+    total = len(record_ids)
+    workers = workers or os.cpu_count() or 1
+    if workers <= 1 or total < SERIAL_BELOW or "forkserver" not in multiprocessing.get_all_start_methods():
+        out = []
+        for i, rid in enumerate(record_ids, start=1):
+            out.append(_render_one(rid))
+            if progress:
+                progress(i, total)
+        return out
+    context = multiprocessing.get_context("forkserver")
+    light = replace(job, records=None)  # workers read the records themselves rather than unpickle them
+    results = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
+                             initargs=(light,)) as pool:
+        for i, page in enumerate(pool.map(_render_one, record_ids, chunksize=8), start=1):
+            results.append(page)
+            if progress:
+                progress(i, total)
+    return results
