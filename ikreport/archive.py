@@ -182,6 +182,11 @@ def references(record: records.Record) -> list[tuple[str, str]]:
 
 
 def _read_no_follow(path: Path) -> bytes:
+    # O_NOFOLLOW guards the file itself; a linked shard or records/ folder is refused too, so a
+    # read never leaves the archive.
+    for folder in (path.parent, path.parent.parent):
+        if folder.is_symlink():
+            raise IntegrityError(f"{folder}: is a symbolic link; archives hold plain folders and files only")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError as exc:

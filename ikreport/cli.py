@@ -264,7 +264,10 @@ def verify(archive: Path | None, site: str | None) -> None:
         click.echo(f"{site}: {checked} records verified against manifest.json")
         return
     store = Archive.open(archive or Path(os.environ.get(ARCHIVE_ENV, DEFAULT_ARCHIVE)))
-    problems = verify_archive(store)
+    notes: list[str] = []
+    problems = verify_archive(store, notes=notes)
+    for line in notes:
+        click.echo(f"note: {line}", err=True)
     for line in problems:
         click.echo(line)
     if problems:

@@ -15,9 +15,11 @@ from ikreport.errors import IkreportError
 Progress = Callable[[int], None]
 
 
-def verify_archive(archive: Archive, progress: Progress | None = None) -> list[str]:
-    """Problems found in ``archive`` (empty when all is well)."""
+def verify_archive(archive: Archive, progress: Progress | None = None, notes: list[str] | None = None) -> list[str]:
+    """Problems found in ``archive`` (empty when all is well). Leftovers of interrupted writes
+    (``.tmp-*`` files, which can never be taken for a record) go to ``notes``, not problems."""
     problems: list[str] = []
+    notes = notes if notes is not None else []
     records_ok: dict[str, dict] = {}
     blobs_ok: set[str] = set()
     for top, suffix in ((archive.blobs_dir, ""), (archive.records_dir, RECORD_SUFFIX)):
@@ -31,7 +33,7 @@ def verify_archive(archive: Archive, progress: Progress | None = None) -> list[s
                 path = Path(item.path)
                 name = item.name
                 if name.startswith(TEMP_PREFIX):
-                    problems.append(f"{path}: temporary file left by an interrupted write; delete it")
+                    notes.append(f"{path}: temporary file left by an interrupted write; safe to delete")
                     continue
                 stem = name[: len(name) - len(suffix)] if suffix and name.endswith(suffix) else (None if suffix else name)
                 if stem is None or not ID_RX.match(entry.name + stem) or not item.is_file(follow_symlinks=False):

@@ -121,8 +121,9 @@ def test_verify_reports_strays_links_and_writable_files(archive, tmp_path):
     outside.write_text("{}")
     (shard / ("0" * 62 + ".json")).symlink_to(outside)
     os.chmod(archive.record_path(rid), 0o644)
-    problems = verify_archive(archive)
-    assert any("temporary file left by an interrupted write" in p for p in problems)
+    notes: list[str] = []
+    problems = verify_archive(archive, notes=notes)
+    assert any("temporary file left by an interrupted write; safe to delete" in n for n in notes)
     assert any("notes.txt: unexpected file" in p for p in problems)
     assert any("symbolic link in the archive" in p for p in problems)
     assert any("writable; archive files are read-only" in p for p in problems)
@@ -151,3 +152,13 @@ def test_open_refuses_what_is_not_an_archive(tmp_path):
         Archive.open(tmp_path / "nope")
     with pytest.raises(ArchiveError, match="not an ikreport archive"):
         Archive.open(tmp_path)
+
+
+def test_reads_never_follow_a_link_out_of_the_archive(archive, tmp_path):
+    rid = archive.put_record(make_record(archive))
+    outside = tmp_path / "elsewhere"
+    os.rename(archive.record_path(rid).parent, outside)
+    os.symlink(outside, archive.record_path(rid).parent)  # the shard is now a link to a folder outside
+    with pytest.raises(IntegrityError, match="is a symbolic link"):
+        archive.load(rid)
+    assert any("unexpected entry in the archive" in p for p in verify_archive(archive))

@@ -23,8 +23,9 @@ class BandwidthOutputError(IkreportError):
     """Saved bandwidth-tool output that cannot be read, or does not measure device memory."""
 
 
-BABEL_ROW = re.compile(r"^(?P<fn>Copy|Mul|Add|Triad|Dot|Nstream)\s+(?P<mbs>[\d.]+)\s+(?P<min>[\d.eE+-]+)\s+"
-                       r"(?P<max>[\d.eE+-]+)\s+(?P<avg>[\d.eE+-]+)\s*$")
+NUM = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"  # one number: "1394571.325", "0.00038", "3.8e-04"
+BABEL_ROW = re.compile(rf"^(?P<fn>Copy|Mul|Add|Triad|Dot|Nstream)\s+(?P<mbs>{NUM})\s+(?P<min>{NUM})\s+"
+                       rf"(?P<max>{NUM})\s+(?P<avg>{NUM})\s*$")
 BABEL_ARRAYS = {"Copy": 2, "Mul": 2, "Add": 3, "Triad": 3, "Dot": 2, "Nstream": 4}
 
 
@@ -33,7 +34,7 @@ def parse_babelstream(text: str, name: str) -> dict[str, Any]:
     if "BabelStream" not in text or not version:
         raise BandwidthOutputError(f"{name}: no 'BabelStream' banner with 'Version:'; save the whole output")
     device = re.search(r"^Using \S+ device (.+?)\s*$", text, re.MULTILINE)
-    array = re.search(r"^Array size:\s*([\d.]+)\s*MB", text, re.MULTILINE)
+    array = re.search(rf"^Array size:\s*({NUM})\s*MB", text, re.MULTILINE)
     precision = re.search(r"^Precision:\s*(\S+)", text, re.MULTILINE)
     runs = re.search(r"^Running kernels (\d+) times", text, re.MULTILINE)
     implementation = re.search(r"^Implementation:\s*(.+?)\s*$", text, re.MULTILINE)
@@ -90,7 +91,7 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
         if not current.get("columns") and line.strip():
             current["columns"] = line.split()  # the matrix's column labels: device indices
             continue
-        total = re.match(r"^SUM (\S+) ([\d.]+)$", line)
+        total = re.match(rf"^SUM (\S+) ({NUM})$", line)
         if total and total.group(1) == current["name"]:
             current["sum_gbs"] = float(total.group(2))
             current = None
@@ -98,7 +99,7 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
         row = re.match(r"^\s*(\d+)\s+(.+)$", line)
         if row and current["title"] is not None:
             values = [None if v == "N/A" else float(v) for v in row.group(2).split()
-                      if re.match(r"^(N/A|[\d.]+)$", v)]
+                      if re.fullmatch(rf"N/A|{NUM}", v)]
             current["cells"].append({"row": int(row.group(1)), "values": values})
     if not tests:
         raise BandwidthOutputError(f"{name}: no 'Running <testcase>.' blocks; the output is cut short")

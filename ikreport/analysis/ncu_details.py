@@ -22,6 +22,7 @@ from ikreport.analysis.ncu_launch import Launch, dims_product
 from ikreport.analysis.ncu_table import LaunchTable
 from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, flop_weight, stall_reason
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
+from ikreport.errors import NcuExportError
 
 Cell = tuple[str, str]  # (value text, unit)
 
@@ -48,7 +49,15 @@ def parse_details(export: Export) -> LaunchTable:
         col.setdefault(h, i)
     value_at = col["Metric Value"]
     launches: dict[str, _Collected] = {}
-    for row in csv.reader(io.StringIO(export.text)):
+    reader = csv.reader(io.StringIO(export.text, newline=""))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise NcuExportError(f"{export.name}:{export.header_line + reader.line_num}: not a CSV line ({exc}); "
+                                 "export it again") from exc
         if len(row) <= value_at or not row[col["Metric Name"]]:
             # rule rows (empty metric) still carry ncu's own verdicts: keep them
             _add_rule(launches, row, col)

@@ -9,6 +9,7 @@ a raw page has one column per metric, with a units row under the header.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import re
 from dataclasses import dataclass
@@ -40,6 +41,30 @@ class Export:
         return bytes(self.body).decode("utf-8", "replace")
 
 
+CHUNK = 1 << 20
+
+
+def check_utf8(data: bytes, name: str) -> None:
+    """Refuse bytes that are not UTF-8, checking in chunks so no decoded copy is kept."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    at = 0
+    try:
+        for at in range(0, len(data), CHUNK):
+            decoder.decode(view[at: at + CHUNK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise NcuExportError(f"{name}: not UTF-8 text (near byte {at + exc.start}); export it again with ncu --csv") from exc
+
+
+def csv_row(line: str, name: str, number: int) -> list[str]:
+    """One CSV line; a line the csv module cannot read is a clear error naming it."""
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error as exc:
+        raise NcuExportError(f"{name}:{number}: not a CSV line ({exc}); export it again") from exc
+
+
 def _tool_error(lines: list[str]) -> str | None:
     for line in lines:
         s = line.strip()
@@ -56,6 +81,7 @@ def locate(data: bytes | str, name: str = "<export>") -> Export:
         data = data.encode("utf-8")
     if b"\x00" in data[:65536]:
         raise NcuExportError(f"{name}: not a text file; give the CSV from 'ncu --import REPORT --csv'")
+    check_utf8(data, name)
     if data.startswith(BOM):
         data = data[len(BOM):]
     found = HEADER_RX.search(data)
@@ -72,7 +98,7 @@ def locate(data: bytes | str, name: str = "<export>") -> Export:
         )
     end = data.find(b"\n", found.start())
     header_text = data[found.start(): end if end >= 0 else len(data)].decode("utf-8", "replace").rstrip("\r")
-    header = tuple(next(csv.reader([header_text])))
+    header = tuple(csv_row(header_text, name, found_line := data.count(b"\n", 0, found.start()) + 1))
     page: Page = "details" if all(c in header for c in DETAILS_COLUMNS) else "raw"
     stop = len(data)
     while stop > end and data[stop - 1:stop] in (b"\r", b"\n"):
@@ -85,5 +111,4 @@ def locate(data: bytes | str, name: str = "<export>") -> Export:
     # (==PROF== lines, program output) interleaved with the CSV.
     if len(body) and (bytes(body[:1]) != b'"' or CHATTER_RX.search(body)):
         body = b"\n".join(line for line in bytes(body).split(b"\n") if line.startswith(b'"'))
-    return Export(name=name, page=page, header=header, body=body,
-                  header_line=data.count(b"\n", 0, found.start()) + 1)
+    return Export(name=name, page=page, header=header, body=body, header_line=found_line)

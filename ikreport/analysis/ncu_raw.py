@@ -10,14 +10,13 @@ Rows of another width than the header are skipped.
 
 from __future__ import annotations
 
-import csv
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ikreport.analysis.ncu_export import Export
+from ikreport.analysis.ncu_export import Export, csv_row
 from ikreport.analysis.ncu_launch import DIMS_RX
 from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, flop_weight, stall_reason
 from ikreport.analysis.ncu_table import LaunchTable
@@ -60,22 +59,29 @@ def _read(export: Export, indices: list[int]) -> pa.Table:
     rows = pa.py_buffer(body)[start:] if bytes(body[-1:]) in (b"\n", b"\r") else pa.py_buffer(bytes(body[start:]) + b"\n")
     # Streamed in small blocks: pyarrow holds every column of a block while parsing it, so big
     # blocks cost memory (16 MB blocks: +107 MB on a 61 MB export; 2 MB: about +25 MB).
-    reader = pacsv.open_csv(
-        pa.BufferReader(rows),
-        read_options=pacsv.ReadOptions(autogenerate_column_names=True, block_size=BLOCK_BYTES),
-        parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
-        convert_options=pacsv.ConvertOptions(include_columns=[f"f{i}" for i in indices],
-                                             column_types={f"f{i}": pa.string() for i in indices},
-                                             strings_can_be_null=False),
-    )
-    return pa.Table.from_batches(list(reader), schema=reader.schema)
+    # Column names from the header (not inferred from the first row, which may be short):
+    # rows of another width are then invalid, and skipped.
+    names = [f"f{i}" for i in range(len(export.header))]
+    try:
+        reader = pacsv.open_csv(
+            pa.BufferReader(rows),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_BYTES),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
+            convert_options=pacsv.ConvertOptions(include_columns=[f"f{i}" for i in indices],
+                                                 column_types={f"f{i}": pa.string() for i in indices},
+                                                 strings_can_be_null=False),
+        )
+        return pa.Table.from_batches(list(reader), schema=reader.schema)
+    except (pa.ArrowInvalid, pa.ArrowKeyError) as exc:
+        why = " ".join(str(exc).split())[:160]
+        raise NcuExportError(f"{export.name}: the raw page cannot be read ({why}); export it again") from exc
 
 
 def parse_raw(export: Export) -> LaunchTable:
     if not len(export.body):
         raise NcuExportError(f"{export.name}: the raw page has a header but no units row; export it again")
     first = bytes(export.body[:65536 * 16])
-    units = next(csv.reader([first[: first.find(b"\n")].decode("utf-8", "replace")]))
+    units = csv_row(first[: first.find(b"\n")].decode("utf-8", "replace"), export.name, export.header_line + 1)
     col: dict[str, int] = {}
     for i, h in enumerate(export.header):
         col.setdefault(h, i)  # a repeated header keeps its first column
