@@ -62,14 +62,16 @@ def make_context(context_file: Path | None, limitations: tuple[str, ...], fields
     return merge_context(load_context(context_file), flags) if context_file else flags
 
 
-def progress_reporter() -> Any:
-    """A callback that prints progress on stderr when it is a terminal; None otherwise."""
+def progress_reporter(unit: str = "done") -> Any:
+    """A callback that prints progress on stderr when it is a terminal; None otherwise.
+    Called with (done, total) it updates one line ("  120/1000 record pages"); with a
+    message, it prints the step ("  exporting the raw page…")."""
     if not sys.stderr.isatty():
         return None
 
     def report(*args: Any) -> None:
-        if len(args) == 2:  # (done, total)
-            click.echo(f"\r  {args[0]}/{args[1]} copies", err=True, nl=args[0] >= args[1])
+        if len(args) == 2:
+            click.echo(f"\r  {args[0]}/{args[1]} {unit}", err=True, nl=args[0] >= args[1])
         else:
             click.echo(f"  {args[0]}…", err=True)
 
@@ -138,7 +140,7 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
 
         if not args:
             raise click.UsageError("give one or two CSV files after --from-csv")
-        record_id = import_csv(store, [Path(a) for a in args], context)
+        record_id = import_csv(store, [Path(a) for a in args], context, progress_reporter())
     elif report is not None:
         from ikreport.collect.ncu_run import import_report
 
@@ -210,7 +212,7 @@ def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | No
             raise click.UsageError("--warmup >= 0, --repeats >= 1 and --size-mib >= 1")
         record_id = bandwidth.measure_bandwidth(store, context, sizes_mib=list(sizes or DEFAULT_SIZES_MIB),
                                                 warmup=warmup, repeats=repeats, backend=backend,
-                                                progress=progress_reporter())
+                                                progress=progress_reporter("copies"))
     click.echo(record_id)
 
 
@@ -295,7 +297,8 @@ def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path |
     from ikreport.site.build import build_site
 
     result = build_site(Archive.open(archive), output, templates=templates, cache_dir=cache_dir,
-                        reports_dir=reports_dir, strict=strict, max_blob_mb=max_blob_mb)
+                        reports_dir=reports_dir, strict=strict, max_blob_mb=max_blob_mb,
+                        progress=progress_reporter("record pages rendered"))
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
     left_out = f", {result.blobs_left_out} large blobs left out" if result.blobs_left_out else ""

@@ -231,3 +231,39 @@ def test_injected_markup_never_runs(browser, hostile_site, tmp_path, how):
     assert visit.dialogs == []
     # the markup stayed text: no image "x" was even requested, so nothing failed to load
     assert visit.errors == [] and visit.left == []
+
+
+def test_the_published_branch_serves_the_site_from_a_sub_path(visit, tmp_path, monkeypatch):
+    """ikreport build && ikreport publish --remote <bare repo>: what lands on gh-pages works."""
+    import subprocess
+    import tarfile
+
+    from click.testing import CliRunner
+
+    from ikreport.cli import cli
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    work, bare = tmp_path / "work", tmp_path / "pages.git"
+    work.mkdir()
+    for args, cwd in ((["init", "-q", "-b", "main"], work), (["init", "-q", "--bare", str(bare)], tmp_path)):
+        subprocess.run(["git", *args], cwd=cwd, check=True, env=env)
+    shutil.copytree(SITE, work / "site")
+    for key, value in env.items():
+        if key.startswith("GIT_"):
+            monkeypatch.setenv(key, value)
+    result = CliRunner().invoke(cli, ["publish", str(work / "site"), "--remote", str(bare)])
+    assert result.exit_code == 0, result.output
+    archive = tmp_path / "gh-pages.tar"
+    subprocess.run(["git", "--git-dir", str(bare), "archive", "-o", str(archive), "gh-pages"], check=True)
+    landed = tmp_path / "landed"
+    with tarfile.open(archive) as tar:
+        tar.extractall(landed)
+    assert (landed / ".nojekyll").exists()
+    with serve(landed, tmp_path, subpath="repo") as url:
+        page = visit.page
+        page.goto(url + "index.html")
+        page.locator("table a").first.click()
+        assert "/repo/e/" in page.url
+        assert hash_status(page).startswith("verified: ")
+        assert page.request.get(url + "no-such-page.html").status == 404

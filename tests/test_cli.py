@@ -161,3 +161,25 @@ def test_every_command_is_in_the_readme():
     readme = (ROOT / "README.md").read_text("utf-8")
     missing = [c for c in _commands(cli) if f"ikreport {c}" not in readme]
     assert missing == []
+
+
+def test_progress_shows_on_a_terminal_and_stays_quiet_otherwise(monkeypatch, capsys):
+    import io
+    import sys
+
+    from ikreport.cli import progress_reporter
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert progress_reporter("pages") is None
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    report = progress_reporter("record pages rendered")
+    report(1, 2)
+    report(2, 2)
+    report("exporting the raw page")
+    assert terminal.getvalue() == ("\r  1/2 record pages rendered\r  2/2 record pages rendered\n"
+                                   "  exporting the raw page…\n")

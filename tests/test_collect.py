@@ -285,3 +285,11 @@ def test_context_file_with_flags_winning(tmp_path, env):
     result = run("collect", "bandwidth", "--from-babelstream", BABEL, "-a", arch, "--context", bad)
     assert result.stderr == (f"Error: {bad}: unknown key 'gpus'; use title, gpu, engine, model, workload, "
                              "limitations\n")
+
+
+def test_babelstream_row_with_a_malformed_number_is_not_read():
+    from ikreport.analysis.bandwidth_tools import BandwidthOutputError, parse_babelstream
+
+    broken = BABEL.read_text().replace("1394571.325", "1394571.3.25")  # a regression found by hypothesis
+    with pytest.raises(BandwidthOutputError, match="no 'Copy' row"):
+        parse_babelstream(broken, "b.txt")

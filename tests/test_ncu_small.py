@@ -159,3 +159,26 @@ def test_occupancy_limiter_is_the_smallest_block_limit():
     assert occupancy_limiter({"limit_registers": 5, "limit_shared_mem": 2, "limit_warps": 12}) == "shared memory"
     assert occupancy_limiter({"limit_blocks": 16}) == "blocks per SM"
     assert occupancy_limiter({}) is None
+
+
+# Regressions found by tests/test_hostile_input.py and tests/reliability/fuzz.py
+
+
+def test_raw_page_whose_first_row_is_short_skips_it():
+    text = "\n".join(['"ID","Kernel Name","gpu__time_duration.sum","launch__registers_per_thread"',
+                      '"","","nsecond","register/thread"', '"0","a"', '"1","b","300","32"'])
+    [s] = read(text).launches
+    assert (s["id"], s["duration_us"], s["registers"]) == ("1", 0.3, 32)
+
+
+def test_invalid_utf8_bytes_are_refused_naming_the_byte():
+    data = b'"ID","Kernel Name","gpu__time_duration.sum"\n"","","ns"\n"0","k\xe9","5"\n'
+    with pytest.raises(NcuExportError, match=r"^x.csv: not UTF-8 text \(near byte 61\)"):
+        read_exports({"x.csv": data})
+
+
+def test_a_stray_carriage_return_in_a_field_is_read_not_a_crash():
+    quoted = DETAILS_HEADER + '\n"0","k","S","Duration","ns","1"\n"1","k\r2","S","Duration","ns","2"\n'
+    assert [(s["id"], s["kernel"]) for s in read(quoted).launches] == [("0", "k"), ("1", "k\r2")]
+    unquoted = DETAILS_HEADER + '\n"0","k","S","Duration","ns","1"\n"1",k\r2,"S","Duration","ns","2"\n'
+    assert [s["id"] for s in read(unquoted).launches] == ["0"]  # the broken line is chatter, not a launch

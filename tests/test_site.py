@@ -216,3 +216,25 @@ def test_untrusted_text_is_escaped(tmp_path):
     for twin in (tmp_path / "site").rglob("*.md"):
         html = MarkdownIt("commonmark").render(twin.read_text("utf-8"))
         assert "<script>" not in html and "<img src=x" not in html and "<b>bold" not in html
+
+
+def test_large_blobs_are_left_out_with_their_hash_and_the_budget_warns(tmp_path):
+    from ikreport.site.build import budget_warnings
+    from ikreport.site.writer import SiteFiles
+
+    result = build_site(Archive.open(SAMPLE), tmp_path / "site", cache_dir=tmp_path / "c", max_blob_mb=0.01)
+    assert result.blobs_left_out > 0
+    published = {p.stem for p in (tmp_path / "site" / "b").iterdir()}
+    archive = Archive.open(SAMPLE)
+    big = next(s for r in archive.record_ids() for s in archive.load(r)["sources"] if s["size"] > 0.01 * 2**20)
+    assert big["id"] not in published
+    pages = "".join(p.read_text("utf-8") for p in (tmp_path / "site" / "e").glob("*.html"))
+    assert f"not published with the site: too large; sha256 <code>{big['id']}</code>" in pages
+    files = SiteFiles()
+    files.add_lazy("b/huge.ncu-rep", bytes, 60 * 2**20, "x")
+    files.add_lazy("b/more", bytes, 790 * 2**20, "y")
+    assert budget_warnings(files) == [
+        "b/huge.ncu-rep: 60 MB; GitHub refuses files over 100 MB (use --max-blob-mb)",
+        "b/more: 790 MB; GitHub refuses files over 100 MB (use --max-blob-mb)",
+        "the site is 850 MB; GitHub Pages sites should stay under about 1 GB",
+    ]

@@ -6,6 +6,7 @@ per-kernel table, and the limitations that follow from what an export does not s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
 from ikreport.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
 
+BIG_EXPORT = 10_000_000  # bytes: an import this big takes long enough to say what it is doing
 LIMIT_REPLAY = (
     "ncu serialises kernel launches and replays each one, so overlap between kernels and "
     "launch gaps are not seen: profiled GPU time is a sum of isolated kernel durations, not "
@@ -73,7 +75,8 @@ def launch_table_source(archive: Archive, profile: Profile) -> list[dict[str, An
              "name": "launches.csv"}]
 
 
-def import_csv(archive: Archive, paths: list[Path], context: Context) -> str:
+def import_csv(archive: Archive, paths: list[Path], context: Context,
+               progress: Callable[[str], None] | None = None) -> str:
     """Store the exports and their ``ncu-profile`` record; return the record's id."""
     if not paths or len(paths) > 2:
         raise NcuExportError("give one raw and/or one details export (one or two files)")
@@ -81,7 +84,12 @@ def import_csv(archive: Archive, paths: list[Path], context: Context) -> str:
     texts: dict[str, bytes | str] = {}
     for path in paths:
         raw_bytes[str(path)], texts[str(path)] = read_export(path, NcuExportError)
+    size = sum(len(d) for d in raw_bytes.values())
+    if progress and size > BIG_EXPORT:
+        progress(f"parsing {size / 1e6:.0f} MB of ncu export")
     profile = read_exports(texts)  # parse everything before writing anything
+    if progress and size > BIG_EXPORT:
+        progress(f"writing the record of {profile.launch_count} launches")
     sources = launch_table_source(archive, profile)
     for name, data in raw_bytes.items():
         sources.append({
