@@ -23,16 +23,22 @@ def run(*args):
     return result.stdout.strip().splitlines()[-1]
 
 
-@pytest.fixture
-def site(tmp_path, monkeypatch):
-    """A profile and a (stand-in) bandwidth measurement of the same GPU model, plus one of another."""
+def profile_and_peak(arch, monkeypatch, profile_gpu: str, peak_gpu: str) -> tuple[str, str]:
+    """The k0003 GEMM profile and a (stand-in) bandwidth measurement, each under a GPU name."""
     monkeypatch.setenv("PATH", f"{STANDINS}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
-    arch = tmp_path / "arch"
     profile = run("collect", "ncu", "--from-csv", NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv",
-                  "-a", arch, "--gpu", "NVIDIA RTX 5090")
+                  "-a", arch, "--gpu", profile_gpu)
     peak = run("collect", "bandwidth", "--backend", "nvcc", "--size-mib", 256, "--repeats", 3, "--warmup", 0,
-               "-a", arch, "--gpu", "nvidia  RTX 5090")
+               "-a", arch, "--gpu", peak_gpu)
+    return profile, peak
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A profile and a bandwidth measurement of the same GPU model, plus one of another."""
+    arch = tmp_path / "arch"
+    profile, peak = profile_and_peak(arch, monkeypatch, "NVIDIA RTX 5090", "nvidia  RTX 5090")
     other = run("collect", "bandwidth", "--from-babelstream",
                 FIXTURES / "bandwidth" / "babelstream_alcfguide_a100_v4.0_trailingspaces_excerpt.txt", "-a", arch)
     out = tmp_path / "site"
@@ -84,13 +90,8 @@ def test_sample_site_has_bandwidth_and_environment_pages():
 
 
 def test_roofline_roofs_are_cited_or_labelled(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", f"{STANDINS}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
     arch = tmp_path / "arch"
-    profile = run("collect", "ncu", "--from-csv", NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv",
-                  "-a", arch, "--gpu", "NVIDIA H200")
-    peak = run("collect", "bandwidth", "--backend", "nvcc", "--size-mib", 256, "--repeats", 3, "-a", arch,
-               "--gpu", "NVIDIA H200")
+    profile, peak = profile_and_peak(arch, monkeypatch, "NVIDIA H200", "NVIDIA H200")
     build_site(Archive.open(arch), tmp_path / "site", cache_dir=tmp_path / "cache")
     html = (tmp_path / "site" / "e" / f"{profile}.html").read_text("utf-8")
     figure = html[html.index("<figcaption>Roofline</figcaption>"):].split("</figure>")[0]
