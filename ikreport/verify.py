@@ -20,6 +20,7 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
     (``.tmp-*`` files, which can never be taken for a record) go to ``notes``, not problems."""
     problems: list[str] = []
     notes = notes if notes is not None else []
+    writable = 0
     records_ok: dict[str, dict] = {}
     blobs_ok: set[str] = set()
     for top, suffix in ((archive.blobs_dir, ""), (archive.records_dir, RECORD_SUFFIX)):
@@ -54,9 +55,15 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
                     problems.append(str(exc))
                     continue
                 if item.stat().st_mode & 0o222:
-                    problems.append(f"{path}: writable; archive files are read-only (chmod a-w)")
+                    writable += 1
                 if progress:
                     progress(1)
+    if writable:
+        # The hashes, not the mode bits, are what guarantee integrity, and git checkouts do
+        # not keep read-only modes: a note, not a problem.
+        notes.append(f"{archive.root}: {writable} files are writable (ikreport writes them read-only; a git "
+                     f"checkout does not keep that); 'chmod -R a-w {archive.root}/records {archive.root}/blobs' "
+                     "restores it")
     for record_id, record in sorted(records_ok.items()):
         for what, ref in references(record):
             present = ref in blobs_ok if what == "blob" else ref in records_ok
