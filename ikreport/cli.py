@@ -7,17 +7,15 @@ and nowhere else. Heavy libraries are imported inside commands, so ``--help`` is
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ikreport import __version__
+from ikreport.cli_collect import collect
+from ikreport.cli_options import ARCHIVE_ENV, DEFAULT_ARCHIVE, archive_option, progress_reporter
 from ikreport.errors import IkreportError
-
-DEFAULT_ARCHIVE = "sample_evidence"
-ARCHIVE_ENV = "IKREPORT_ARCHIVE"
 
 
 class Cli(click.Group):
@@ -30,54 +28,6 @@ class Cli(click.Group):
             raise click.ClickException(str(exc)) from exc
 
 
-def archive_option(required: bool = False) -> Any:
-    # click enforces required=True only when no default is passed at all (not even None)
-    extra: dict[str, Any] = {"required": True} if required else {"default": DEFAULT_ARCHIVE, "show_default": True}
-    return click.option(
-        "--archive", "-a", "archive", type=click.Path(file_okay=False, path_type=Path),
-        envvar=ARCHIVE_ENV, show_envvar=True, help="Archive folder (records/ and blobs/).", **extra,
-    )
-
-
-def context_options(f: Any) -> Any:
-    for decorator in reversed([
-        click.option("--title", help="Title of the record."),
-        click.option("--gpu", help="GPU model, e.g. 'NVIDIA H200' (default: the name the tool reports, if any)."),
-        click.option("--engine", help="Inference engine and version, e.g. 'vLLM 0.6.3'."),
-        click.option("--model", help="Model, e.g. 'Llama-3.1-8B-Instruct bf16'."),
-        click.option("--workload", help="Workload, e.g. 'decode, batch 32, 4k context'."),
-        click.option("--limitation", "limitations", multiple=True, metavar="TEXT",
-                     help="What this evidence does not show (repeatable); added to the automatic ones."),
-        click.option("--context", "context_file", type=click.Path(dir_okay=False, path_type=Path),
-                     help="TOML file with title, gpu, engine, model, workload, limitations = [...]; flags win."),
-    ]):
-        f = decorator(f)
-    return f
-
-
-def make_context(context_file: Path | None, limitations: tuple[str, ...], fields: dict[str, Any]) -> Any:
-    from ikreport.collect.context import Context, load_context, merge_context
-
-    flags = Context(limitations=limitations, **{k: fields.pop(k) for k in ("title", "gpu", "engine", "model", "workload")})
-    return merge_context(load_context(context_file), flags) if context_file else flags
-
-
-def progress_reporter(unit: str = "done") -> Any:
-    """A callback that prints progress on stderr when it is a terminal; None otherwise.
-    Called with (done, total) it updates one line ("  120/1000 record pages"); with a
-    message, it prints the step ("  exporting the raw page…")."""
-    if not sys.stderr.isatty():
-        return None
-
-    def report(*args: Any) -> None:
-        if len(args) == 2:
-            click.echo(f"\r  {args[0]}/{args[1]} {unit}", err=True, nl=args[0] >= args[1])
-        else:
-            click.echo(f"  {args[0]}…", err=True)
-
-    return report
-
-
 @click.group(cls=Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ikreport")
 def cli() -> None:
@@ -88,132 +38,6 @@ def cli() -> None:
     build    make the HTML + Markdown site in which every claim cites its records
     verify   re-hash an archive and check every reference
     """
-
-
-@cli.group()
-def collect() -> None:
-    """Capture measurements as evidence records in an archive."""
-
-
-@collect.command("ncu", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.option("--from-csv", "from_csv", is_flag=True,
-              help="ARGS are one raw and/or one details CSV export to import (page detected from the header).")
-@click.option("--import", "report", type=click.Path(dir_okay=False, path_type=Path),
-              help="Export and import an existing REPORT.ncu-rep (needs ncu, not a GPU).")
-@click.option("--clock-control", type=click.Choice(["none", "base", "reset"]), default="none", show_default=True,
-              help="none: the clocks the workload really runs at; base: locked base clocks.")
-@click.option("--cache-control", type=click.Choice(["all", "none"]), default="all", show_default=True)
-@click.option("--replay-mode", type=click.Choice(["kernel", "application", "range", "app-range"]),
-              default="kernel", show_default=True)
-@click.option("--target-processes", type=click.Choice(["all", "application-only"]), default="all", show_default=True)
-@click.option("--set", "section_set", help="An ncu section set instead of the default sections.")
-@click.option("--section", "sections", multiple=True,
-              help="Sections to collect (repeatable) [default: SpeedOfLight MemoryWorkloadAnalysis Occupancy "
-                   "LaunchStats WarpStateStats SchedulerStats].")
-@click.option("--metrics", multiple=True, help="Extra metrics (repeatable).")
-@click.option("--kernel-name", help="Profile only kernels matching this name (ncu syntax, e.g. regex:gemm).")
-@click.option("--launch-skip", type=int, default=0, show_default=True)
-@click.option("--launch-count", type=int)
-@click.option("--nvtx-include", multiple=True, help="Profile only inside these NVTX ranges (repeatable).")
-@archive_option(required=True)
-@context_options
-def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, archive: Path,
-                limitations: tuple[str, ...], context_file: Path | None, **options: Any) -> None:
-    """Profile a command with Nsight Compute, or import an existing report or CSV export.
-
-    \b
-    ikreport collect ncu --archive evidence -- python step.py --batch 32
-    ikreport collect ncu --import step.ncu-rep --archive evidence
-    ikreport collect ncu --from-csv raw.csv [details.csv] --archive evidence
-
-    Every option that changes results is passed to ncu explicitly and recorded.
-    Prints the new record's id as the last line.
-    """
-    from ikreport.archive import Archive
-
-    fields = {k: options.pop(k) for k in ("title", "gpu", "engine", "model", "workload")}
-    context = make_context(context_file, limitations, fields)
-    store = Archive.create(archive)
-    if from_csv:
-        from ikreport.collect.ncu_import import import_csv
-
-        if not args:
-            raise click.UsageError("give one or two CSV files after --from-csv")
-        record_id = import_csv(store, [Path(a) for a in args], context, progress_reporter())
-    elif report is not None:
-        from ikreport.collect.ncu_run import import_report
-
-        record_id = import_report(store, context, report, progress_reporter())
-    else:
-        from ikreport.collect.ncu_run import DEFAULT_SECTIONS, NcuOptions, run_profile
-
-        if not args:
-            raise click.UsageError("give the command to profile after '--', or --import / --from-csv")
-        ncu_options = NcuOptions(
-            clock_control=options["clock_control"], cache_control=options["cache_control"],
-            replay_mode=options["replay_mode"], target_processes=options["target_processes"],
-            set=options["section_set"], sections=tuple(options["sections"]) or (() if options["section_set"] else DEFAULT_SECTIONS),
-            metrics=tuple(options["metrics"]), kernel_name=options["kernel_name"], launch_skip=options["launch_skip"],
-            launch_count=options["launch_count"], nvtx_include=tuple(options["nvtx_include"]),
-        )
-        record_id = run_profile(store, context, list(args), ncu_options, progress_reporter())
-    click.echo(record_id)
-
-
-@collect.command("env")
-@click.option("--from-nvidia-smi", "from_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import saved 'nvidia-smi -q' or 'nvidia-smi' output instead of querying this machine.")
-@archive_option(required=True)
-@context_options
-def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, ...], context_file: Path | None,
-                **fields: Any) -> None:
-    """Record the GPU and software environment (nvidia-smi, NVML, host, Python packages)."""
-    from ikreport.archive import Archive
-    from ikreport.collect.env import collect_env as collect
-
-    click.echo(collect(Archive.create(archive), make_context(context_file, limitations, fields), from_file))
-
-
-@collect.command("bandwidth")
-@click.option("--from-babelstream", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import saved BabelStream output (counts read + write, as ikreport does).")
-@click.option("--from-nvbandwidth", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import saved nvbandwidth output; only device_local_copy measures device memory.")
-@click.option("--backend", type=click.Choice(["cupy", "torch", "nvcc"]),
-              help="How to measure [default: CuPy, else PyTorch, else the shipped CUDA program via nvcc].")
-@click.option("--size-mib", "sizes", type=int, multiple=True, help="Buffer sizes in MiB [default: 256 512 1024].")
-@click.option("--warmup", type=int, default=3, show_default=True)
-@click.option("--repeats", type=int, default=10, show_default=True, help="Timed copies per size.")
-@archive_option(required=True)
-@context_options
-def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | None, backend: str | None,
-                      sizes: tuple[int, ...], warmup: int, repeats: int, archive: Path,
-                      limitations: tuple[str, ...], context_file: Path | None, **fields: Any) -> None:
-    """Measure peak device-memory bandwidth with a device-to-device copy, or import a tool's output.
-
-    Bytes are counted read + write (a copy of N bytes moves 2N); the record says so.
-    """
-    from ikreport.archive import Archive
-    from ikreport.collect import bandwidth
-
-    if from_babelstream and from_nvbandwidth:
-        raise click.UsageError("give --from-babelstream or --from-nvbandwidth, not both")
-    context = make_context(context_file, limitations, fields)
-    store = Archive.create(archive)
-    if from_babelstream:
-        record_id = bandwidth.import_babelstream(store, from_babelstream, context)
-    elif from_nvbandwidth:
-        record_id = bandwidth.import_nvbandwidth(store, from_nvbandwidth, context)
-    else:
-        from ikreport.collect.bandwidth_run import DEFAULT_SIZES_MIB
-
-        if warmup < 0 or repeats < 1 or any(s < 1 for s in sizes):
-            raise click.UsageError("--warmup >= 0, --repeats >= 1 and --size-mib >= 1")
-        record_id = bandwidth.measure_bandwidth(store, context, sizes_mib=list(sizes or DEFAULT_SIZES_MIB),
-                                                warmup=warmup, repeats=repeats, backend=backend,
-                                                progress=progress_reporter("copies"))
-    click.echo(record_id)
 
 
 @cli.command()
@@ -405,6 +229,9 @@ def check_command(archive: Path, reports_dir: Path | None, strict: bool, as_json
         click.echo(json.dumps(finding.as_dict(), sort_keys=True) if as_json else str(finding))
     if checked.failures(strict):
         raise click.exceptions.Exit(1)
+
+
+cli.add_command(collect)
 
 
 def main() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -167,7 +166,7 @@ def test_progress_shows_on_a_terminal_and_stays_quiet_otherwise(monkeypatch, cap
     import io
     import sys
 
-    from ikreport.cli import progress_reporter
+    from ikreport.cli_options import progress_reporter
 
     class Terminal(io.StringIO):
         def isatty(self):

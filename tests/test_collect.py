@@ -3,7 +3,6 @@ saved outputs from tests/fixtures and fail the way the real tools fail."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 

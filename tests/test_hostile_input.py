@@ -4,7 +4,6 @@ tests/reliability/fuzz.py runs the same properties at volume."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -3,10 +3,8 @@ citation and link resolves."""
 
 from __future__ import annotations
 
-import filecmp
 import hashlib
 import json
-import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path

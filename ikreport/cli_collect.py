@@ -1,0 +1,139 @@
+"""The ``ikreport collect`` commands: capture or import measurements as records.
+
+Options in, one library call, the new record's id out (the last line printed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ikreport.cli_options import archive_option, context_options, make_context, progress_reporter
+
+
+@click.group()
+def collect() -> None:
+    """Capture measurements as evidence records in an archive."""
+
+
+@collect.command("ncu", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--from-csv", "from_csv", is_flag=True,
+              help="ARGS are one raw and/or one details CSV export to import (page detected from the header).")
+@click.option("--import", "report", type=click.Path(dir_okay=False, path_type=Path),
+              help="Export and import an existing REPORT.ncu-rep (needs ncu, not a GPU).")
+@click.option("--clock-control", type=click.Choice(["none", "base", "reset"]), default="none", show_default=True,
+              help="none: the clocks the workload really runs at; base: locked base clocks.")
+@click.option("--cache-control", type=click.Choice(["all", "none"]), default="all", show_default=True)
+@click.option("--replay-mode", type=click.Choice(["kernel", "application", "range", "app-range"]),
+              default="kernel", show_default=True)
+@click.option("--target-processes", type=click.Choice(["all", "application-only"]), default="all", show_default=True)
+@click.option("--set", "section_set", help="An ncu section set instead of the default sections.")
+@click.option("--section", "sections", multiple=True,
+              help="Sections to collect (repeatable) [default: SpeedOfLight MemoryWorkloadAnalysis Occupancy "
+                   "LaunchStats WarpStateStats SchedulerStats].")
+@click.option("--metrics", multiple=True, help="Extra metrics (repeatable).")
+@click.option("--kernel-name", help="Profile only kernels matching this name (ncu syntax, e.g. regex:gemm).")
+@click.option("--launch-skip", type=int, default=0, show_default=True)
+@click.option("--launch-count", type=int)
+@click.option("--nvtx-include", multiple=True, help="Profile only inside these NVTX ranges (repeatable).")
+@archive_option(required=True)
+@context_options
+def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, archive: Path,
+                limitations: tuple[str, ...], context_file: Path | None, **options: Any) -> None:
+    """Profile a command with Nsight Compute, or import an existing report or CSV export.
+
+    \b
+    ikreport collect ncu --archive evidence -- python step.py --batch 32
+    ikreport collect ncu --import step.ncu-rep --archive evidence
+    ikreport collect ncu --from-csv raw.csv [details.csv] --archive evidence
+
+    Every option that changes results is passed to ncu explicitly and recorded.
+    Prints the new record's id as the last line.
+    """
+    from ikreport.archive import Archive
+
+    fields = {k: options.pop(k) for k in ("title", "gpu", "engine", "model", "workload")}
+    context = make_context(context_file, limitations, fields)
+    store = Archive.create(archive)
+    if from_csv:
+        from ikreport.collect.ncu_import import import_csv
+
+        if not args:
+            raise click.UsageError("give one or two CSV files after --from-csv")
+        record_id = import_csv(store, [Path(a) for a in args], context, progress_reporter())
+    elif report is not None:
+        from ikreport.collect.ncu_run import import_report
+
+        record_id = import_report(store, context, report, progress_reporter())
+    else:
+        from ikreport.collect.ncu_run import DEFAULT_SECTIONS, NcuOptions, run_profile
+
+        if not args:
+            raise click.UsageError("give the command to profile after '--', or --import / --from-csv")
+        ncu_options = NcuOptions(
+            clock_control=options["clock_control"], cache_control=options["cache_control"],
+            replay_mode=options["replay_mode"], target_processes=options["target_processes"],
+            set=options["section_set"], sections=tuple(options["sections"]) or (() if options["section_set"] else DEFAULT_SECTIONS),
+            metrics=tuple(options["metrics"]), kernel_name=options["kernel_name"], launch_skip=options["launch_skip"],
+            launch_count=options["launch_count"], nvtx_include=tuple(options["nvtx_include"]),
+        )
+        record_id = run_profile(store, context, list(args), ncu_options, progress_reporter())
+    click.echo(record_id)
+
+
+@collect.command("env")
+@click.option("--from-nvidia-smi", "from_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Import saved 'nvidia-smi -q' or 'nvidia-smi' output instead of querying this machine.")
+@archive_option(required=True)
+@context_options
+def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, ...], context_file: Path | None,
+                **fields: Any) -> None:
+    """Record the GPU and software environment (nvidia-smi, NVML, host, Python packages)."""
+    from ikreport.archive import Archive
+    from ikreport.collect.env import collect_env as collect
+
+    click.echo(collect(Archive.create(archive), make_context(context_file, limitations, fields), from_file))
+
+
+@collect.command("bandwidth")
+@click.option("--from-babelstream", type=click.Path(dir_okay=False, path_type=Path),
+              help="Import saved BabelStream output (counts read + write, as ikreport does).")
+@click.option("--from-nvbandwidth", type=click.Path(dir_okay=False, path_type=Path),
+              help="Import saved nvbandwidth output; only device_local_copy measures device memory.")
+@click.option("--backend", type=click.Choice(["cupy", "torch", "nvcc"]),
+              help="How to measure [default: CuPy, else PyTorch, else the shipped CUDA program via nvcc].")
+@click.option("--size-mib", "sizes", type=int, multiple=True, help="Buffer sizes in MiB [default: 256 512 1024].")
+@click.option("--warmup", type=int, default=3, show_default=True)
+@click.option("--repeats", type=int, default=10, show_default=True, help="Timed copies per size.")
+@archive_option(required=True)
+@context_options
+def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | None, backend: str | None,
+                      sizes: tuple[int, ...], warmup: int, repeats: int, archive: Path,
+                      limitations: tuple[str, ...], context_file: Path | None, **fields: Any) -> None:
+    """Measure peak device-memory bandwidth with a device-to-device copy, or import a tool's output.
+
+    Bytes are counted read + write (a copy of N bytes moves 2N); the record says so.
+    """
+    from ikreport.archive import Archive
+    from ikreport.collect import bandwidth
+
+    if from_babelstream and from_nvbandwidth:
+        raise click.UsageError("give --from-babelstream or --from-nvbandwidth, not both")
+    context = make_context(context_file, limitations, fields)
+    store = Archive.create(archive)
+    if from_babelstream:
+        record_id = bandwidth.import_babelstream(store, from_babelstream, context)
+    elif from_nvbandwidth:
+        record_id = bandwidth.import_nvbandwidth(store, from_nvbandwidth, context)
+    else:
+        from ikreport.collect.bandwidth_run import DEFAULT_SIZES_MIB
+
+        if warmup < 0 or repeats < 1 or any(s < 1 for s in sizes):
+            raise click.UsageError("--warmup >= 0, --repeats >= 1 and --size-mib >= 1")
+        record_id = bandwidth.measure_bandwidth(store, context, sizes_mib=list(sizes or DEFAULT_SIZES_MIB),
+                                                warmup=warmup, repeats=repeats, backend=backend,
+                                                progress=progress_reporter("copies"))
+    click.echo(record_id)
