@@ -24,6 +24,7 @@ from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
+from ikreport.validated import Validated
 
 RULES = {
     "IK101": "dangling citation", "IK102": "missing blob", "IK103": "unknown citation",
@@ -66,12 +67,16 @@ def default_reports_dir(archive: Archive) -> Path:
     return archive.root / "reports"
 
 
-def check(archive: Archive, reports_dir: Path | None = None, root: str = "../") -> Checked:
+def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
+          validated: Validated | None = None) -> Checked:
     findings: list[CheckFinding] = []
     loaded = {}
+    validated = validated or Validated(None)
     for rid in archive.record_ids():
         try:
             loaded[rid] = archive.load(rid)
+            if validated.get(rid) is None:
+                validated.put(rid, references(loaded[rid]))  # a later verify need not parse it
         except IkreportError as exc:
             findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
     blobs = set(archive.blob_ids())

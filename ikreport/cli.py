@@ -73,7 +73,9 @@ def list_records(archive: Path) -> None:
 @click.argument("archive", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--site", "site", metavar="URL_OR_DIR",
               help="Check a built or published site instead: every record in its manifest.json hashes to its id.")
-def verify(archive: Path | None, site: str | None) -> None:
+@click.option("--no-cache", is_flag=True,
+              help="Parse and validate every record, even those validated before (every file is re-hashed anyway).")
+def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
     """Re-hash every file of ARCHIVE and check every record and reference.
 
     One line per problem; exit status 1 if there is any.
@@ -90,8 +92,12 @@ def verify(archive: Path | None, site: str | None) -> None:
         click.echo(f"{site}: {checked} records verified against manifest.json")
         return
     store = Archive.open(archive or Path(os.environ.get(ARCHIVE_ENV, DEFAULT_ARCHIVE)))
+    from ikreport.site.build import default_cache_dir
+    from ikreport.validated import Validated
+
     notes: list[str] = []
-    problems = verify_archive(store, notes=notes)
+    problems = verify_archive(store, notes=notes,
+                              validated=Validated(None if no_cache else default_cache_dir() / "validated"))
     for line in notes:
         click.echo(f"note: {line}", err=True)
     for line in problems:

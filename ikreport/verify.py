@@ -9,19 +9,23 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ikreport.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, references, sha256
+from ikreport.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, sha256
 from ikreport.errors import IkreportError
+from ikreport.validated import Refs, Validated, checked_refs
 
 Progress = Callable[[int], None]
 
 
-def verify_archive(archive: Archive, progress: Progress | None = None, notes: list[str] | None = None) -> list[str]:
+def verify_archive(archive: Archive, progress: Progress | None = None, notes: list[str] | None = None,
+                   validated: Validated | None = None) -> list[str]:
     """Problems found in ``archive`` (empty when all is well). Leftovers of interrupted writes
-    (``.tmp-*`` files, which can never be taken for a record) go to ``notes``, not problems."""
+    (``.tmp-*`` files, which can never be taken for a record) go to ``notes``, not problems.
+    Every file is re-hashed; records already validated (``validated``) are not parsed again."""
+    validated = validated or Validated(None)
     problems: list[str] = []
     notes = notes if notes is not None else []
     writable = 0
-    records_ok: dict[str, dict] = {}
+    records_ok: dict[str, Refs] = {}
     blobs_ok: set[str] = set()
     for top, suffix in ((archive.blobs_dir, ""), (archive.records_dir, RECORD_SUFFIX)):
         if not top.is_dir():
@@ -44,7 +48,7 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
                 file_id = entry.name + stem
                 try:
                     if suffix:
-                        records_ok[file_id] = archive.load(file_id)
+                        records_ok[file_id] = checked_refs(archive, file_id, validated)
                     else:
                         data = path.read_bytes()
                         if sha256(data) != file_id:
@@ -64,8 +68,8 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
         notes.append(f"{archive.root}: {writable} files are writable (ikreport writes them read-only; a git "
                      f"checkout does not keep that); 'chmod -R a-w {archive.root}/records {archive.root}/blobs' "
                      "restores it")
-    for record_id, record in sorted(records_ok.items()):
-        for what, ref in references(record):
+    for record_id, refs in sorted(records_ok.items()):
+        for what, ref in refs:
             present = ref in blobs_ok if what == "blob" else ref in records_ok
             if not present:
                 problems.append(

@@ -18,3 +18,9 @@ def ncu_text(name: str) -> str:
 @pytest.fixture
 def chart_cache(tmp_path: Path) -> Path:
     return tmp_path / "chart-cache"
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """No test reads or writes the user's ~/.cache/ikreport."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))

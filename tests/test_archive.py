@@ -162,3 +162,21 @@ def test_reads_never_follow_a_link_out_of_the_archive(archive, tmp_path):
     with pytest.raises(IntegrityError, match="is a symbolic link"):
         archive.load(rid)
     assert any("unexpected entry in the archive" in p for p in verify_archive(archive))
+
+
+def test_verify_parses_a_record_once_but_rehashes_it_every_time(archive, tmp_path, monkeypatch):
+    from ikreport.validated import Validated
+
+    rid = archive.put_record(make_record(archive))
+    validated = Validated(tmp_path / "validated")
+    assert verify_archive(archive, validated=validated) == []
+    parses = []
+    real_load = Archive.load
+    monkeypatch.setattr(Archive, "load", lambda self, r: parses.append(r) or real_load(self, r))
+    assert verify_archive(archive, validated=validated) == []
+    assert parses == []  # known valid: not parsed again
+    path = archive.record_path(rid)
+    os.chmod(path, 0o644)
+    path.write_bytes(path.read_bytes().replace(b"a limitation", b"no limitation"))
+    [problem] = verify_archive(archive, validated=validated)
+    assert "do not hash to the file's name" in problem  # the cache never vouches for changed bytes

@@ -24,6 +24,7 @@ from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_pa
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
 from ikreport.site.writer import SiteFiles, write_site
+from ikreport.validated import Validated
 
 ASSETS = ("assets/style.css", "assets/site.js")
 MiB = 1 << 20
@@ -74,7 +75,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                reports_dir: Path | None = None, strict: bool = False, max_blob_mb: float = DEFAULT_MAX_BLOB_MB,
                workers: int | None = None, progress: Progress | None = None) -> BuildResult:
     """Gather every page and file, then write the site once (see the module docstring)."""
-    checked = check(archive, reports_dir)
+    cache = cache_dir or default_cache_dir()
+    checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
     if failures:
         more = f" (and {len(failures) - 1} more: 'ikreport check' lists them)" if len(failures) > 1 else ""
@@ -88,7 +90,6 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         for what, ref in references(record):
             if what == "record" and rid not in cited_by.setdefault(ref, []):
                 cited_by[ref].append(rid)
-    cache = cache_dir or default_cache_dir()
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
     published = {blob_id for blob_id, _media, size in sources if size <= max_blob_mb * MiB}
     env = environment(templates)

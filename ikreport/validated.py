@@ -1,0 +1,67 @@
+"""What is known of a record once it has been validated: that its bytes parse and match the
+schema, and what they refer to. A record's id is the hash of its bytes and every reader
+re-hashes them, so this is a pure function of the id and can be kept: a second `verify` of
+a big archive re-hashes everything but parses only records it has never seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from importlib import resources
+from pathlib import Path
+
+from ikreport.archive import Archive, check_id, references
+
+Refs = list[tuple[str, str]]
+
+
+def schema_digest() -> str:
+    """Validity is relative to the schema: a changed schema starts a new cache."""
+    return hashlib.sha256(resources.files("ikreport").joinpath("schema/record-1.json").read_bytes()).hexdigest()[:16]
+
+
+class Validated:
+    """ids known to be valid records, with their references, kept under ``root`` (or nowhere)."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root / schema_digest() if root is not None else None
+
+    def _path(self, record_id: str) -> Path:
+        assert self.root is not None
+        check_id(record_id)
+        return self.root / record_id[:2] / f"{record_id[2:]}.json"
+
+    def get(self, record_id: str) -> Refs | None:
+        if self.root is None:
+            return None
+        try:
+            return [(what, ref) for what, ref in json.loads(self._path(record_id).read_text("utf-8"))]
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def put(self, record_id: str, refs: Refs) -> None:
+        if self.root is None:
+            return
+        path = self._path(record_id)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+            tmp.write_text(json.dumps(refs), "utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass  # without it the next verify parses again: slower, not wrong
+
+
+def checked_refs(archive: Archive, record_id: str, validated: Validated) -> Refs:
+    """A record's references, after checking its bytes hash to its id; parsed and validated
+    only when the id was never validated before. Raises like ``Archive.load``."""
+    archive.record_bytes(record_id)  # always: the hash is the promise
+    known = validated.get(record_id)
+    if known is not None:
+        return known
+    refs = references(archive.load(record_id))
+    validated.put(record_id, refs)
+    return refs
