@@ -22,6 +22,7 @@ from pathlib import Path
 from ikreport.archive import Archive, references
 from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError
+from ikreport.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.validated import Validated
@@ -72,13 +73,14 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     findings: list[CheckFinding] = []
     loaded = {}
     validated = validated or Validated(None)
-    for rid in archive.record_ids():
-        try:
-            loaded[rid] = archive.load(rid)
-            if validated.get(rid) is None:
-                validated.put(rid, references(loaded[rid]))  # a later verify need not parse it
-        except IkreportError as exc:
-            findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
+    with bulk_loading():
+        for rid in archive.record_ids():
+            try:
+                loaded[rid] = archive.load(rid)
+                if validated.get(rid) is None:
+                    validated.put(rid, references(loaded[rid]))  # a later verify need not parse it
+            except IkreportError as exc:
+                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
     blobs = set(archive.blob_ids())
     for rid, record in sorted(loaded.items()):
         for what, ref in references(record):

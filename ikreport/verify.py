@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ikreport.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, sha256
 from ikreport.errors import IkreportError
+from ikreport.records import bulk_loading
 from ikreport.validated import Refs, Validated, checked_refs
 
 Progress = Callable[[int], None]
@@ -21,6 +22,12 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
     """Problems found in ``archive`` (empty when all is well). Leftovers of interrupted writes
     (``.tmp-*`` files, which can never be taken for a record) go to ``notes``, not problems.
     Every file is re-hashed; records already validated (``validated``) are not parsed again."""
+    with bulk_loading():
+        return _verify(archive, progress, notes, validated)
+
+
+def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None,
+            validated: Validated | None) -> list[str]:
     validated = validated or Validated(None)
     problems: list[str] = []
     notes = notes if notes is not None else []

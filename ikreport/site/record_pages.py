@@ -19,6 +19,7 @@ from typing import Any
 
 from ikreport.archive import Archive
 from ikreport.claims.model import RecordSet
+from ikreport.records import bulk_loading
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.pages import record_page
 from ikreport.site.render import environment, render
@@ -53,7 +54,8 @@ _JOB: Job | None = None  # the builder's job in-process; each worker's own copy
 def _init_worker(job: Job) -> None:
     global _JOB
     archive = Archive(job.archive)
-    _JOB = replace(job, records=RecordSet.of({rid: archive.load(rid) for rid in archive.record_ids()}))
+    with bulk_loading():
+        _JOB = replace(job, records=RecordSet.of({rid: archive.load(rid) for rid in archive.record_ids()}))
 
 
 def _render_one(record_id: str) -> RenderedPage:
