@@ -76,9 +76,10 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     with bulk_loading():
         for rid in archive.record_ids():
             try:
-                loaded[rid] = archive.load(rid)
-                if validated.get(rid) is None:
-                    validated.put(rid, references(loaded[rid]))  # a later verify need not parse it
+                known = validated.get(rid) is not None
+                loaded[rid] = archive.load(rid, known_valid=known)
+                if not known:
+                    validated.put(rid, references(loaded[rid]))  # later builds and verify need not validate it
             except IkreportError as exc:
                 findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
     blobs = set(archive.blob_ids())

@@ -78,15 +78,17 @@ def encode(record: Record) -> bytes:
         raise RecordError(f"record: cannot be written as canonical JSON ({exc})") from exc
 
 
-def decode(data: bytes, where: str) -> Record:
-    """Parse and validate a record's bytes."""
+def decode(data: bytes, where: str, known_valid: bool = False) -> Record:
+    """Parse and validate a record's bytes (``known_valid``: these exact bytes passed
+    validation before, so parse only)."""
     import orjson  # parses records several times faster than json: a build reads them all
 
     try:
         record = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise RecordError(f"{where}: not valid JSON ({exc}); the file is truncated or damaged") from exc
-    validate(record, where)
+    if not known_valid:
+        validate(record, where)
     return record
 
 
