@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ikreport.analysis.ncu_export import Export, csv_row
-from ikreport.analysis.ncu_launch import DIMS_RX
+from ikreport.analysis.ncu_launch import dims_product
 from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, flop_weight, stall_reason
 from ikreport.analysis.ncu_table import LaunchTable
 from ikreport.analysis.units import NOT_AVAILABLE, NUMBER_RX, unit_factor
@@ -128,7 +128,7 @@ def parse_raw(export: Export) -> LaunchTable:
         fields[field] = values
     for field, dims in (("grid", "grid_dims"), ("block", "block_dims")):
         if field not in fields and dims in text:
-            fields[field] = np.array([_dims(t) for t in text[dims]], dtype=float)
+            fields[field] = np.array([dims_product(t) or np.nan for t in text[dims]], dtype=float)
     source = next((s for s, _ in STALL_PATTERNS if s in stall_cols), None)
     stalls = {reason: _numbers(column(i)) for reason, i in sorted(stall_cols.get(source, {}).items())}
     flops = np.full(n, np.nan)
@@ -146,7 +146,3 @@ def parse_raw(export: Export) -> LaunchTable:
         problems=problems,
     )
 
-
-def _dims(text: str | None) -> float:
-    m = DIMS_RX.match((text or "").strip())
-    return float(np.prod([int(g) for g in m.groups()])) if m else np.nan

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from ikreport.archive import Archive, references
 from ikreport.check import check
-from ikreport.claims.model import RecordSet
 from ikreport.errors import BuildError
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
 from ikreport.site.record_pages import Job, render_record_pages
@@ -40,7 +39,6 @@ class BuildResult:
     records: int
     claims: int
     charts_rendered: int
-    charts_cached: int
     warnings: tuple[str, ...] = ()
     blobs_left_out: int = 0
     pages_rendered: int = 0  # record pages rendered in this build (the rest were unchanged)
@@ -49,15 +47,6 @@ class BuildResult:
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "ikreport"
-
-
-def load_records(archive: Archive) -> RecordSet:
-    """Every record, hash-checked and validated, with every reference resolved."""
-    checked = check(archive, reports_dir=None)
-    problems = [f for f in checked.findings if f.code in ("IK101", "IK102", "IK108")]
-    if problems:
-        raise BuildError(str(problems[0]) + " ('ikreport check' lists every problem)")
-    return checked.records
 
 
 def _state_path(cache: Path, output: Path) -> Path:
@@ -93,7 +82,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
     published = {blob_id for blob_id, _media, size in sources if size <= max_blob_mb * MiB}
     env = environment(templates)
-    site = {"record_count": len(records.records)}
+    site: dict[str, object] = {}
     files = SiteFiles()
     state_file = _state_path(cache, output)
     previous = _read_state(state_file) if output.is_dir() else {}
@@ -161,7 +150,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     warnings = budget_warnings(files)
     state = write_site(files, output, previous)
     _write_state(state_file, state)
-    return BuildResult(len(pages) + len(keys), len(records.records), claims, rendered_charts, 0, tuple(warnings),
+    return BuildResult(len(pages) + len(keys), len(records.records), claims, rendered_charts, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo))
 
 

@@ -39,14 +39,12 @@ class ChartRenderer:
     def __init__(self, cache_dir: Path | None) -> None:
         self.cache_dir = cache_dir
         self.rendered = 0
-        self.cached = 0  # only this renderer's own counts; a build adds up its pages' charts
 
     def render(self, kind: str, title: str, alt: str, rows: Rows,
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
         key = _key(kind, rows)
         path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
         if path is not None and path.is_file():
-            self.cached += 1
             return Chart(key, title, alt, path.read_text("utf-8"), notes)
         svg = _to_svg(SPECS[kind](rows))
         self.rendered += 1
