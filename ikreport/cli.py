@@ -92,7 +92,7 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
         click.echo(f"{site}: {checked} records verified against manifest.json")
         return
     store = Archive.open(archive or Path(os.environ.get(ARCHIVE_ENV, DEFAULT_ARCHIVE)))
-    from ikreport.site.build import default_cache_dir
+    from ikreport.cache import default_cache_dir
     from ikreport.validated import Validated
 
     notes: list[str] = []

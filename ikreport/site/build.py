@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ikreport.archive import Archive, references
+from ikreport.cache import default_cache_dir
 from ikreport.check import check
 from ikreport.errors import BuildError
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
@@ -42,11 +43,6 @@ class BuildResult:
     warnings: tuple[str, ...] = ()
     blobs_left_out: int = 0
     pages_rendered: int = 0  # record pages rendered in this build (the rest were unchanged)
-
-
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ikreport"
 
 
 def _state_path(cache: Path, output: Path) -> Path:
