@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -203,8 +203,10 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
     if progress:
         progress("environment after profiling")
     raw_after, after = snapshot()
-    env_before = write_env_record(archive, raw_before, before, Context())
-    env_after = write_env_record(archive, raw_after, after, Context())
+    # The snapshots describe the same run: same subject and limitations, the environment's own title.
+    snapshot_context = replace(context, title=None)
+    env_before = write_env_record(archive, raw_before, before, snapshot_context)
+    env_after = write_env_record(archive, raw_after, after, snapshot_context)
     method = {"tool": "ncu", "tool_version": version, "command": [Path(argv[0]).name, *argv[1:]],
               "options": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(options).items()},
               "how": "profiled on this machine"}
