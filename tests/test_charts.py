@@ -1,12 +1,17 @@
-"""Chart specs are built without altair's validation (it costs more than rendering); this
-test validates each kind once against the Vega-Lite schema instead."""
+"""Chart specs are built without altair's validation (it costs more than rendering); these
+tests validate each kind once against the Vega-Lite schema instead, and check that the kept
+data-free templates give the same charts without importing altair."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
 
 import altair as alt
 import pytest
 
-from ikreport.site.charts import SPECS
+from ikreport.site.charts import KINDS, ChartRenderer, chart_spec
 
 ROWS = {
     "time-by-kernel": [{"label": "#1", "kernel": "k", "total_ms": 1.5, "launches": 3}],
@@ -18,9 +23,32 @@ ROWS = {
 }
 
 
-@pytest.mark.parametrize("kind", sorted(SPECS))
+@pytest.mark.parametrize("kind", sorted(KINDS))
 def test_chart_spec_is_valid_vega_lite(kind):
-    spec = SPECS[kind](ROWS[kind])
+    spec = chart_spec(kind, ROWS[kind])
     top = alt.TopLevelLayerSpec if "layer" in spec else alt.TopLevelUnitSpec
     top.validate(spec)  # raises on an invalid spec
-    assert spec["data"]["values"] if "data" in spec else spec["layer"]
+    assert all(spec["datasets"].values())  # every named dataset holds the rows
+
+
+def test_roofline_without_roofs_has_no_roof_layer():
+    spec = chart_spec("roofline", ROWS["roofline"][:1])
+    alt.TopLevelLayerSpec.validate(spec)
+    assert len(spec["layer"]) == 1 and set(spec["datasets"]) == {"points"}
+
+
+def test_kept_templates_give_the_same_svg_without_importing_altair(tmp_path):
+    first = {kind: ChartRenderer(tmp_path).render(kind, kind, kind, rows).svg for kind, rows in ROWS.items()}
+    assert len(list((tmp_path / "templates").glob("*.json"))) == len(ROWS)
+    for svg in tmp_path.glob("*.svg"):
+        svg.unlink()  # the charts must be rendered again, from the kept templates
+    code = (
+        "import json, sys; from pathlib import Path; from ikreport.site.charts import ChartRenderer\n"
+        f"rows = json.loads({json.dumps(json.dumps(ROWS))})\n"
+        f"out = {{k: ChartRenderer(Path({str(tmp_path)!r})).render(k, k, k, r).svg for k, r in rows.items()}}\n"
+        "print(json.dumps({'altair': 'altair' in sys.modules, 'svgs': out}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    assert result["altair"] is False
+    assert result["svgs"] == first

@@ -2,7 +2,8 @@
 
 A chart is a pure function of the rows it shows, so its SVG is cached under the sha256 of
 (kind, rows, renderer version): an unchanged chart is never rendered twice, and a warm
-cache needs neither altair nor vl-convert to be imported.
+cache needs neither altair nor vl-convert to be imported. altair's specs are kept too, as
+data-free templates (see KINDS), so a new chart costs vl-convert but not an altair import.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import hashlib
 import json
 import os
 import secrets
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,18 +48,39 @@ class ChartRenderer:
         path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
         if path is not None and path.is_file():
             return Chart(key, title, alt, path.read_text("utf-8"), notes)
-        svg = _to_svg(SPECS[kind](rows))
+        svg = _to_svg(chart_spec(kind, rows, self._template(kind, rows)))
         self.rendered += 1
         if path is not None:
             _cache_write(path, svg)
         return Chart(key, title, alt, svg, notes)
 
 
-def _cache_write(path: Path, svg: str) -> None:
+    def _template(self, kind: str, rows: Rows) -> dict[str, Any] | None:
+        """The kept template for this chart's kind and shape; made (and kept) when missing."""
+        if self.cache_dir is None:
+            return None
+        shape = KINDS[kind][1](rows)[0]
+        name = hashlib.sha256(json.dumps([CHART_VERSION, _altair_version(), kind, shape]).encode()).hexdigest()[:32]
+        path = self.cache_dir / "templates" / f"{name}.json"
+        try:
+            return dict(json.loads(path.read_text("utf-8")))
+        except (OSError, ValueError):
+            template = make_template(kind, shape)
+            _cache_write(path, json.dumps(template, sort_keys=True))
+            return template
+
+
+def _altair_version() -> str:
+    from importlib.metadata import version
+
+    return version("altair")
+
+
+def _cache_write(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-        tmp.write_text(svg, "utf-8")
+        tmp.write_text(text, "utf-8")
         os.replace(tmp, path)
     except OSError:
         pass  # a cache that cannot be written only costs time
@@ -73,20 +96,47 @@ def _to_svg(spec: dict[str, Any]) -> str:
     return vl_convert.vegalite_to_svg(spec).replace(VEGA_BASE, 'xlink:href="')
 
 
-def _time_by_kernel(rows: Rows) -> dict[str, Any]:
+# Each chart's spec is made by altair from its shape alone (data is referenced by name), and
+# its rows go into the spec's top-level "datasets". A template depends only on (kind, shape),
+# so it is made once and kept beside the SVG cache: a rebuild that renders one new chart
+# fills a kept template and never imports altair.
+
+
+_WARM_UP_SPEC = {"data": {"values": [{"x": 1}]}, "mark": "point",
+                 "encoding": {"x": {"field": "x", "type": "quantitative"}}}
+
+
+def warm_up() -> threading.Thread:
+    """Start vl-convert's JavaScript engine in the background (a process's first chart costs
+    most of a second, nearly all of it starting the engine). Join the thread before exit."""
+
+    def run() -> None:
+        try:
+            import vl_convert
+
+            vl_convert.vegalite_to_svg(_WARM_UP_SPEC)
+        except Exception:  # noqa: BLE001 - only ever saves time; the real render reports errors
+            pass
+
+    thread = threading.Thread(target=run, name="ikreport-chart-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _time_by_kernel() -> dict[str, Any]:
     import altair as alt
 
-    chart = alt.Chart(alt.Data(values=rows)).mark_bar(color="#4c78a8").encode(
+    chart = alt.Chart(alt.Data(name="rows")).mark_bar(color="#4c78a8").encode(
         x=alt.X("total_ms:Q", title="profiled GPU time (ms)"),
         y=alt.Y("label:N", sort=None, title=None),
     ).properties(width=420, height=alt.Step(18))
     return chart.to_dict(validate=False)  # the specs are fixed; tests validate them once
 
 
-def _throughput(rows: Rows) -> dict[str, Any]:
+def _throughput() -> dict[str, Any]:
     import altair as alt
 
-    base = alt.Chart(alt.Data(values=rows))
+    base = alt.Chart(alt.Data(name="rows"))
     points = base.mark_circle(size=60, opacity=0.8).encode(
         x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
         y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
@@ -97,19 +147,19 @@ def _throughput(rows: Rows) -> dict[str, Any]:
         validate=False)
 
 
-def _bandwidth_samples(rows: Rows) -> dict[str, Any]:
+def _bandwidth_samples() -> dict[str, Any]:
     import altair as alt
 
-    return alt.Chart(alt.Data(values=rows)).mark_tick(thickness=2, size=18, color="#4c78a8").encode(
+    return alt.Chart(alt.Data(name="rows")).mark_tick(thickness=2, size=18, color="#4c78a8").encode(
         x=alt.X("gbs:Q", title="GB/s (read + write)", scale=alt.Scale(zero=False)),
         y=alt.Y("size_mib:O", title="buffer (MiB)"),
     ).properties(width=420).to_dict(validate=False)
 
 
-def _comparison_ratio(rows: Rows) -> dict[str, Any]:
+def _comparison_ratio() -> dict[str, Any]:
     import altair as alt
 
-    bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+    bars = alt.Chart(alt.Data(name="rows")).mark_bar().encode(
         x=alt.X("ratio:Q", title="B/A median duration (below 1: faster in B)"),
         y=alt.Y("label:N", sort=None, title=None),
         color=alt.Color("verdict:N", sort=["FASTER", "SAME", "SLOWER", "UNDECIDED"]),
@@ -118,19 +168,51 @@ def _comparison_ratio(rows: Rows) -> dict[str, Any]:
     return alt.layer(bars, one).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
 
 
-def _roofline(rows: Rows) -> dict[str, Any]:
+def _roofline(with_roofs: bool) -> dict[str, Any]:
     import altair as alt
 
-    points = [r for r in rows if r["series"] == "kernel"]
-    roofs = [r for r in rows if r["series"] != "kernel"]
     x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per DRAM byte)", scale=alt.Scale(type="log"))
     y = alt.Y("tflops:Q", title="TFLOP/s", scale=alt.Scale(type="log"))
-    layers = [alt.Chart(alt.Data(values=points)).mark_circle(size=70, color="#e45756").encode(
+    layers = [alt.Chart(alt.Data(name="points")).mark_circle(size=70, color="#e45756").encode(
         x=x, y=y, href="href:N")]
-    if roofs:
-        layers.insert(0, alt.Chart(alt.Data(values=roofs)).mark_line(color="#4c78a8").encode(
+    if with_roofs:
+        layers.insert(0, alt.Chart(alt.Data(name="roofs")).mark_line(color="#4c78a8").encode(
             x=x, y=y, detail="series:N", strokeDash=alt.StrokeDash("series:N", title="roof")))
     return alt.layer(*layers).properties(width=420, height=300).to_dict(validate=False)
 
 
-SPECS = {"roofline": _roofline, "comparison-ratio": _comparison_ratio, "time-by-kernel": _time_by_kernel, "throughput": _throughput, "bandwidth-samples": _bandwidth_samples}
+Shape = tuple[Any, ...]
+Datasets = dict[str, Rows]
+
+
+def _rows(rows: Rows) -> tuple[Shape, Datasets]:
+    return (), {"rows": rows}
+
+
+def _roofline_data(rows: Rows) -> tuple[Shape, Datasets]:
+    roofs = [r for r in rows if r["series"] != "kernel"]
+    data = {"points": [r for r in rows if r["series"] == "kernel"]}
+    if roofs:
+        data["roofs"] = roofs
+    return (bool(roofs),), data
+
+
+# kind -> (template maker taking the shape, rows -> (shape, named datasets))
+KINDS: dict[str, tuple[Any, Any]] = {
+    "roofline": (_roofline, _roofline_data),
+    "comparison-ratio": (_comparison_ratio, _rows),
+    "time-by-kernel": (_time_by_kernel, _rows),
+    "throughput": (_throughput, _rows),
+    "bandwidth-samples": (_bandwidth_samples, _rows),
+}
+
+
+def make_template(kind: str, shape: Shape) -> dict[str, Any]:
+    """The spec of a ``kind`` chart of this shape, with no data in it (made by altair)."""
+    return KINDS[kind][0](*shape)
+
+
+def chart_spec(kind: str, rows: Rows, template: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole Vega-Lite spec of a chart: its template with the rows as named datasets."""
+    shape, datasets = KINDS[kind][1](rows)
+    return {**(template or make_template(kind, shape)), "datasets": datasets}
