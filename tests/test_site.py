@@ -236,3 +236,20 @@ def test_large_blobs_are_left_out_with_their_hash_and_the_budget_warns(tmp_path)
         "b/more: 790 MB; GitHub refuses files over 100 MB (use --max-blob-mb)",
         "the site is 850 MB; GitHub Pages sites should stay under about 1 GB",
     ]
+
+
+@pytest.mark.parametrize("path", ["../escape.html", "/etc/passwd", "e//x.html", "e/./x.html", "", "e/../../x"])
+def test_the_writer_refuses_paths_outside_the_site(path):
+    from ikreport.site.writer import SiteFiles
+
+    with pytest.raises(BuildError, match="not a relative path inside the site"):
+        SiteFiles().add(path, b"x")
+
+
+def test_the_writer_refuses_a_path_given_twice():
+    from ikreport.site.writer import SiteFiles
+
+    files = SiteFiles()
+    files.add("e/a.html", b"x")
+    with pytest.raises(BuildError, match="written twice"):
+        files.add("e/a.html", b"y")

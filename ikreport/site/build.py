@@ -19,7 +19,8 @@ from ikreport.cache import default_cache_dir
 from ikreport.check import check
 from ikreport.errors import BuildError
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
-from ikreport.site.record_pages import Job, render_record_pages
+from ikreport.site.charts import warm_up
+from ikreport.site.record_pages import SERIAL_BELOW, Job, render_record_pages
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
@@ -61,6 +62,23 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                workers: int | None = None, progress: Progress | None = None) -> BuildResult:
     """Gather every page and file, then write the site once (see the module docstring)."""
     cache = cache_dir or default_cache_dir()
+    state_file = _state_path(cache, output)
+    previous = _read_state(state_file) if output.is_dir() else {}
+    # A few new records are rendered here, and their first chart starts vl-convert's engine
+    # (most of a second): start it now, beside the loading and checking of the archive.
+    new = sum(f"e/{rid}.json" not in previous for rid in archive.record_ids())
+    warming = warm_up() if 0 < new < SERIAL_BELOW else None
+    try:
+        return _build(archive, output, cache, state_file, previous, templates=templates, reports_dir=reports_dir,
+                      strict=strict, max_blob_mb=max_blob_mb, workers=workers, progress=progress)
+    finally:
+        if warming is not None:
+            warming.join()
+
+
+def _build(archive: Archive, output: Path, cache: Path, state_file: Path, previous: dict[str, str], *,
+           templates: Path | None, reports_dir: Path | None, strict: bool, max_blob_mb: float,
+           workers: int | None, progress: Progress | None) -> BuildResult:
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
     if failures:
@@ -77,11 +95,9 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 cited_by[ref].append(rid)
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
     published = {blob_id for blob_id, _media, size in sources if size <= max_blob_mb * MiB}
-    env = environment(templates)
+    env = environment(templates, cache / "jinja")
     site: dict[str, object] = {}
     files = SiteFiles()
-    state_file = _state_path(cache, output)
-    previous = _read_state(state_file) if output.is_dir() else {}
 
     # Record pages: reuse what a key says is unchanged, render the rest (in parallel).
     digest = templates_digest(env.loader.searchpath)  # type: ignore[union-attr]
@@ -89,7 +105,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     keys = {rid: record_page_key(rid, records, cited_by, published, digest) for rid in sorted(records.records)}
     metas = {rid: page_cache.get(key) for rid, key in keys.items()}
     todo = [rid for rid, meta in metas.items() if meta is None]
-    job = Job(archive.root, records, cited_by, published, templates, cache / "charts", site)
+    job = Job(archive.root, records, cited_by, published, templates, cache, site)
     chart_svgs: dict[str, str] = {}
     fresh: dict[str, tuple[str, str]] = {}
     rendered_charts = 0
@@ -111,8 +127,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
             if rid in fresh:
                 files.add(f"e/{rid}.{ext}", fresh[rid][n], key)
             else:
-                files.add_lazy(f"e/{rid}.{ext}", functools.partial(page_cache.read, key, ext),
-                               (cache / "pages" / f"{key}.{ext}").stat().st_size, key)
+                files.add_lazy(f"e/{rid}.{ext}", functools.partial(page_cache.read, key, ext), meta["sizes"][ext], key)
     chart_dir = cache / "charts"
     for key in sorted(chart_keys):  # the Markdown twins show charts as images
         if key in chart_svgs:

@@ -69,16 +69,17 @@ class PageCache:
         self.root = root
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The page's meta, with "sizes" {ext: bytes} of its files; None unless the page is whole."""
         if self.root is None:
             return None
-        meta = self.root / f"{key}.json"
+        base = os.path.join(self.root, key)
         try:
-            found = json.loads(meta.read_text("utf-8"))
-        except (OSError, ValueError):
+            with open(base + ".json", encoding="utf-8") as f:
+                found = json.load(f)
+            found["sizes"] = {ext: os.stat(f"{base}.{ext}").st_size for ext in ("html", "md")}
+        except (OSError, ValueError, TypeError):
             return None
-        if not (self.root / f"{key}.html").is_file() or not (self.root / f"{key}.md").is_file():
-            return None
-        return found
+        return dict(found)
 
     def read(self, key: str, ext: str) -> bytes:
         assert self.root is not None

@@ -44,7 +44,7 @@ class Job:
     cited_by: dict[str, list[str]]
     published: set[str]
     templates: Path | None
-    chart_cache: Path | None
+    cache: Path | None  # the build's cache folder: charts/ and jinja/ in it
     site: dict[str, Any]
 
 
@@ -61,8 +61,8 @@ def _init_worker(job: Job) -> None:
 def _render_one(record_id: str) -> RenderedPage:
     job = _JOB
     assert job is not None and job.records is not None
-    env = _env(job.templates)
-    charts = ChartRenderer(job.chart_cache)
+    env = _env(job.templates, job.cache / "jinja" if job.cache else None)
+    charts = ChartRenderer(job.cache / "charts" if job.cache else None)
     page = record_page(record_id, job.records, job.cited_by, charts, Archive(job.archive).record_bytes(record_id),
                        job.published)
     html, md = render(env, page, job.site)
@@ -70,13 +70,13 @@ def _render_one(record_id: str) -> RenderedPage:
     return RenderedPage(record_id, html, md, {c.key: c.svg for c in page.context["charts"]}, claims)
 
 
-_ENVS: dict[Path | None, Any] = {}
+_ENVS: dict[tuple[Path | None, Path | None], Any] = {}
 
 
-def _env(templates: Path | None) -> Any:
-    if templates not in _ENVS:
-        _ENVS[templates] = environment(templates)
-    return _ENVS[templates]
+def _env(templates: Path | None, bytecode_dir: Path | None) -> Any:
+    if (templates, bytecode_dir) not in _ENVS:
+        _ENVS[templates, bytecode_dir] = environment(templates, bytecode_dir)
+    return _ENVS[templates, bytecode_dir]
 
 
 def render_record_pages(job: Job, record_ids: list[str], workers: int | None = None,

@@ -29,6 +29,16 @@ def default_templates_dir() -> Path:
     raise BuildError("the ikreport templates are missing from this installation; reinstall ikreport")
 
 
+def _bytecode_cache(folder: Path | None) -> jinja2.BytecodeCache | None:
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # only costs time
+    return jinja2.FileSystemBytecodeCache(str(folder))
+
+
 def md_text(value: object) -> str:
     """Text safe inside Markdown: characters that would become markup are escaped."""
     return MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
@@ -41,11 +51,14 @@ def md_code(value: object) -> str:
     return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
 
 
-def environment(override: Path | None) -> jinja2.Environment:
+def environment(override: Path | None, bytecode_dir: Path | None = None) -> jinja2.Environment:
+    """The templates (``override`` first). With ``bytecode_dir``, compiled templates are kept
+    there (jinja2 checks each against its source), which saves most of a small build's start."""
     dirs = [str(override)] if override else []
     dirs.append(str(default_templates_dir()))
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(dirs),
+        bytecode_cache=_bytecode_cache(bytecode_dir),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=False, default=False),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -16,7 +16,7 @@ import secrets
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from ikreport.errors import BuildError
 
@@ -38,8 +38,8 @@ class SiteFiles:
         self.entries: dict[str, Entry] = {}
 
     def _check(self, path: str) -> None:
-        pure = PurePosixPath(path)
-        if pure.is_absolute() or ".." in pure.parts or not pure.parts:
+        parts = path.split("/")
+        if not path or path.startswith("/") or any(part in ("", ".", "..") for part in parts):
             raise BuildError(f"{path}: not a relative path inside the site")
         if path in self.entries:
             raise BuildError(f"{path}: written twice in one build; two pages claim the same file")
@@ -72,18 +72,21 @@ def write_site(files: SiteFiles, output: Path, previous: dict[str, str] | None =
     old = parent / f".{output.name}.old-{secrets.token_hex(4)}"
     state = {}
     try:
-        made: set[Path] = set()
-        for path in sorted(files.entries):
+        made: set[str] = set()
+        for path in sorted(files.entries):  # plain strings: thousands of pathlib joins cost more than the writes
             entry = files.entries[path]
-            target = tmp / path
-            if target.parent not in made:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                made.add(target.parent)
+            target = os.path.join(tmp, path)
+            folder = os.path.dirname(target)
+            if folder not in made:
+                os.makedirs(folder, exist_ok=True)
+                made.add(folder)
             if entry.fingerprint is not None:
                 state[path] = entry.fingerprint
-            if entry.fingerprint is not None and previous.get(path) == entry.fingerprint and _link(output / path, target):
+            if entry.fingerprint is not None and previous.get(path) == entry.fingerprint \
+                    and _link(os.path.join(output, path), target):
                 continue
-            target.write_bytes(entry.load())
+            with open(target, "wb") as f:
+                f.write(entry.load())
         if output.exists():
             os.rename(output, old)
         os.rename(tmp, output)
@@ -96,7 +99,7 @@ def write_site(files: SiteFiles, output: Path, previous: dict[str, str] | None =
     return state
 
 
-def _link(source: Path, target: Path) -> bool:
+def _link(source: str, target: str) -> bool:
     try:
         os.link(source, target)
         return True
