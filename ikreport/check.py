@@ -16,6 +16,7 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from ikreport.errors import IkreportError
 from ikreport.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
+from ikreport.summaries import LazyRecord, summarize
 from ikreport.validated import Validated
 
 RULES = {
@@ -76,10 +78,14 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     with bulk_loading():
         for rid in archive.record_ids():
             try:
-                known = validated.get(rid) is not None
-                loaded[rid] = archive.load(rid, known_valid=known)
-                if not known:
-                    validated.put(rid, references(loaded[rid]))  # later builds and verify need not validate it
+                kept = validated.entry(rid)
+                if kept is not None and kept[1] is not None:
+                    archive.record_bytes(rid)  # always re-hashed: the id is the promise
+                    loaded[rid] = LazyRecord(kept[1], functools.partial(archive.load, rid, known_valid=True))
+                    continue
+                record = archive.load(rid, known_valid=kept is not None)
+                validated.put(rid, references(record), summarize(record))  # later builds need not parse it
+                loaded[rid] = record
             except IkreportError as exc:
                 findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
     blobs = set(archive.blob_ids())

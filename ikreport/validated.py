@@ -1,7 +1,8 @@
 """What is known of a record once it has been validated: that its bytes parse and match the
-schema, and what they refer to. A record's id is the hash of its bytes and every reader
-re-hashes them, so this is a pure function of the id and can be kept: a second `verify` of
-a big archive re-hashes everything but parses only records it has never seen.
+schema, what they refer to, and their summary (summaries.py). A record's id is the hash of
+its bytes and every reader re-hashes them, so this is a pure function of the id and can be
+kept: a second `verify` or build of a big archive re-hashes everything but parses only
+records it has never seen.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import os
 import secrets
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ikreport.archive import Archive, check_id, references
+from ikreport.summaries import SUMMARY_VERSION, Summary, summarize
 
 Refs = list[tuple[str, str]]
 
@@ -35,21 +38,34 @@ class Validated:
         return self.root / record_id[:2] / f"{record_id[2:]}.json"
 
     def get(self, record_id: str) -> Refs | None:
+        found = self.entry(record_id)
+        return found[0] if found is not None else None
+
+    def entry(self, record_id: str) -> tuple[Refs, Summary | None] | None:
+        """(references, summary) of a record validated before; the summary is None when it was
+        made by another version of summaries.py (or never)."""
         if self.root is None:
             return None
         try:
-            return [(what, ref) for what, ref in json.loads(self._path(record_id).read_text("utf-8"))]
-        except (OSError, ValueError, TypeError):
+            with open(self._path(record_id), encoding="utf-8") as f:
+                kept = json.load(f)
+            refs = [(what, ref) for what, ref in kept["refs"]]
+            summary = kept["summary"] if kept.get("summary_version") == SUMMARY_VERSION else None
+            return refs, summary
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
-    def put(self, record_id: str, refs: Refs) -> None:
+    def put(self, record_id: str, refs: Refs, summary: Summary | None = None) -> None:
         if self.root is None:
             return
         path = self._path(record_id)
+        kept: dict[str, Any] = {"refs": refs}
+        if summary is not None:
+            kept.update(summary=summary, summary_version=SUMMARY_VERSION)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-            tmp.write_text(json.dumps(refs), "utf-8")
+            tmp.write_text(json.dumps(kept), "utf-8")
             os.replace(tmp, path)
         except OSError:
             pass  # without it the next verify parses again: slower, not wrong
@@ -62,6 +78,7 @@ def checked_refs(archive: Archive, record_id: str, validated: Validated) -> Refs
     known = validated.get(record_id)
     if known is not None:
         return known
-    refs = references(archive.load(record_id))
-    validated.put(record_id, refs)
+    record = archive.load(record_id)
+    refs = references(record)
+    validated.put(record_id, refs, summarize(record))
     return refs

@@ -24,7 +24,7 @@ def measured_peak_for(record: Record, records: RecordSet) -> str | None:
         return None
     candidates = [rid for rid in records.by_kind.get("peak-bandwidth", [])
                   if gpu_key(records.records[rid]["subject"].get("gpu")) == key
-                  and records.records[rid]["data"].get("peak_gbs")]
+                  and records.facts(rid).get("peak_gbs")]
     if not candidates:
         return None
     return sorted(candidates, key=lambda rid: (records.records[rid]["collected_at"] or "", rid), reverse=True)[0]

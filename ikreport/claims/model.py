@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-Record = dict[str, Any]
+from ikreport.summaries import LazyRecord, record_facts
+
+Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,18 @@ class RecordSet:
         for record_id in sorted(records):
             by_kind.setdefault(records[record_id]["kind"], []).append(record_id)
         return cls(records=records, by_kind=by_kind)
+
+    def whole(self, record_id: str) -> dict[str, Any]:
+        """The record as a plain dict, read from the archive if only its summary was loaded."""
+        record = self.records[record_id]
+        if isinstance(record, LazyRecord):
+            return record.whole()
+        return record if isinstance(record, dict) else dict(record)
+
+    def facts(self, record_id: str) -> dict[str, Any]:
+        """The few values of a record's data that pages about the whole archive show."""
+        record = self.records[record_id]
+        return record.facts if isinstance(record, LazyRecord) else record_facts(record)
 
     def limitations(self, record_ids: Iterable[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
         return tuple((rid, tuple(self.records[rid]["limitations"])) for rid in record_ids)

@@ -35,7 +35,7 @@ class RecordResolver:
 
     def value(self, record_id: str, path: str) -> str:
         try:
-            return format_value(path, lookup(self.records.records[record_id], path))
+            return format_value(path, lookup(self.records.whole(record_id), path))
         except PathError as exc:
             raise LookupError(f"record {record_id[:8]}: {exc}") from exc
 

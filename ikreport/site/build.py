@@ -19,8 +19,7 @@ from ikreport.cache import default_cache_dir
 from ikreport.check import check
 from ikreport.errors import BuildError
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
-from ikreport.site.charts import warm_up
-from ikreport.site.record_pages import SERIAL_BELOW, Job, render_record_pages
+from ikreport.site.record_pages import Job, render_record_pages
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
@@ -64,21 +63,6 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     cache = cache_dir or default_cache_dir()
     state_file = _state_path(cache, output)
     previous = _read_state(state_file) if output.is_dir() else {}
-    # A few new records are rendered here, and their first chart starts vl-convert's engine
-    # (most of a second): start it now, beside the loading and checking of the archive.
-    new = sum(f"e/{rid}.json" not in previous for rid in archive.record_ids())
-    warming = warm_up() if 0 < new < SERIAL_BELOW else None
-    try:
-        return _build(archive, output, cache, state_file, previous, templates=templates, reports_dir=reports_dir,
-                      strict=strict, max_blob_mb=max_blob_mb, workers=workers, progress=progress)
-    finally:
-        if warming is not None:
-            warming.join()
-
-
-def _build(archive: Archive, output: Path, cache: Path, state_file: Path, previous: dict[str, str], *,
-           templates: Path | None, reports_dir: Path | None, strict: bool, max_blob_mb: float,
-           workers: int | None, progress: Progress | None) -> BuildResult:
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
     if failures:

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import secrets
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,27 +99,6 @@ def _to_svg(spec: dict[str, Any]) -> str:
 # its rows go into the spec's top-level "datasets". A template depends only on (kind, shape),
 # so it is made once and kept beside the SVG cache: a rebuild that renders one new chart
 # fills a kept template and never imports altair.
-
-
-_WARM_UP_SPEC = {"data": {"values": [{"x": 1}]}, "mark": "point",
-                 "encoding": {"x": {"field": "x", "type": "quantitative"}}}
-
-
-def warm_up() -> threading.Thread:
-    """Start vl-convert's JavaScript engine in the background (a process's first chart costs
-    most of a second, nearly all of it starting the engine). Join the thread before exit."""
-
-    def run() -> None:
-        try:
-            import vl_convert
-
-            vl_convert.vegalite_to_svg(_WARM_UP_SPEC)
-        except Exception:  # noqa: BLE001 - only ever saves time; the real render reports errors
-            pass
-
-    thread = threading.Thread(target=run, name="ikreport-chart-warm-up", daemon=True)
-    thread.start()
-    return thread
 
 
 def _time_by_kernel() -> dict[str, Any]:

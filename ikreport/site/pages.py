@@ -35,7 +35,7 @@ def blob_href(source: dict[str, Any], root: str) -> str:
 
 def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str]],
                 charts: ChartRenderer, record_bytes: bytes = b"", published: set[str] | None = None) -> Page:
-    record = records.records[record_id]
+    record = records.whole(record_id)
     root = "../"
     titles = {rid: r["title"] for rid, r in records.records.items()}
     claims = [claim_view(c, root, titles) for c in claims_for(record_id, record, records)]
@@ -272,10 +272,10 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None) 
         row = {"short": short(rid), "href": f"e/{rid}.html", "md_href": f"e/{rid}.md", "title": record["title"],
                "kind": record["kind"], "gpu": gpu, "launches": "", "time": "", "top": ""}
         if record["kind"] == "ncu-profile":
-            data = record["data"]
-            row["launches"] = str(data["launch_count"])
-            row["time"] = fmt_duration_us(data["profiled_time_us"])
-            row["top"] = short_kernel(data["kernels"][0]["kernel"]) if data["kernels"] else ""
+            facts = records.facts(rid)
+            row["launches"] = str(facts["launch_count"]) if facts["launch_count"] is not None else ""
+            row["time"] = fmt_duration_us(facts["profiled_time_us"])
+            row["top"] = short_kernel(facts["top_kernel"]) if facts["top_kernel"] else ""
         rows.append(row)
     kinds: dict[str, int] = {}
     for record in records.records.values():

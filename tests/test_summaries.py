@@ -1,0 +1,80 @@
+"""Rebuilds use kept record summaries: they parse only records they have not seen, still
+re-hash every record, and ignore summaries made by other code."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from conftest import NCU, ROOT
+from ikreport import records as records_module
+from ikreport.archive import Archive
+from ikreport.collect.context import Context
+from ikreport.collect.ncu_import import import_csv
+from ikreport.errors import BuildError
+from ikreport.site.build import build_site
+
+SAMPLE = ROOT / "sample_evidence"
+
+
+@pytest.fixture
+def arch(tmp_path):
+    shutil.copytree(SAMPLE, tmp_path / "arch")
+    return Archive.open(tmp_path / "arch")
+
+
+@pytest.fixture
+def decodes(monkeypatch):
+    seen: list[str] = []
+    real = records_module.decode
+
+    def counting(data, where, known_valid=False):
+        seen.append(where)
+        return real(data, where, known_valid)
+
+    monkeypatch.setattr(records_module, "decode", counting)
+    return seen
+
+
+def test_a_rebuild_parses_only_the_records_it_needs(arch, tmp_path, decodes):
+    shutil.rmtree(arch.root / "reports")  # a report's values are read from whole records, on every build
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(arch, out, cache_dir=cache)
+    total = len(arch.record_ids())
+    assert len(decodes) >= total  # the first build parses every record once
+    new = import_csv(arch, [NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"],
+                     Context(title="one more", gpu="NVIDIA GeForce GTX 1650 Ti"))
+    decodes.clear()
+    build_site(arch, out, cache_dir=cache)
+    parsed = {os.path.basename(p) for p in decodes}
+    assert f"{new[2:]}.json" in parsed  # the new record (files are named by the id, less its shard)
+    assert len(parsed) == 1, parsed  # the others are known by their summaries
+
+
+def test_a_tampered_record_is_caught_although_its_summary_is_kept(arch, tmp_path):
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(arch, out, cache_dir=cache)
+    victim = arch.record_path(arch.record_ids()[0])
+    os.chmod(victim, 0o644)
+    data = victim.read_bytes()
+    victim.write_bytes(data.replace(b'"title":"', b'"title":"X', 1))
+    with pytest.raises(BuildError, match="IK108 the bytes do not hash to the file's name"):
+        build_site(arch, out, cache_dir=cache)
+
+
+def test_summaries_made_by_other_code_are_not_used(arch, tmp_path, decodes):
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(arch, out, cache_dir=cache)
+    first = (out / "index.html").read_bytes()
+    for kept in (cache / "validated").rglob("*.json"):
+        entry = json.loads(kept.read_text())
+        entry["summary"]["head"]["title"] = "a title no record has"
+        entry["summary_version"] = "another"
+        kept.write_text(json.dumps(entry))
+    decodes.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert len(decodes) >= len(arch.record_ids())  # parsed again, not taken from the kept summaries
+    assert (out / "index.html").read_bytes() == first
