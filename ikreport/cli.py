@@ -114,7 +114,8 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
 @click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Folder of templates that override the shipped ones.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where rendered charts are cached [default: ~/.cache/ikreport/charts].")
+              help="Where the build keeps what makes rebuilds fast: record summaries, pages, charts; "
+                   "deleting it loses nothing [default: $XDG_CACHE_HOME/ikreport or ~/.cache/ikreport].")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder of Markdown reports [default: ARCHIVE/reports].")
 @click.option("--strict", is_flag=True, help="Fail on warnings too (superseded citations, reports citing nothing).")
