@@ -11,11 +11,14 @@ Rows of another width than the header are skipped.
 from __future__ import annotations
 
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from ikreport.analysis.arrow import bool_values, float_values, null_string
 from ikreport.analysis.ncu_export import Export, csv_row
 from ikreport.analysis.ncu_launch import dims_product
 from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, flop_weight, stall_reason
@@ -24,6 +27,7 @@ from ikreport.analysis.units import NOT_AVAILABLE, NUMBER_RX, unit_factor
 from ikreport.errors import NcuExportError
 
 BLOCK_BYTES = 2 << 20
+NOT_AVAILABLE_RX = "^(?:" + "|".join(re.escape(v) for v in sorted(NOT_AVAILABLE)) + ")$"
 TEXT_COLUMNS = {
     "id": "ID",
     "kernel": "Kernel Name",
@@ -38,14 +42,14 @@ def _numbers(column: pa.ChunkedArray) -> np.ndarray:
     """Strings -> float64, column-wise; thousands separators dropped, non-numbers NaN."""
     text = pc.utf8_trim_whitespace(pc.replace_substring(column, ",", ""))
     ok = pc.match_substring_regex(text, NUMBER_RX.pattern)
-    values = pc.cast(pc.if_else(ok, text, pa.scalar(None, pa.string())), pa.float64())
-    return values.to_numpy(zero_copy_only=False).astype(float, copy=False)
+    values = pc.cast(pc.if_else(ok, text, null_string()), pa.float64())
+    return float_values(values)
 
 
 def _unreadable(column: pa.ChunkedArray, values: np.ndarray) -> np.ndarray:
     """Rows whose cell holds something that is neither a number nor 'n/a' / empty."""
-    missing = pc.is_in(pc.utf8_trim_whitespace(column), value_set=pa.array(sorted(NOT_AVAILABLE)))
-    return np.isnan(values) & ~missing.to_numpy(zero_copy_only=False)
+    missing = pc.match_substring_regex(pc.utf8_trim_whitespace(column), NOT_AVAILABLE_RX)
+    return np.isnan(values) & ~bool_values(missing)
 
 
 def _read(export: Export, indices: list[int]) -> pa.Table:

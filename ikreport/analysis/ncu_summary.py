@@ -225,6 +225,8 @@ def launch_csv(t: LaunchTable, d: Derived) -> bytes:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    from ikreport.analysis.arrow import column
+
     f = t.fields
     limiter = np.array([LIMITERS[c] if c >= 0 else "" for c in d.limiter.tolist()], dtype=object)
     columns = {
@@ -236,7 +238,7 @@ def launch_csv(t: LaunchTable, d: Derived) -> bytes:
         "registers": f["registers"], "grid": f["grid"], "block": f["block"], "flops": d.flops,
         "bound": np.array(LABELS, dtype=object)[d.bound] if t.n else np.array([], dtype=object),
     }
-    table = pa.table({name: pa.array(columns[name], from_pandas=True) for name in CSV_COLUMNS})
+    table = pa.table({name: column(columns[name]) for name in CSV_COLUMNS})
     out = io.BytesIO()
     pacsv.write_csv(table, out)
     return out.getvalue()
