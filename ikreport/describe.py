@@ -31,7 +31,8 @@ def describe(record_id: str, record: dict[str, Any]) -> list[str]:
     data = record["data"]
     if record["kind"] == "ncu-profile":
         lines.append(
-            f"  profile:   {data['launch_count']} launches of {data['kernel_count']} kernels, "
+            f"  profile:   {data['launch_count']} launch{'' if data['launch_count'] == 1 else 'es'} of "
+            f"{data['kernel_count']} kernel{'' if data['kernel_count'] == 1 else 's'}, "
             f"{fmt_duration_us(data['profiled_time_us'])} profiled GPU time"
         )
         for k in data["kernels"][:10]:

@@ -72,7 +72,7 @@ def test_show_by_prefix_and_json_bytes(archive, run):
     assert lines[0] == "GEMM"
     assert lines[1] == f"  id:        {rid}"
     assert "  gpu:       RTX 5090" in lines
-    assert "  profile:   1 launches of 1 kernels, 23.4 µs profiled GPU time" in lines
+    assert "  profile:   1 launch of 1 kernel, 23.4 µs profiled GPU time" in lines
     assert "  limitations:" in lines
     raw = run("show", rid, "--archive", arch, "--json")
     assert raw.stdout_bytes == (arch / "records" / rid[:2] / f"{rid[2:]}.json").read_bytes()
