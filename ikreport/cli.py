@@ -242,4 +242,8 @@ cli.add_command(collect)
 
 
 def main() -> None:
+    # pyarrow's allocator (mimalloc) keeps freed memory for later reuse; each ikreport command
+    # is one pass, so memory is better returned at once (peak of a 61 MB import: 191 -> 172 MB).
+    # Set before pyarrow is first imported; a value the user set wins.
+    os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
     cli(prog_name="ikreport")
