@@ -30,6 +30,7 @@ class Validated:
     """ids known to be valid records, with their references, kept under ``root`` (or nowhere)."""
 
     def __init__(self, root: Path | None) -> None:
+        self.base = root
         self.root = root / schema_digest() if root is not None else None
 
     def _path(self, record_id: str) -> Path:

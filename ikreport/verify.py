@@ -5,8 +5,10 @@ One line per problem, ``PATH: what is wrong; what to do``, sorted, so two runs a
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ikreport.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, sha256
@@ -26,49 +28,98 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
         return _verify(archive, progress, notes, validated)
 
 
+PARALLEL_FROM = 512  # files: below this, starting worker processes costs more than it saves
+BATCH = 64
+Checked = tuple[str | None, Refs | None]  # (problem, the references of a good record)
+
+
+def _check_files(job: tuple[str, str | None, list[tuple[str, str, bool]]]) -> list[Checked]:
+    """Check (path, id, is_record) files: re-hash each; parse and validate records never
+    validated before. Runs in a worker process for big archives."""
+    root, validated_root, files = job
+    archive = Archive(Path(root))
+    validated = Validated(Path(validated_root) if validated_root else None)
+    out: list[Checked] = []
+    with bulk_loading():
+        for path, file_id, is_record in files:
+            try:
+                if is_record:
+                    out.append((None, checked_refs(archive, file_id, validated)))
+                elif sha256(Path(path).read_bytes()) != file_id:
+                    out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None))
+                else:
+                    out.append((None, None))
+            except (IkreportError, OSError) as exc:
+                out.append((str(exc), None))
+    return out
+
+
+def _check_all(archive: Archive, validated: Validated, files: list[tuple[str, str, bool]],
+               progress: Progress | None) -> list[Checked]:
+    """Every file's check, in order: in worker processes when there are many (hashing and
+    parsing are CPU-bound), started from a clean process ("forkserver"), never by forking."""
+    base = str(validated.base) if validated.base is not None else None
+    jobs = [(str(archive.root), base, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
+    workers = os.cpu_count() or 1
+    results: list[Checked] = []
+    if len(files) < PARALLEL_FROM or workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():
+        done = map(_check_files, jobs)
+        for batch in done:
+            results += batch
+            if progress:
+                progress(len(batch))
+        return results
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        for batch in pool.map(_check_files, jobs):
+            results += batch
+            if progress:
+                progress(len(batch))
+    return results
+
+
 def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None,
             validated: Validated | None) -> list[str]:
     validated = validated or Validated(None)
-    problems: list[str] = []
     notes = notes if notes is not None else []
+    order: list[str | int] = []  # a problem found while scanning, or the index of a file to check
+    files: list[tuple[str, str, bool]] = []
     writable = 0
-    records_ok: dict[str, Refs] = {}
-    blobs_ok: set[str] = set()
     for top, suffix in ((archive.blobs_dir, ""), (archive.records_dir, RECORD_SUFFIX)):
         if not top.is_dir():
             continue
         for entry in sorted(os.scandir(top), key=lambda e: e.name):
             if not (SHARD_RX.match(entry.name) and entry.is_dir(follow_symlinks=False)):
-                problems.append(f"{entry.path}: unexpected entry in the archive; move it out")
+                order.append(f"{entry.path}: unexpected entry in the archive; move it out")
                 continue
             for item in sorted(os.scandir(entry.path), key=lambda e: e.name):
-                path = Path(item.path)
                 name = item.name
                 if name.startswith(TEMP_PREFIX):
-                    notes.append(f"{path}: temporary file left by an interrupted write; safe to delete")
+                    notes.append(f"{item.path}: temporary file left by an interrupted write; safe to delete")
                     continue
                 stem = name[: len(name) - len(suffix)] if suffix and name.endswith(suffix) else (None if suffix else name)
                 if stem is None or not ID_RX.match(entry.name + stem) or not item.is_file(follow_symlinks=False):
                     what = "symbolic link" if item.is_symlink() else "unexpected file"
-                    problems.append(f"{path}: {what} in the archive; remove it")
-                    continue
-                file_id = entry.name + stem
-                try:
-                    if suffix:
-                        records_ok[file_id] = checked_refs(archive, file_id, validated)
-                    else:
-                        data = path.read_bytes()
-                        if sha256(data) != file_id:
-                            problems.append(f"{path}: content does not hash to its name (truncated or tampered); restore it")
-                            continue
-                        blobs_ok.add(file_id)
-                except (IkreportError, OSError) as exc:
-                    problems.append(str(exc))
+                    order.append(f"{item.path}: {what} in the archive; remove it")
                     continue
                 if item.stat().st_mode & 0o222:
                     writable += 1
-                if progress:
-                    progress(1)
+                order.append(len(files))
+                files.append((item.path, entry.name + stem, bool(suffix)))
+    checked = _check_all(archive, validated, files, progress)
+    problems: list[str] = []
+    records_ok: dict[str, Refs] = {}
+    blobs_ok: set[str] = set()
+    for slot in order:
+        if isinstance(slot, str):
+            problems.append(slot)
+            continue
+        (_path, file_id, is_record), (problem, refs) = files[slot], checked[slot]
+        if problem:
+            problems.append(problem)
+        elif is_record:
+            records_ok[file_id] = refs or []
+        else:
+            blobs_ok.add(file_id)
     if writable:
         # The hashes, not the mode bits, are what guarantee integrity, and git checkouts do
         # not keep read-only modes: a note, not a problem.

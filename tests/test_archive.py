@@ -180,3 +180,22 @@ def test_verify_parses_a_record_once_but_rehashes_it_every_time(archive, tmp_pat
     path.write_bytes(path.read_bytes().replace(b"a limitation", b"no limitation"))
     [problem] = verify_archive(archive, validated=validated)
     assert "do not hash to the file's name" in problem  # the cache never vouches for changed bytes
+
+
+def test_verify_in_worker_processes_finds_what_a_serial_verify_finds(archive, monkeypatch):
+    """Big archives are checked in worker processes; the findings and their order are the same."""
+    import ikreport.verify as verify
+
+    ids = [archive.put_record(make_record(archive, title=f"record {i}")) for i in range(12)]
+    damaged_record = archive.record_path(ids[3])
+    os.chmod(damaged_record, 0o644)
+    damaged_record.write_bytes(damaged_record.read_bytes()[:-5])
+    blob = archive.load(ids[7])["sources"][0]["id"]
+    os.chmod(archive.blob_path(blob), 0o644)
+    archive.blob_path(blob).write_bytes(b"not what was stored")
+    (archive.records_dir / "zz").mkdir()
+    serial = verify_archive(archive)
+    monkeypatch.setattr(verify, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(verify, "BATCH", 3)
+    assert verify_archive(archive) == serial
+    assert len(serial) == 4  # the stray folder, the damaged blob and record, and the record citing that blob
