@@ -28,7 +28,7 @@ def test_float_values_match_pyarrow_for_slices_and_chunks(values, cut, split):
     expected = [math.nan if v is None else v for v in sliced.to_pylist()]
     for got in (float_values(sliced), float_values(chunked)):
         assert len(got) == len(expected)
-        assert all((math.isnan(e) and math.isnan(g)) or e == g for e, g in zip(expected, got.tolist()))
+        assert all((math.isnan(e) and math.isnan(g)) or e == g for e, g in zip(expected, got.tolist(), strict=True))
 
 
 @settings(max_examples=150, deadline=None)
