@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikreport.formatting import fmt_duration_us, fmt_pct, short
+from ikreport.formatting import fmt_duration_us, fmt_pct, plural, short
 
 
 def summary_line(record_id: str, record: dict[str, Any]) -> str:
@@ -31,8 +31,8 @@ def describe(record_id: str, record: dict[str, Any]) -> list[str]:
     data = record["data"]
     if record["kind"] == "ncu-profile":
         lines.append(
-            f"  profile:   {data['launch_count']} launch{'' if data['launch_count'] == 1 else 'es'} of "
-            f"{data['kernel_count']} kernel{'' if data['kernel_count'] == 1 else 's'}, "
+            f"  profile:   {plural(data['launch_count'], 'launch', 'launches')} of "
+            f"{plural(data['kernel_count'], 'kernel', 'kernels')}, "
             f"{fmt_duration_us(data['profiled_time_us'])} profiled GPU time"
         )
         for k in data["kernels"][:10]:

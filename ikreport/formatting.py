@@ -8,6 +8,11 @@ def short(record_id: str) -> str:
     return record_id[:8]
 
 
+def plural(n: int, one: str, many: str) -> str:
+    """'1 launch', '11 launches'."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def fmt_pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
-from ikreport.formatting import fmt_duration_us, fmt_pct
+from ikreport.formatting import fmt_duration_us, fmt_pct, plural
 from ikreport.profile_data import first_launch
 
 TOP_KERNELS = 5
@@ -35,8 +35,8 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     cites = [record_id]
     claims = []
     total = data.get("profiled_time_us")
-    text = (f"The profile holds {_plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
-            f"of {_plural(data['kernel_count'], 'kernel', 'kernels')}")
+    text = (f"The profile holds {plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
+            f"of {plural(data['kernel_count'], 'kernel', 'kernels')}")
     text += f", {fmt_duration_us(total)} of profiled GPU time." if total else "; it has no kernel durations."
     claims.append(make_claim("profile-size", "", record_id, text, cites, [CAVEAT_SHARE] if total else [], records))
 
@@ -81,7 +81,3 @@ def _bound_text(short: str, kernel: dict, first: dict) -> str:
     compute = f"SM {fmt_pct(sm)} of peak" if sm is not None else "SM throughput not in the export"
     of = f" in {kernel['bound_launches']} of {kernel['launches']} launches" if kernel["launches"] > 1 else ""
     return f"{short} is {label}{of}: {memory}, {compute} (first launch)."
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"

@@ -12,7 +12,7 @@ from ikreport.claims.gpus import measured_peak_for
 from ikreport.claims.model import Record, RecordSet
 from ikreport.reports.render import RenderedReport
 from ikreport.profile_data import LAUNCH_TABLE_ROLE, first_launch
-from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, short
+from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural, short
 from ikreport.site.charts import Chart, ChartRenderer
 from ikreport.site.model import Page, claim_view
 from ikreport.site.record_views import bandwidth_view, comparison_view, environment_view
@@ -127,7 +127,8 @@ def _profile_view(record: Record) -> dict[str, Any]:
     shown = len(launches)
     complete = data.get("launches_complete", True)
     return {
-        "launch_count": data["launch_count"], "kernel_count": data["kernel_count"],
+        "size": (f"{plural(data['launch_count'], 'launch', 'launches')} of "
+                 f"{plural(data['kernel_count'], 'kernel', 'kernels')}"),
         "time": fmt_duration_us(data["profiled_time_us"]), "pages": ", ".join(data["pages"]),
         "devices": ", ".join(data["devices"]) or "not named in the export",
         "cc": ", ".join(data["compute_capabilities"]) or "n/a",
