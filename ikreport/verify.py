@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -62,19 +62,18 @@ def _check_all(archive: Archive, validated: Validated, files: list[tuple[str, st
     jobs = [(str(archive.root), base, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
     workers = os.cpu_count() or 1
     results: list[Checked] = []
-    if len(files) < PARALLEL_FROM or workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():
-        done = map(_check_files, jobs)
-        for batch in done:
-            results += batch
+
+    def take(batches: Iterable[list[Checked]]) -> list[Checked]:
+        for batch in batches:
+            results.extend(batch)
             if progress:
                 progress(len(batch))
         return results
+
+    if len(files) < PARALLEL_FROM or workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():
+        return take(map(_check_files, jobs))
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
-        for batch in pool.map(_check_files, jobs):
-            results += batch
-            if progress:
-                progress(len(batch))
-    return results
+        return take(pool.map(_check_files, jobs))
 
 
 def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None,
