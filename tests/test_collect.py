@@ -4,6 +4,7 @@ saved outputs from tests/fixtures and fail the way the real tools fail."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,30 @@ def test_bandwidth_measured_through_nvcc(tmp_path, env):
     assert record["method"]["options"]["backend"] == "nvcc"
     assert record["environment"] and record["cites"] == [record["environment"]]
     assert any("bus width is unknown" in x for x in record["limitations"])
+    assert verify_archive(Archive.open(arch)) == []
+
+
+@pytest.fixture
+def python_standins(monkeypatch):
+    """Stand-in cupy and torch packages (tests/standins/python), gone again after the test."""
+    monkeypatch.syspath_prepend(str(STANDINS / "python"))
+    yield
+    for name in ("cupy", "torch"):
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("backend", ["cupy", "torch"])
+def test_bandwidth_measured_through_cupy_or_torch(tmp_path, env, python_standins, backend):
+    arch = tmp_path / "arch"
+    record = load(arch, run("collect", "bandwidth", "--backend", backend, "--size-mib", 256, "--size-mib", 1024,
+                            "--repeats", 4, "--warmup", 2, "-a", arch))
+    data = record["data"]
+    assert record["subject"]["gpu"] == "NVIDIA H200"  # the name the library reports
+    assert data["sample_count"] == 8 and data["buffer_sizes_bytes"] == [256 << 20, 1024 << 20]
+    # the stand-ins time a copy of N bytes as 2N bytes at 4.3 TB/s
+    assert data["peak_gbs"] == pytest.approx(4300, abs=1) and data["max_gbs"] == pytest.approx(4300, abs=1)
+    assert record["method"]["options"]["backend"] == backend
+    assert backend in data["backend"]
     assert verify_archive(Archive.open(arch)) == []
 
 

@@ -70,7 +70,8 @@ def _python(backend: str, sizes: list[int], warmup: int, repeats: int, progress:
     else:
         import cupy
 
-        device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]  # bytes in CuPy 13 and 14
+        device = name.decode() if isinstance(name, bytes) else str(name)
         version = cupy.__version__
         for size in sizes:
             src = cupy.ones(size, dtype=cupy.uint8)
