@@ -20,7 +20,8 @@ STANDINS = ROOT / "tests" / "standins"
 def run_script(tmp_path: Path, **extra: str) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path / "out"
     env = {**os.environ, "PATH": f"{STANDINS}{os.pathsep}{os.environ['PATH']}", "PYTHON": sys.executable,
-           "OUT": str(out), "IK_STANDIN_LOG": str(tmp_path / "ncu-args.log"), **extra}
+           "OUT": str(out), "IK_STANDIN_LOG": str(tmp_path / "ncu-args.log"),
+           "WHEELS": str(tmp_path / "no-wheels"), **extra}  # wheels fetched for the GPU machine's Python stay out
     done = subprocess.run(["bash", str(ROOT / "scripts" / "gpu" / "run.sh")], env=env, capture_output=True,
                           text=True, timeout=120)
     return done, out

@@ -11,8 +11,9 @@ mkdir -p "$out"
 exec > >(tee "$out/log.txt") 2>&1
 export PYTHONUNBUFFERED=1
 py="${PYTHON:-python3}"
-if compgen -G ".whl/*.whl" > /dev/null; then
-  "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/ik-site .whl/*.whl || exit 1
+wheels="${WHEELS:-.whl}"  # from scripts/gpu/fetch_wheels.sh
+if compgen -G "$wheels/*.whl" > /dev/null; then
+  "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/ik-site "$wheels"/*.whl || exit 1
   export PYTHONPATH="$PWD:/tmp/ik-site${PYTHONPATH:+:$PYTHONPATH}"
 else
   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
