@@ -144,10 +144,10 @@ def test_bandwidth_measured_through_nvcc(tmp_path, env):
 
 @pytest.fixture
 def python_standins(monkeypatch):
-    """Stand-in cupy and torch packages (tests/standins/python), gone again after the test."""
+    """Stand-in cupy, torch and pynvml packages (tests/standins/python), gone after the test."""
     monkeypatch.syspath_prepend(str(STANDINS / "python"))
     yield
-    for name in ("cupy", "torch"):
+    for name in ("cupy", "torch", "pynvml"):
         sys.modules.pop(name, None)
 
 
@@ -164,6 +164,19 @@ def test_bandwidth_measured_through_cupy_or_torch(tmp_path, env, python_standins
     assert record["method"]["options"]["backend"] == backend
     assert backend in data["backend"]
     assert verify_archive(Archive.open(arch)) == []
+
+
+def test_bandwidth_against_the_theoretical_peak_when_nvml_gives_the_bus_width(tmp_path, env, python_standins):
+    arch = tmp_path / "arch"
+    record = load(arch, run("collect", "bandwidth", "--backend", "cupy", "--size-mib", 256, "--repeats", 2,
+                            "-a", arch))
+    data = record["data"]
+    clock = data["max_memory_clock_mhz"]  # from the stand-in nvidia-smi -q
+    assert data["memory_bus_width_bits"] == 6144  # from the stand-in NVML
+    assert data["theoretical_gbs"] == pytest.approx(2 * clock * 1e6 * 6144 / 8 / 1e9, rel=1e-3)
+    assert not any("bus width is unknown" in x for x in record["limitations"])
+    env_record = Archive.open(arch).load(record["environment"])
+    assert env_record["data"]["gpus"][0]["memory_bus_width_bits"] == 6144
 
 
 def test_bandwidth_compile_failure_and_missing_nvcc(tmp_path, env):
