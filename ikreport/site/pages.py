@@ -148,7 +148,8 @@ def _profile_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
                  "total_ms": round(k["total_us"] / 1e3, 6), "launches": k["launches"]} for i, k in enumerate(timed)]
         out.append(charts.render(
             "time-by-kernel", "Profiled GPU time by kernel (bars numbered as in the kernels table)",
-            f"Bar chart of profiled GPU time for the {len(rows)} longest-running kernels; "
+            f"Bar chart of profiled GPU time for the "
+            f"{plural(len(rows), 'longest-running kernel', 'longest-running kernels')}; "
             f"the longest is {short_kernel(timed[0]['kernel'])} at {fmt_duration_us(timed[0]['total_us'])}.",
             rows))
     points = []
@@ -161,7 +162,7 @@ def _profile_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
         out.append(charts.render(
             "throughput", "Memory vs SM throughput",
             f"Scatter plot of memory against SM throughput (% of peak) for the first launch of "
-            f"{len(points)} kernels, with the 40% and 60% lines of the bound rule.", points))
+            f"{plural(len(points), 'kernel', 'kernels')}, with the 40% and 60% lines of the bound rule.", points))
     return out
 
 
@@ -209,8 +210,9 @@ def _roofline(record: Record, records: RecordSet, charts: ChartRenderer) -> list
         notes.append({"text": "No compute roof: no measured or datasheet compute peak for this GPU model."})
     notes.append({"text": "FLOPs are ncu's tensor-path op counts (one op counted as one FLOP) plus SASS FP "
                           "instructions when collected (an FMA as two)."})
-    return [charts.render("roofline", "Roofline", f"Log-log roofline of {len(points)} kernels: FLOP/s against "
-                          "FLOP per DRAM byte, first launch of each.", rows, tuple(notes))]
+    alt = (f"Log-log roofline of {plural(len(points), 'kernel', 'kernels')}: FLOP/s against FLOP per DRAM byte, "
+           "first launch of each.")
+    return [charts.render("roofline", "Roofline", alt, rows, tuple(notes))]
 
 
 def _superseded_by(record_id: str, records: RecordSet) -> Record | None:
@@ -225,9 +227,10 @@ def _comparison_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
             for i, k in enumerate(k for k in record["data"]["kernels"] if k["ratio"] is not None)][:MAX_CHART_KERNELS]
     if not rows:
         return []
+    alt = (f"Bar chart of the B/A ratio of median kernel durations for {plural(len(rows), 'kernel', 'kernels')}; "
+           "below 1 is faster in B.")
     return [charts.render("comparison-ratio", "B/A median duration by kernel (bars numbered as in the kernels table)",
-                          f"Bar chart of the B/A ratio of median kernel durations for {len(rows)} kernels; "
-                          "below 1 is faster in B.", rows)]
+                          alt, rows)]
 
 
 def changelog_page(records: RecordSet) -> Page:
@@ -250,8 +253,8 @@ def _bandwidth_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
     if not samples:
         return []
     rows = [{"size_mib": s["buffer_bytes"] // (1 << 20), "gbs": s["gbs"]} for s in samples]
-    return [charts.render("bandwidth-samples", "Copy bandwidth by buffer size",
-                          f"Strip plot of {len(rows)} timed copies, GB/s (read + write) by buffer size in MiB.", rows)]
+    alt = f"Strip plot of {plural(len(rows), 'timed copy', 'timed copies')}, GB/s (read + write) by buffer size in MiB."
+    return [charts.render("bandwidth-samples", "Copy bandwidth by buffer size", alt, rows)]
 
 
 def report_page(report: RenderedReport) -> Page:
