@@ -16,6 +16,7 @@ from ikreport import __version__
 from ikreport.cli_collect import collect
 from ikreport.cli_options import ARCHIVE_ENV, DEFAULT_ARCHIVE, archive_option, progress_reporter
 from ikreport.errors import IkreportError
+from ikreport.formatting import plural
 
 
 class Cli(click.Group):
@@ -89,7 +90,7 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
             click.echo(line)
         if site_problems:
             raise click.exceptions.Exit(1)
-        click.echo(f"{site}: {checked} records verified against manifest.json")
+        click.echo(f"{site}: {plural(checked, 'record', 'records')} verified against manifest.json")
         return
     store = Archive.open(archive or Path(os.environ.get(ARCHIVE_ENV, DEFAULT_ARCHIVE)))
     from ikreport.cache import default_cache_dir
@@ -104,7 +105,8 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
         click.echo(line)
     if problems:
         raise click.exceptions.Exit(1)
-    click.echo(f"{store.root}: {len(store.record_ids())} records and {len(store.blob_ids())} blobs verified")
+    counts = f"{plural(len(store.record_ids()), 'record', 'records')} and {plural(len(store.blob_ids()), 'blob', 'blobs')}"
+    click.echo(f"{store.root}: {counts} verified")
 
 
 @cli.command()
@@ -133,7 +135,8 @@ def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path |
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
     left_out = f", {result.blobs_left_out} large blobs left out" if result.blobs_left_out else ""
-    click.echo(f"{output}: {result.pages} pages ({result.records} records, {result.claims} claims{left_out})")
+    counts = f"{plural(result.records, 'record', 'records')}, {plural(result.claims, 'claim', 'claims')}"
+    click.echo(f"{output}: {plural(result.pages, 'page', 'pages')} ({counts}{left_out})")
 
 
 @cli.command()

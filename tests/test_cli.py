@@ -103,7 +103,7 @@ def test_list(archive, run):
 def test_verify_ok_then_tampered(archive, run):
     arch, rid = archive
     ok = run("verify", arch)
-    assert ok.exit_code == 0 and ok.stdout == f"{arch}: 1 records and 1 blobs verified\n"
+    assert ok.exit_code == 0 and ok.stdout == f"{arch}: 1 record and 1 blob verified\n"
     path = arch / "records" / rid[:2] / f"{rid[2:]}.json"
     os.chmod(path, 0o644)
     path.write_bytes(path.read_bytes()[:-10])  # truncated
