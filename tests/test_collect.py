@@ -147,7 +147,7 @@ def python_standins(monkeypatch):
     """Stand-in cupy, torch and pynvml packages (tests/standins/python), gone after the test."""
     monkeypatch.syspath_prepend(str(STANDINS / "python"))
     yield
-    for name in ("cupy", "torch", "pynvml"):
+    for name in ("cupy", "torch", "pynvml", "standin_gpu"):
         sys.modules.pop(name, None)
 
 

@@ -1,18 +1,15 @@
-"""Stand-in for CuPy in tests: the calls `collect bandwidth --backend cupy` makes, with
-copies timed for a made-up 4.3 TB/s device (read + write). Never a source of evidence."""
+"""Stand-in for CuPy in tests: the calls `collect bandwidth --backend cupy` makes, on the
+simulated device of standin_gpu. Never a source of evidence."""
+
+import standin_gpu
 
 __version__ = "0.0-standin"
 uint8 = "uint8"
-_clock = [0.0]  # seconds of simulated GPU time
-RATE = 4.3e12  # bytes moved per second, read + write
 
 
-class _Array:
-    def __init__(self, size: int) -> None:
-        self.size = size
-
+class _Array(standin_gpu.Buffer):
     def __setitem__(self, key, value) -> None:  # dst[...] = src: a device-to-device copy
-        _clock[0] += 2 * value.size / RATE
+        standin_gpu.copy(value.size)
 
 
 def ones(size, dtype=None):
@@ -32,24 +29,14 @@ def get_default_memory_pool():
     return _Pool()
 
 
-class _Event:
-    def record(self) -> None:
-        self.at = _clock[0]
-
-    def synchronize(self) -> None:
-        pass
-
-
-class _Runtime:
-    @staticmethod
-    def getDeviceProperties(device):
-        return {"name": b"NVIDIA H200"}
-
-
 class cuda:  # noqa: N801 - the module's own spelling
-    runtime = _Runtime
-    Event = _Event
+    Event = standin_gpu.Event
+
+    class runtime:  # noqa: N801
+        @staticmethod
+        def getDeviceProperties(device):  # noqa: N802
+            return {"name": standin_gpu.NAME.encode()}  # bytes, as CuPy gives
 
     @staticmethod
     def get_elapsed_time(start, stop):
-        return (stop.at - start.at) * 1e3  # milliseconds, as CuPy gives
+        return start.elapsed_time(stop)

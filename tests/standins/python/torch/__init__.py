@@ -1,18 +1,15 @@
-"""Stand-in for PyTorch in tests: the calls `collect bandwidth --backend torch` makes, with
-copies timed for a made-up 4.3 TB/s device (read + write). Never a source of evidence."""
+"""Stand-in for PyTorch in tests: the calls `collect bandwidth --backend torch` makes, on the
+simulated device of standin_gpu. Never a source of evidence."""
+
+import standin_gpu
 
 __version__ = "0.0+standin"
 uint8 = "uint8"
-_clock = [0.0]  # seconds of simulated GPU time
-RATE = 4.3e12  # bytes moved per second, read + write
 
 
-class _Tensor:
-    def __init__(self, size: int) -> None:
-        self.size = size
-
+class _Tensor(standin_gpu.Buffer):
     def copy_(self, other) -> None:
-        _clock[0] += 2 * other.size / RATE
+        standin_gpu.copy(other.size)
 
 
 def ones(size, dtype=None, device=None):
@@ -24,26 +21,12 @@ def empty_like(tensor):
     return _Tensor(tensor.size)
 
 
-class _Event:
-    def __init__(self, enable_timing: bool = False) -> None:
-        assert enable_timing
-
-    def record(self) -> None:
-        self.at = _clock[0]
-
-    def synchronize(self) -> None:
-        pass
-
-    def elapsed_time(self, end) -> float:
-        return (end.at - self.at) * 1e3  # milliseconds, as PyTorch gives
-
-
 class cuda:  # noqa: N801 - the module's own spelling
-    Event = _Event
+    Event = standin_gpu.Event
 
     @staticmethod
     def get_device_name(device) -> str:
-        return "NVIDIA H200"
+        return standin_gpu.NAME
 
     @staticmethod
     def empty_cache() -> None:
