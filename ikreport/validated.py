@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import secrets
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ikreport.archive import Archive, check_id, references
+from ikreport.cache import keep
 from ikreport.summaries import SUMMARY_VERSION, Summary, summarize
 
 Refs = list[tuple[str, str]]
@@ -63,13 +62,7 @@ class Validated:
         kept: dict[str, Any] = {"refs": refs}
         if summary is not None:
             kept.update(summary=summary, summary_version=SUMMARY_VERSION)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-            tmp.write_text(json.dumps(kept), "utf-8")
-            os.replace(tmp, path)
-        except OSError:
-            pass  # without it the next verify parses again: slower, not wrong
+        keep(path, json.dumps(kept))  # if it cannot be kept, the next verify parses again: slower, not wrong
 
 
 def checked_refs(archive: Archive, record_id: str, validated: Validated) -> Refs:

@@ -9,13 +9,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ikreport.archive import Archive, references
-from ikreport.cache import default_cache_dir
+from ikreport.cache import default_cache_dir, keep
 from ikreport.check import check
 from ikreport.errors import BuildError
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
@@ -144,19 +143,9 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     files.add(".nojekyll", b"")
     warnings = budget_warnings(files)
     state = write_site(files, output, previous)
-    _write_state(state_file, state)
+    keep(state_file, json.dumps(state, sort_keys=True))  # if not kept, the next build writes every file again
     return BuildResult(len(pages) + len(keys), len(records.records), claims, rendered_charts, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo))
-
-
-def _write_state(path: Path, state: dict[str, str]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(state, sort_keys=True), "utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # without it the next build writes every file again: slower, not wrong
 
 
 def manifest_json(record_ids: list[str], blobs: list[dict[str, str]]) -> bytes:

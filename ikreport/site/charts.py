@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ikreport.cache import keep
 
 CHART_VERSION = "2"  # bump when a chart's look changes, to drop cached SVGs
 Rows = list[dict[str, Any]]
@@ -47,25 +48,24 @@ class ChartRenderer:
         path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
         if path is not None and path.is_file():
             return Chart(key, title, alt, path.read_text("utf-8"), notes)
-        svg = _to_svg(chart_spec(kind, rows, self._template(kind, rows)))
+        svg = _to_svg(chart_spec(kind, rows, self._template))
         self.rendered += 1
         if path is not None:
-            _cache_write(path, svg)
+            keep(path, svg)
         return Chart(key, title, alt, svg, notes)
 
 
-    def _template(self, kind: str, rows: Rows) -> dict[str, Any] | None:
+    def _template(self, kind: str, shape: Shape) -> dict[str, Any]:
         """The kept template for this chart's kind and shape; made (and kept) when missing."""
         if self.cache_dir is None:
-            return None
-        shape = KINDS[kind][1](rows)[0]
+            return make_template(kind, shape)
         name = hashlib.sha256(json.dumps([CHART_VERSION, _altair_version(), kind, shape]).encode()).hexdigest()[:32]
         path = self.cache_dir / "templates" / f"{name}.json"
         try:
             return dict(json.loads(path.read_text("utf-8")))
         except (OSError, ValueError):
             template = make_template(kind, shape)
-            _cache_write(path, json.dumps(template, sort_keys=True))
+            keep(path, json.dumps(template, sort_keys=True))
             return template
 
 
@@ -73,16 +73,6 @@ def _altair_version() -> str:
     from importlib.metadata import version
 
     return version("altair")
-
-
-def _cache_write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-        tmp.write_text(text, "utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
 
 
 # vl-convert resolves a mark's relative href against this base; the site's links stay relative.
@@ -190,7 +180,9 @@ def make_template(kind: str, shape: Shape) -> dict[str, Any]:
     return KINDS[kind][0](*shape)
 
 
-def chart_spec(kind: str, rows: Rows, template: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The whole Vega-Lite spec of a chart: its template with the rows as named datasets."""
+def chart_spec(kind: str, rows: Rows,
+               template: Callable[[str, Shape], dict[str, Any]] = make_template) -> dict[str, Any]:
+    """The whole Vega-Lite spec of a chart: its template (made, or kept one) with the rows as
+    named datasets."""
     shape, datasets = KINDS[kind][1](rows)
-    return {**(template or make_template(kind, shape)), "datasets": datasets}
+    return {**template(kind, shape), "datasets": datasets}

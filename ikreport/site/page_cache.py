@@ -12,13 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ikreport import __version__
 from ikreport.archive import references
+from ikreport.cache import keep
 from ikreport.claims.gpus import measured_peak_for
 from ikreport.claims.model import RecordSet
 
@@ -88,11 +88,6 @@ class PageCache:
     def put(self, key: str, html: str, md: str, meta: dict[str, Any]) -> None:
         if self.root is None:
             return
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            for ext, text in (("html", html), ("md", md), ("json", json.dumps(meta, sort_keys=True))):
-                tmp = self.root / f".{key}.{ext}.{secrets.token_hex(4)}"
-                tmp.write_text(text, "utf-8")
-                os.replace(tmp, self.root / f"{key}.{ext}")  # the .json last: a page is whole or absent
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        for ext, text in (("html", html), ("md", md), ("json", json.dumps(meta, sort_keys=True))):
+            if not keep(self.root / f"{key}.{ext}", text):  # the .json last: a page is whole or absent
+                return
