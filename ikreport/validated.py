@@ -62,7 +62,7 @@ class Validated:
         kept: dict[str, Any] = {"refs": refs}
         if summary is not None:
             kept.update(summary=summary, summary_version=SUMMARY_VERSION)
-        keep(path, json.dumps(kept))  # if it cannot be kept, the next verify parses again: slower, not wrong
+        keep(path, json.dumps(kept))  # if it cannot be, the next verify parses again: slower, not wrong
 
 
 def checked_refs(archive: Archive, record_id: str, validated: Validated) -> Refs:

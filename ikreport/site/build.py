@@ -143,7 +143,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     files.add(".nojekyll", b"")
     warnings = budget_warnings(files)
     state = write_site(files, output, previous)
-    keep(state_file, json.dumps(state, sort_keys=True))  # if not kept, the next build writes every file again
+    # if it cannot be kept, the next build writes every file again: slower, not wrong
+    keep(state_file, json.dumps(state, sort_keys=True))
     return BuildResult(len(pages) + len(keys), len(records.records), claims, rendered_charts, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo))
 
