@@ -21,8 +21,12 @@ Refs = list[tuple[str, str]]
 
 
 def schema_digest() -> str:
-    """Validity is relative to the schema: a changed schema starts a new cache."""
-    return hashlib.sha256(resources.files("ikreport").joinpath("schema/record-1.json").read_bytes()).hexdigest()[:16]
+    """Validity is relative to the schema and to the checks records.py makes beyond it: a
+    change to either starts a new cache."""
+    package = resources.files("ikreport")
+    digest = hashlib.sha256(package.joinpath("schema/record-1.json").read_bytes())
+    digest.update(package.joinpath("records.py").read_bytes())
+    return digest.hexdigest()[:16]
 
 
 class Validated:
