@@ -5,7 +5,8 @@ it is a well-formed archive file) beside the sample's records in a temporary arc
 - accepted: verify finds nothing and the build succeeds;
 - refused: verify reports the record (one line), and the build fails with one line.
 
-Never a traceback, never a message over one line, and never "verify passes but build fails".
+Never a traceback (nor from what ``show`` prints of an accepted record), never a message over
+one line, and never "verify passes but build fails".
 
     .venv/bin/python tests/reliability/mutate_records.py [--cases 5000] [--seed 1]
 """
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from ikreport import records  # noqa: E402
 from ikreport.archive import Archive, sha256  # noqa: E402
+from ikreport.describe import describe, summary_line  # noqa: E402
 from ikreport.errors import IkreportError  # noqa: E402
 from ikreport.site.build import build_site  # noqa: E402
 from ikreport.verify import verify_archive  # noqa: E402
@@ -38,7 +40,8 @@ MAX_LINE = 300  # a one-line error a terminal shows whole
 # What a value is replaced with: each is a kind of value a hand-edited or hostile record could hold.
 REPLACEMENTS: list[Any] = [None, -1, 0, 1e300, -1e300, 2**53 - 1, 0.5, True, "", "x", "a" * 100_000, [], [1, 2], {},
                            {"a": {"b": [None]}}, [[[]]], "<script>", "../../etc/passwd", "9" * 70, [None], [{}],
-                           "0" * 64]  # an id that is well formed but names no record
+                           "0" * 64,  # an id that is well formed but names no record
+                           1e15, 1e6, 100.5, 1e-300, -0.0]  # at and near the limits the schema sets
 
 
 def _paths(value: Any, at: tuple = ()) -> list[tuple]:
@@ -151,6 +154,11 @@ class Trial:
             raise AssertionError(f"build traceback (verify {'refused' if problems else 'passed'}):\n"
                                  f"{traceback.format_exc()}") from None
         assert not problems, f"verify refused but build succeeded: {problems[0]}"
+        try:  # what 'ikreport list' and 'show' print of an accepted record
+            summary_line(rid, record)
+            describe(rid, record)
+        except Exception:
+            raise AssertionError(f"show traceback:\n{traceback.format_exc()}") from None
         return "accepted"
 
 
