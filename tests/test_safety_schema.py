@@ -182,3 +182,14 @@ def test_verify_and_build_of_a_refused_record_from_the_command_line(arch, tmp_pa
 
 def test_the_sample_and_every_record_the_collectors_write_stay_valid(arch):
     assert verify_archive(arch) == []
+
+
+def test_a_launch_count_below_the_launch_table_never_shows_a_negative_count(arch, tmp_path):
+    _, record = _first(arch, "ncu-profile")
+    odd = copy.deepcopy(record)
+    odd["data"]["launch_count"] = 0  # the schema cannot tie it to the table's length
+    rid = _store_raw(arch, odd)
+    assert verify_archive(arch) == []
+    build_site(arch, tmp_path / "site", cache_dir=tmp_path / "cache", workers=1)
+    page = (tmp_path / "site" / "e" / f"{rid}.html").read_text("utf-8")
+    assert "more launches are" not in page
