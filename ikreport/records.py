@@ -41,8 +41,22 @@ def _fast_validator() -> Any:
     import fastjsonschema
 
     schema = _schema()
+    defs = schema.pop("$defs")
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"  # the keywords used are draft-07's too
-    return fastjsonschema.compile(schema)
+
+    def inline(value: Any) -> Any:
+        """The schema with each local $ref replaced by what it names (none is recursive): the
+        compiled code calls a function per $ref, and a profile's hundreds of launches are
+        checked about twice as fast without (132 kB sample record: 4.0 ms, 2.2 ms)."""
+        if isinstance(value, dict):
+            if set(value) == {"$ref"} and value["$ref"].startswith("#/$defs/"):
+                return inline(defs[value["$ref"].removeprefix("#/$defs/")])
+            return {k: inline(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [inline(v) for v in value]
+        return value
+
+    return fastjsonschema.compile(inline(schema))
 
 
 def validate(record: Any, where: str = "record") -> None:
