@@ -3,22 +3,37 @@
 publish commits the site folder to a branch (gh-pages) with ghp-import, the library mkdocs
 uses, and pushes it; init-pages writes a GitHub Actions workflow that builds and deploys the
 site on GitHub's side instead.
+
+A site folder may come from someone else, so publish trusts none of it: before anything is
+committed, every entry must be a regular file (or folder) that the build listed in
+manifest.json. Every commit publish writes carries an ``Ikreport-Site: <sha256 of
+manifest.json>`` trailer; a commit without one is somebody's work, and publish will not
+overwrite a branch holding one (nor the branch checked out) unless told to with ``force``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import re
+import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 from ikreport import __version__
-from ikreport.errors import IkreportError
+from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError
 
+__all__ = ["PublishError", "check_site", "check_branch", "init_pages", "publish"]
 
-class PublishError(IkreportError):
-    """A site that cannot be published (no git repository, push refused, not a site)."""
+MANIFEST = "manifest.json"
+MANIFEST_SCHEMA = "ikreport.manifest/1"
+MAX_MANIFEST_BYTES = 256 << 20  # a site of 1M records lists about 200 MB of paths
+TRAILER = "Ikreport-Site"
+SITE_COMMIT = re.compile(r"[0-9a-f]{64}")
 
 
 @contextlib.contextmanager
@@ -32,6 +47,81 @@ def _in(directory: Path) -> Iterator[None]:
         os.chdir(before)
 
 
+def _relative(path: str) -> bool:
+    parts = path.split("/")
+    return bool(path) and path.isprintable() and not any(part in ("", ".", "..") for part in parts)
+
+
+def _read_manifest(site: Path) -> tuple[bytes, set[str]]:
+    """manifest.json's bytes and its "files" list, refused unless it is shaped as a build writes it."""
+    path = site / MANIFEST
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeSiteError(f"{path}: not a regular file (a link or special file); rebuild the site")
+        if info.st_size > MAX_MANIFEST_BYTES:
+            raise UnsafeSiteError(f"{path}: {info.st_size} bytes, too large for a manifest; rebuild the site")
+        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW)) as f:
+            data = f.read()
+    except FileNotFoundError as exc:
+        raise UnsafeSiteError(f"{path}: missing; rebuild the site with 'ikreport build'") from exc
+    except OSError as exc:
+        raise UnsafeSiteError(f"{path}: cannot read it ({exc.strerror}); rebuild the site") from exc
+    try:
+        manifest = json.loads(data)
+    except ValueError as exc:
+        raise UnsafeSiteError(f"{path}: not JSON ({exc}); rebuild the site") from exc
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
+        raise UnsafeSiteError(f"{path}: not an ikreport manifest (schema {MANIFEST_SCHEMA}); rebuild the site")
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise UnsafeSiteError(f"{path}: has no \"files\" list of paths (built by an older ikreport?); "
+                              "rebuild the site with this one")
+    bad = next((f for f in files if not _relative(f) or f == MANIFEST), None)
+    if bad is not None:
+        raise UnsafeSiteError(f"{path}: lists {bad!r}, not a path the build writes; rebuild the site")
+    return data, set(files)
+
+
+def check_site(site: Path) -> tuple[str, int]:
+    """Refuse a site holding anything but the regular files its manifest lists, all present.
+
+    Returns (sha256 of manifest.json, number of files). Links are never followed: a link or a
+    device in the site would have ghp-import commit whatever it points at.
+    """
+    data, listed = _read_manifest(site)
+    found = {MANIFEST}
+
+    def unreadable(exc: OSError) -> NoReturn:
+        raise UnsafeSiteError(f"{exc.filename}: cannot read it ({exc.strerror}); check the site folder")
+
+    for folder, dirs, names in os.walk(site, onerror=unreadable):  # followlinks=False: links are listed, not entered
+        for name in sorted(dirs + names):
+            path = os.path.join(folder, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError as exc:
+                unreadable(exc)
+            rel = os.path.relpath(path, site).replace(os.sep, "/")
+            if stat.S_ISLNK(mode):
+                raise UnsafeSiteError(f"{path}: a symbolic link; publish pushes only files the build wrote "
+                                      "(delete it, or rebuild the site)")
+            if stat.S_ISDIR(mode):
+                continue
+            if not stat.S_ISREG(mode):
+                raise UnsafeSiteError(f"{path}: not a regular file (a device, pipe or socket); delete it, "
+                                      "or rebuild the site")
+            if rel not in listed and rel != MANIFEST:
+                raise UnsafeSiteError(f"{path}: not written by the build (manifest.json does not list it); "
+                                      "delete it, or rebuild the site")
+            found.add(rel)
+    missing = sorted(listed - found)
+    if missing:
+        raise UnsafeSiteError(f"{site / missing[0]}: listed in manifest.json but not in the site"
+                              f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}; rebuild the site")
+    return hashlib.sha256(data).hexdigest(), len(found)
+
+
 def git_toplevel(path: Path) -> Path:
     done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
     if done.returncode != 0:
@@ -39,24 +129,101 @@ def git_toplevel(path: Path) -> Path:
     return Path(done.stdout.strip())
 
 
+def _git(top: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True)
+
+
+def _check_names(remote: str, branch: str) -> None:
+    # Both reach git's argv (and the branch a fast-import stream): a leading '-' would be read
+    # as an option (`--receive-pack=CMD` runs CMD), a line break would end the stream's line.
+    if not remote or remote.startswith("-") or not remote.isprintable():
+        raise PublishError(f"--remote {remote!r}: not a remote name, URL or path; give one such as origin")
+    if branch.startswith("-") or subprocess.run(["git", "check-ref-format", "--branch", branch],
+                                                capture_output=True).returncode != 0:
+        raise PublishError(f"--branch {branch!r}: not a valid branch name; give one such as gh-pages")
+
+
+def _work_commit(top: Path, rev: str) -> str | None:
+    """The newest commit reachable from ``rev`` that is not a site commit, or None."""
+    done = _git(top, "log", f"--format=%H %(trailers:key={TRAILER},valueonly,separator=%x2C)", rev, "--")
+    if done.returncode != 0:
+        raise PublishError(f"{top}: cannot read the history of {rev} ({done.stderr.strip()}); check the repository")
+    for line in done.stdout.splitlines():
+        commit, _, value = line.partition(" ")
+        if not SITE_COMMIT.fullmatch(value.strip()):
+            return commit
+    return None
+
+
+def _remote_tip(top: Path, remote: str, branch: str) -> str | None:
+    """The commit ``branch`` points at on ``remote`` (fetched if not here), or None if it has none."""
+    done = _git(top, "ls-remote", "--heads", remote, f"refs/heads/{branch}")
+    if done.returncode != 0:
+        raise PublishError(f"{remote}: cannot list its branches ({' '.join(done.stderr.split())}); "
+                           "check the remote and your access to it")
+    tips = [line.split()[0] for line in done.stdout.splitlines() if line.endswith(f"\trefs/heads/{branch}")]
+    if not tips:
+        return None
+    if _git(top, "cat-file", "-e", f"{tips[0]}^{{commit}}").returncode != 0:
+        # The objects are needed to read the history; no ref or FETCH_HEAD is written for them.
+        done = _git(top, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, f"refs/heads/{branch}")
+        if done.returncode != 0:
+            raise PublishError(f"{remote}: cannot fetch {branch} to check it ({' '.join(done.stderr.split())}); "
+                               "check the remote and your access to it")
+    return tips[0]
+
+
+def check_branch(top: Path, *, remote: str, branch: str, push: bool) -> None:
+    """Refuse to publish to a checked-out branch, or to one whose history holds work.
+
+    ghp-import replaces the branch's whole tree (and with --no-history its history too), so a
+    branch that holds anything but earlier sites would lose it. Checked: the local branch, the
+    remote-tracking branch ghp-import would reset it to, and (when pushing) the remote's own.
+    """
+    worktrees = _git(top, "worktree", "list", "--porcelain").stdout.splitlines()
+    if f"branch refs/heads/{branch}" in worktrees:
+        raise BranchHoldsWorkError(f"{top}: {branch} is a checked-out branch; publishing would replace its files "
+                                   "under your work tree; choose another --branch (gh-pages), or pass --force")
+    where = [(f"{top} {branch}", f"refs/heads/{branch}"), (f"{top} {remote}/{branch}", f"refs/remotes/{remote}/{branch}")]
+    revs = [(name, ref) for name, ref in where if _git(top, "rev-parse", "-q", "--verify", ref).returncode == 0]
+    if push:
+        tip = _remote_tip(top, remote, branch)
+        if tip is not None:
+            revs.append((f"{remote} {branch}", tip))
+    for name, rev in revs:
+        commit = _work_commit(top, rev)
+        if commit is not None:
+            raise BranchHoldsWorkError(
+                f"{name}: holds commit {commit[:12]}, which is not a site commit (no {TRAILER} trailer), and publishing "
+                "would overwrite it; choose another --branch, or pass --force if the branch holds only a site")
+
+
 def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: str | None,
-            repo: Path | None = None, push: bool = True) -> str:
-    """Commit ``site`` to ``branch`` of the repository and push it to ``remote``; return a summary."""
+            repo: Path | None = None, push: bool = True, force: bool = False) -> str:
+    """Commit ``site`` to ``branch`` of the repository and push it to ``remote``; return a summary.
+
+    The site is checked before git is touched, and the branch before anything is committed.
+    """
     import ghp_import
 
     site = site.resolve()
     if not (site / "index.html").is_file() or not (site / "e").is_dir():
         raise PublishError(f"{site}: not a built ikreport site (no index.html and e/); run 'ikreport build' first")
+    manifest_sha, files = check_site(site)
+    _check_names(remote, branch)
     top = git_toplevel(repo or site)
-    files = sum(1 for p in site.rglob("*") if p.is_file())
+    if not force:
+        check_branch(top, remote=remote, branch=branch, push=push)
     if no_history:
         # ghp-import drops the local branch only when a remote-tracking ref exists, which a
         # remote given as a path or URL never has; without this the "new" branch keeps its past.
         subprocess.run(["git", "-C", str(top), "update-ref", "-d", f"refs/heads/{branch}"], capture_output=True)
+    # The trailer is what marks this commit as a site commit for the check above, next time.
+    text = f"{(message or f'Publish ikreport site ({files} files)').rstrip()}\n\n{TRAILER}: {manifest_sha}\n"
     try:
         with _in(top):
-            ghp_import.ghp_import(str(site), mesg=message or f"Publish ikreport site ({files} files)", remote=remote,
-                                  branch=branch, push=push, no_history=no_history, nojekyll=True, force=no_history)
+            ghp_import.ghp_import(str(site), mesg=text, remote=remote, branch=branch, push=push,
+                                  no_history=no_history, nojekyll=True, force=no_history)
     except ghp_import.GhpError as exc:
         raise PublishError(f"{site}: publishing to {remote} {branch} failed: {' '.join(str(exc).split())}") from exc
     except subprocess.CalledProcessError as exc:
