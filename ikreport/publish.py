@@ -31,7 +31,7 @@ __all__ = ["PublishError", "check_site", "check_branch", "init_pages", "publish"
 
 MANIFEST = "manifest.json"
 MANIFEST_SCHEMA = "ikreport.manifest/1"
-MAX_MANIFEST_BYTES = 256 << 20  # a site of 1M records lists about 200 MB of paths
+MAX_MANIFEST_BYTES = 256 << 20  # about a million listed paths; a real site lists far fewer
 TRAILER = "Ikreport-Site"
 SITE_COMMIT = re.compile(r"[0-9a-f]{64}")
 
@@ -45,6 +45,11 @@ def _in(directory: Path) -> Iterator[None]:
         yield
     finally:
         os.chdir(before)
+
+
+def _shown(path: str) -> str:
+    # a planted name may hold a line break; the error must stay one line
+    return path if path.isprintable() else repr(path)
 
 
 def _relative(path: str) -> bool:
@@ -93,26 +98,27 @@ def check_site(site: Path) -> tuple[str, int]:
     found = {MANIFEST}
 
     def unreadable(exc: OSError) -> NoReturn:
-        raise UnsafeSiteError(f"{exc.filename}: cannot read it ({exc.strerror}); check the site folder")
+        raise UnsafeSiteError(f"{_shown(str(exc.filename))}: cannot read it ({exc.strerror}); check the site folder")
 
     for folder, dirs, names in os.walk(site, onerror=unreadable):  # followlinks=False: links are listed, not entered
         for name in sorted(dirs + names):
             path = os.path.join(folder, name)
+            shown = _shown(path)
             try:
                 mode = os.lstat(path).st_mode
             except OSError as exc:
                 unreadable(exc)
             rel = os.path.relpath(path, site).replace(os.sep, "/")
             if stat.S_ISLNK(mode):
-                raise UnsafeSiteError(f"{path}: a symbolic link; publish pushes only files the build wrote "
+                raise UnsafeSiteError(f"{shown}: a symbolic link; publish pushes only files the build wrote "
                                       "(delete it, or rebuild the site)")
             if stat.S_ISDIR(mode):
                 continue
             if not stat.S_ISREG(mode):
-                raise UnsafeSiteError(f"{path}: not a regular file (a device, pipe or socket); delete it, "
+                raise UnsafeSiteError(f"{shown}: not a regular file (a device, pipe or socket); delete it, "
                                       "or rebuild the site")
             if rel not in listed and rel != MANIFEST:
-                raise UnsafeSiteError(f"{path}: not written by the build (manifest.json does not list it); "
+                raise UnsafeSiteError(f"{shown}: not written by the build (manifest.json does not list it); "
                                       "delete it, or rebuild the site")
             found.add(rel)
     missing = sorted(listed - found)

@@ -83,7 +83,8 @@ def test_a_symlinked_file_in_the_site_is_refused_before_anything_is_committed(re
     assert branches(work) == ["main"] and branches(bare) == []
 
 
-@pytest.mark.parametrize("plant", ["linked folder", "extra file", "missing file", "fifo", "linked manifest"])
+@pytest.mark.parametrize("plant", ["linked folder", "extra file", "missing file", "fifo", "linked manifest",
+                                   "stream line in a name"])
 def test_a_site_that_is_not_what_the_build_wrote_is_refused(repo, tmp_path, plant):
     from ikreport.errors import UnsafeSiteError
 
@@ -100,12 +101,15 @@ def test_a_site_that_is_not_what_the_build_wrote_is_refused(repo, tmp_path, plan
         (site / "404.html").unlink()
     elif plant == "fifo":
         os.mkfifo(site / "e" / "pipe")  # ghp-import would block opening it
+    elif plant == "stream line in a name":  # ghp-import writes names into a fast-import stream as they are
+        (site / "e" / "x\nM 100644 inline index.html").write_text("<script>alert(1)</script>")
     else:
         real = tmp_path / "manifest.json"
         shutil.move(site / "manifest.json", real)
         (site / "manifest.json").symlink_to(real)
-    with pytest.raises(UnsafeSiteError):
+    with pytest.raises(UnsafeSiteError) as refused:
         publish(work, bare)
+    assert "\n" not in str(refused.value)
     assert branches(work) == ["main"] and branches(bare) == []
 
 
