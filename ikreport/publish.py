@@ -252,6 +252,7 @@ on:
     branches: [{main}]
   workflow_dispatch:
 
+# No rights by default: each job asks for what it needs, and only deploy may write to Pages.
 permissions: {{}}
 
 concurrency:
@@ -264,12 +265,14 @@ jobs:
     permissions:
       contents: read
     steps:
+      # Actions are pinned to full commit SHAs (a tag can be moved); the comment names the release.
       - uses: actions/checkout@11d5960a326750d5838078e36cf38b85af677262  # v4.4.0
         with:
           persist-credentials: false
       - uses: actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065  # v5.6.0
         with:
           python-version: "3.12"
+      # Option values reach the shell only as quoted environment variables, never in the line.
       - name: Install ikreport
         env:
           IKREPORT_INSTALL: {install}
