@@ -40,3 +40,20 @@ class RecordError(IkreportError):
 
 class BuildError(IkreportError):
     """A site that cannot be built (dangling citation, unwritable output, bad template)."""
+
+
+# safety: publish
+class PublishError(IkreportError):
+    """A site that cannot be published (no git repository, push refused, not a site)."""
+
+
+class UnsafeSiteError(PublishError):
+    """A site folder holding a link, a special file, or a file its manifest.json does not list."""
+
+
+class BranchHoldsWorkError(PublishError):
+    """A publish that would overwrite a checked-out branch or one holding commits that are not site commits."""
+
+
+class WorkflowValueError(PublishError):
+    """An init-pages option value that cannot go into a workflow safely (a line break, a ${{ expression)."""
