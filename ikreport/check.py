@@ -26,6 +26,7 @@ from ikreport.errors import IkreportError
 from ikreport.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
+from ikreport.reports.source import read_reports
 from ikreport.summaries import LazyRecord, summarize
 from ikreport.validated import Validated
 
@@ -102,16 +103,15 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
     if reports_dir is not None and not folder.is_dir():
         raise IkreportError(f"{folder}: no such reports folder")
-    if folder.is_dir():
+    # A folder given with --reports is the user's choice and may be a link; ARCHIVE/reports
+    # came with the archive and may not (nothing outside the archive is read into a site).
+    sources = read_reports(folder, followed=reports_dir is not None)
+    if sources:
         resolver = RecordResolver(records, root)
-        for path in sorted(folder.glob("*.md")):
-            try:
-                text = path.read_text("utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise IkreportError(f"{path}: cannot read the report ({exc})") from exc
-            report = render_report(path, text, resolver)
+        for source in sources:
+            report = render_report(source.path, source.text, resolver)
             reports.append(report)
-            findings += [CheckFinding(str(path), f.line, f.code, f.message) for f in report.findings]
+            findings += [CheckFinding(str(source.path), f.line, f.code, f.message) for f in report.findings]
     return Checked(records, reports, findings)
 
 

@@ -40,3 +40,8 @@ class RecordError(IkreportError):
 
 class BuildError(IkreportError):
     """A site that cannot be built (dangling citation, unwritable output, bad template)."""
+
+
+# safety: reports
+class ReportFileError(IkreportError):
+    """A report file or reports folder that is a link, not a regular file, too big, or not UTF-8."""
