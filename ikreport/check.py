@@ -8,7 +8,8 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
   IK104 ambiguous citation     a report cites a prefix several records share
   IK105 malformed citation     a report has [ev:…] that is not [ev:ID] or [ev:ID path]
   IK106 bad value path         a report asks for a value the record does not have
-  IK107 bad front matter       a report's front matter is not YAML, or lists an unknown record
+  IK107 bad front matter       a report's front matter is not YAML, lists an unknown record, or is over
+                               the limits (64 KiB, no anchors or aliases, 8 levels deep)
   IK108 damaged record         a record whose bytes do not hash to its name, or not of the schema
   IK201 superseded citation    a report cites a record a supersession replaces
   IK202 report cites nothing   a report with no citation

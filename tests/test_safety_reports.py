@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,13 @@ from click.testing import CliRunner
 
 from conftest import ROOT
 from ikreport.archive import Archive
+from ikreport.claims.model import RecordSet
 from ikreport.cli import cli
 from ikreport.errors import ReportFileError
 from ikreport.reports import source
+from ikreport.reports.front_matter import MAX_DEPTH, MAX_FRONT_MATTER_BYTES
+from ikreport.reports.render import render_report
+from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import MAX_REPORT_BYTES, read_reports
 from ikreport.verify import verify_archive
 
@@ -141,3 +146,50 @@ def test_verify_lists_links_and_fifos_in_reports(archive, secret, tmp_path):
     (archive / "reports").symlink_to(tmp_path, target_is_directory=True)
     [problem] = verify_archive(Archive(archive))
     assert problem.startswith(f"{archive / 'reports'}: the reports folder is a symbolic link")
+
+
+# -- item 5: front matter cannot hang or exhaust memory ---------------------------------------
+
+def billion_laughs() -> str:
+    """The classic: nine levels of nine aliases, 9**9 strings once expanded."""
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    lines.append("title: *i")
+    return "---\n" + "\n".join(lines) + "\n---\n\nText.\n"
+
+
+def test_a_billion_laughs_front_matter_is_refused_promptly_by_check_and_build(archive, tmp_path):
+    bomb = archive / "reports" / "bomb.md"
+    bomb.write_text(billion_laughs())
+    start = time.monotonic()
+    done = ik("check", archive)  # before: never returned, memory growing without bound
+    assert (done.returncode, done.stdout) == (
+        1, f"{bomb}:2: IK107 front matter uses a YAML anchor (&a); write the value out instead\n")
+    done = ik("build", archive, "-o", tmp_path / "site", "--cache-dir", tmp_path / "c")
+    assert done.returncode == 1 and done.stderr.startswith(f"Error: {bomb}:2: IK107 ")
+    assert time.monotonic() - start < PROMPT_S
+
+
+def nested(depth: int) -> str:
+    return "x: " + "[" * (depth - 1) + "1" + "]" * (depth - 1)
+
+
+@pytest.mark.parametrize("front,line,message", [
+    ("title: T\nrecords: *r", 3, "front matter uses a YAML alias (*r); write the value out instead"),
+    ("title: T\nsummary: &s S", 3, "front matter uses a YAML anchor (&s); write the value out instead"),
+    (nested(MAX_DEPTH + 1), 2, f"front matter is nested more than {MAX_DEPTH} levels deep; flatten it"),
+    (nested(10_000), 2, f"front matter is nested more than {MAX_DEPTH} levels deep; flatten it"),
+    ("summary: " + "s" * MAX_FRONT_MATTER_BYTES, 2,
+     f"front matter is {MAX_FRONT_MATTER_BYTES + 9:,} bytes, over the limit of {MAX_FRONT_MATTER_BYTES:,}; "
+     "keep it to title, summary and records"),
+])
+def test_front_matter_limits_are_ik107_findings(front, line, message):
+    report = render_report(Path("r.md"), f"---\n{front}\n---\nText.\n", RecordResolver(RecordSet.of({}), "../"))
+    assert [(f.code, f.line, f.message) for f in report.findings] == [("IK107", line, message)]
+
+
+def test_front_matter_within_the_limits_still_works():
+    front = nested(MAX_DEPTH) + "\ntitle: Fine\nsummary: Also fine"
+    report = render_report(Path("r.md"), f"---\n{front}\n---\nText.\n", RecordResolver(RecordSet.of({}), "../"))
+    assert report.title == "Fine" and [f.code for f in report.findings] == ["IK202"]
