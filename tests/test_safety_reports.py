@@ -67,7 +67,7 @@ def refused(result, message: str) -> None:
 def ik(*args: object) -> subprocess.CompletedProcess[str]:
     """The CLI in its own process, so a hang fails the test instead of stopping the suite."""
     return subprocess.run([sys.executable, "-m", "ikreport", *map(str, args)], capture_output=True, text=True,
-                          timeout=PROMPT_S, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          timeout=PROMPT_S, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
 
 
 # -- item 1: nothing outside the archive is read into a site ---------------------------------
@@ -117,6 +117,16 @@ def test_a_report_over_the_size_limit_is_refused(archive, tmp_path):
     size = f"{MAX_REPORT_BYTES + 1:,}"
     refused(build(archive, tmp_path),
             f"{big}: report is {size} bytes, over the limit of {MAX_REPORT_BYTES:,}; split it into several reports")
+
+
+def test_a_reports_file_or_a_report_not_in_utf8_is_one_line(archive, tmp_path):
+    report = archive / "reports" / "latin1.md"
+    report.write_bytes("caf\xe9\n".encode("latin-1"))
+    refused(run("check", archive), f"{report}: cannot read the report (not UTF-8: invalid continuation byte "
+                                   "at byte 3); save it as UTF-8")
+    shutil.rmtree(archive / "reports")
+    (archive / "reports").write_text("not a folder")
+    refused(build(archive, tmp_path), f"{archive / 'reports'}: not a folder; reports go in a folder of *.md files")
 
 
 def test_a_link_or_fifo_swapped_in_after_the_listing_is_still_refused(archive, secret, monkeypatch):
@@ -181,8 +191,8 @@ def nested(depth: int) -> str:
     (nested(MAX_DEPTH + 1), 2, f"front matter is nested more than {MAX_DEPTH} levels deep; flatten it"),
     (nested(10_000), 2, f"front matter is nested more than {MAX_DEPTH} levels deep; flatten it"),
     ("summary: " + "s" * MAX_FRONT_MATTER_BYTES, 2,
-     f"front matter is {MAX_FRONT_MATTER_BYTES + 9:,} bytes, over the limit of {MAX_FRONT_MATTER_BYTES:,}; "
-     "keep it to title, summary and records"),
+     (f"front matter is {MAX_FRONT_MATTER_BYTES + 9:,} bytes, over the limit of {MAX_FRONT_MATTER_BYTES:,}; "
+      "keep it to title, summary and records")),
 ])
 def test_front_matter_limits_are_ik107_findings(front, line, message):
     report = render_report(Path("r.md"), f"---\n{front}\n---\nText.\n", RecordResolver(RecordSet.of({}), "../"))

@@ -28,11 +28,12 @@ def front_matter_problem(text: str) -> tuple[int, str] | None:
                             "keep it to title, summary and records")
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        line = event.start_mark.line + FIRST_LINE
+        line = (event.start_mark.line if event.start_mark else 0) + FIRST_LINE
+        anchor = getattr(event, "anchor", None)  # only scalars and collections carry one
         if isinstance(event, yaml.AliasEvent):
-            return line, f"front matter uses a YAML alias (*{event.anchor}); write the value out instead"
-        if getattr(event, "anchor", None) is not None:
-            return line, f"front matter uses a YAML anchor (&{event.anchor}); write the value out instead"
+            return line, f"front matter uses a YAML alias (*{anchor}); write the value out instead"
+        if anchor is not None:
+            return line, f"front matter uses a YAML anchor (&{anchor}); write the value out instead"
         if isinstance(event, _OPEN):
             depth += 1
             if depth > MAX_DEPTH:

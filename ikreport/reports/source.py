@@ -91,7 +91,7 @@ def _open_folder(folder: Path, followed: bool) -> int:
     try:
         return os.open(folder, flags)
     except FileNotFoundError:
-        raise
+        raise  # no folder, no reports: the callers' case
     except OSError as exc:
         # With O_DIRECTORY, Linux says ENOTDIR for a link rather than ELOOP: ask lstat.
         if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and folder.is_symlink()):
@@ -116,8 +116,7 @@ def _read(dir_fd: int, path: Path) -> str:
     try:
         fd = os.open(path.name, _OPEN_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
-        # With O_DIRECTORY, Linux says ENOTDIR for a link rather than ELOOP: ask lstat.
-        if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and folder.is_symlink()):
+        if exc.errno == errno.ELOOP:
             raise ReportFileError(entry_problem(path, stat.S_IFLNK, 0) or str(path)) from exc
         raise ReportFileError(f"{path}: cannot read the report ({exc.strerror})") from exc
     with os.fdopen(fd, "rb") as f:
