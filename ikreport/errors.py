@@ -57,3 +57,8 @@ class BranchHoldsWorkError(PublishError):
 
 class WorkflowValueError(PublishError):
     """An init-pages option value that cannot go into a workflow safely (a line break, a ${{ expression)."""
+
+
+# safety: reports
+class ReportFileError(IkreportError):
+    """A report file or reports folder that is a link, not a regular file, too big, or not UTF-8."""
