@@ -40,3 +40,12 @@ class RecordError(IkreportError):
 
 class BuildError(IkreportError):
     """A site that cannot be built (dangling citation, unwritable output, bad template)."""
+
+
+# safety: parsers
+class TruncatedExportError(NcuExportError):
+    """An ncu export cut short or with broken rows: a field that never closes, a row of the wrong width."""
+
+
+class ImplausibleValueError(IkreportError):
+    """A number no hardware can measure (negative, NaN, a percent far above 100, a bandwidth above the bound)."""

@@ -10,19 +10,24 @@ Accepted layouts, all seen in real exports from 2020 to 2025:
   (``gpu__time_duration.sum``, ``dram__bytes_op_read.sum``, stall ``.pct`` metrics);
 - units auto-scaled per row (``Mbyte`` next to ``byte``) or ``--print-units base``.
 Columns are found by name, so their order and extra columns do not matter.
+
+A row is as wide as the header, or (a metric row) ends after ``Metric Value``; either may
+carry one trailing comma. Any other width means a row cut short or broken quoting, and is
+refused naming its line (``TruncatedExportError``), as is a line end inside an unquoted field.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
 from ikreport.analysis.ncu_table import LaunchTable
 from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, flop_weight, stall_reason
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
-from ikreport.errors import NcuExportError
+from ikreport.errors import TruncatedExportError
 
 Cell = tuple[str, str]  # (value text, unit)
 
@@ -49,16 +54,8 @@ def parse_details(export: Export) -> LaunchTable:
         col.setdefault(h, i)
     value_at = col["Metric Value"]
     launches: dict[str, _Collected] = {}
-    reader = csv.reader(io.StringIO(export.text, newline=""))
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            raise NcuExportError(f"{export.name}:{export.header_line + reader.line_num}: not a CSV line ({exc}); "
-                                 "export it again") from exc
-        if len(row) <= value_at or not row[col["Metric Name"]]:
+    for row in _rows(export, col):
+        if not row[col["Metric Name"]]:
             # rule rows (empty metric) still carry ncu's own verdicts: keep them
             _add_rule(launches, row, col)
             continue
@@ -68,6 +65,35 @@ def parse_details(export: Export) -> LaunchTable:
         got.add(_cell(row, col, "Section Name"), row[col["Metric Name"]],
                 (row[value_at], _cell(row, col, "Metric Unit")))
     return LaunchTable.from_launches([_finish(c) for c in launches.values()])
+
+
+def _rows(export: Export, col: dict[str, int]) -> Iterator[list[str]]:
+    """The page's rows, each checked for width; blank lines are left out."""
+    # lines end at "\n" only (not at a lone "\r"), so reader.line_num counts the lines the
+    # export's own reader counted; decoded a block at a time, never as one big string
+    lines = io.TextIOWrapper(io.BytesIO(export.body), encoding="utf-8", errors="replace", newline="\n")
+    reader = csv.reader(lines)
+    full, metric = len(export.header), col["Metric Value"] + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise TruncatedExportError(f"{export.name}:{export.file_line(reader.line_num - 1)}: not a CSV line "
+                                       f"({exc}); export it again with ncu --csv") from exc
+        if not row:
+            continue
+        trailing = row[-1] == ""  # one trailing comma adds an empty field
+        if not (_width(row, full, trailing) or (_width(row, metric, trailing) and row[col["Metric Name"]])):
+            raise TruncatedExportError(
+                f"{export.name}:{export.file_line(reader.line_num - 1)}: a row of {len(row)} fields under a header "
+                f"of {full} (cut short, or its quoting is broken); export it again with ncu --csv")
+        yield row
+
+
+def _width(row: list[str], width: int, trailing: bool) -> bool:
+    return len(row) == width or (trailing and len(row) == width + 1)
 
 
 def _cell(row: list[str], col: dict[str, int], name: str) -> str:

@@ -1,0 +1,144 @@
+"""Issue 12, items 7 and 8: an export cut short or broken is refused, never imported as whole;
+a number no hardware can measure is refused, never published. Each error names the file and line."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES
+from ikreport.analysis.ncu import read_exports
+from ikreport.cli import cli
+from ikreport.errors import TruncatedExportError
+
+NCU = sorted((FIXTURES / "ncu").glob("ncu_*.csv"))
+AGAIN = "export it again with ncu --csv"
+CUT = "the last row ends inside a quoted field: the export is cut short; " + AGAIN
+BROKEN = "a quoted field does not close on this line (its quoting is broken); " + AGAIN
+RAW = '"ID","Kernel Name","gpu__time_duration.sum"\n"","","nsecond"\n'
+DETAILS = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+
+
+def read(data: bytes | str):
+    return read_exports({"x.csv": data})
+
+
+def lines(data: bytes) -> int:
+    """The line number of the end of ``data``."""
+    return data.count(b"\n") + 1
+
+
+def refused(data: bytes | str) -> str:
+    with pytest.raises(TruncatedExportError) as err:
+        read(data)
+    return str(err.value)
+
+
+# -- item 8: an export cut short -------------------------------------------------------------
+
+@pytest.mark.parametrize("fixture", NCU, ids=lambda p: p.stem)
+def test_real_export_cut_at_99_percent_is_refused(fixture):
+    data = fixture.read_bytes()
+    cut = data[: int(len(data) * 0.99)]
+    assert refused(cut) == f"x.csv:{lines(cut)}: {CUT}"
+
+
+@pytest.mark.parametrize("fixture", NCU, ids=lambda p: p.stem)
+def test_real_export_cut_anywhere_in_its_last_row_is_refused(fixture):
+    """Every cut in the last row is refused, but a cut at a line end: whole rows are all such a
+    cut leaves, and it cannot be told from an export with fewer rows."""
+    data = fixture.read_bytes()
+    start = data.rstrip(b"\r\n").rfind(b"\n") + 1
+    # every 5th byte, every cut just after a comma (the subtle case), and the row's last bytes:
+    # each cut re-reads the file, and the B200 export's last row alone is 4 kB
+    for at in (i for i in range(start, len(data)) if i % 5 == 0 or data[i - 1] == ord(",") or i > len(data) - 64):
+        cut = data[:at]
+        rest = data[at:].lstrip(b",")
+        if cut.endswith((b"\n", b"\r")) or (cut.endswith(b'"') and rest[:1] in (b"\n", b"\r")):
+            read(cut)  # whole rows (the last without its line end, or its trailing comma): nothing lost
+        else:
+            with pytest.raises(TruncatedExportError):
+                read(cut)
+
+
+@pytest.mark.parametrize("fixture", NCU, ids=lambda p: p.stem)
+def test_real_export_with_a_quote_lost_in_the_middle_is_refused(fixture):
+    data = fixture.read_bytes()
+    quote = data.index(b'"', (data.index(b'"ID"') + len(data)) // 2)
+    broken = data[:quote] + data[quote + 1:]
+    assert refused(broken) == f"x.csv:{lines(data[:quote])}: {BROKEN}"
+
+
+def test_a_lost_quote_that_kept_the_row_width_is_refused():
+    # '"1","4,096"' without one quote still parses as two fields, "1,4" and '096"': 14, not 1
+    text = ('"ID","Kernel Name","launch__grid_size","launch__block_size"\n"","","",""\n'
+            '"0","k","1","4,096"\n"1","k","1,"4,096"\n')
+    assert refused(text) == f"x.csv:4: {BROKEN}"
+
+
+@pytest.mark.parametrize("text,line", [
+    (RAW + '"0","a","100"\n"1","b","2', 4),  # raw: cut mid-value
+    (DETAILS + '"0","k","S","Duration","ns","1"\n"1","k","S","Dur', 3),  # details
+    (RAW + '"0","a","100"\n"1","b","200\n', 4),  # cut, then a line end added
+])
+def test_small_export_cut_mid_field_is_refused(text, line):
+    assert refused(text).startswith(f"x.csv:{line}: ")
+
+
+@pytest.mark.parametrize("text,line", [
+    (RAW + '"0","a","100"\n"1","b",', 4),  # raw: cut after a comma; the empty last field would pass
+    (DETAILS + '"0","k","S","Duration","ns",', 2),  # details: cut just before the value
+])
+def test_unterminated_last_row_without_a_closing_quote_is_refused(text, line):
+    assert refused(text) == (f"x.csv:{line}: the last row ends without a closing quote or a line end: the export "
+                             f"is cut short; {AGAIN}")
+
+
+def test_unclosed_quote_in_the_middle_is_refused_naming_its_line():
+    text = RAW + '"0","a","100"\n"1","b,"200"\n"2","c","300"\n'
+    assert refused(text) == f"x.csv:4: {BROKEN}"
+    text = DETAILS + '"0","k","S","Duration","ns","1"\n"1","k","S,"Duration","ns","2"\n"2","k","S","Duration","ns","3"\n'
+    assert refused(text) == f"x.csv:3: {BROKEN}"
+
+
+def test_details_row_of_the_wrong_width_is_refused():
+    text = DETAILS + '"0","k","S","Duration","ns","1"\n"1","k","S","Duration"\n'
+    assert refused(text) == ("x.csv:3: a row of 4 fields under a header of 6 (cut short, or its quoting is broken); "
+                             + AGAIN)
+
+
+def test_details_rule_row_cut_to_a_metric_row_width_is_refused():
+    # metric rows may end after Metric Value; a rule row (no metric name) may not
+    header = DETAILS.rstrip("\n") + ',"Rule Name","Rule Type","Rule Description"\n'
+    ok = header + '"0","k","S","Duration","ns","1"\n"0","k","S","","","","R","OPT","d"\n'
+    assert read(ok).launch_count == 1
+    cut = header + '"0","k","S","Duration","ns","1"\n"0","k","S","","",""\n'
+    assert refused(cut).startswith("x.csv:3: a row of 6 fields under a header of 9 ")
+
+
+def test_line_numbers_count_the_chatter_lines_taken_out():
+    text = ("==PROF== Connected\n" + RAW + "program output\n" + '"0","a","100"\n' + "==PROF== Disconnected\n"
+            + '"1","b","200"\n"2","c"\n')
+    assert refused(text).startswith("x.csv:8: a row of 2 fields under a header of 3 ")
+
+
+def test_a_row_that_lost_its_first_quote_is_not_dropped_as_chatter():
+    text = RAW + '"0","a","100"\n1","b","200"\n"2","c","300"\n'
+    assert refused(text) == ("x.csv:4: a CSV row that does not start with a quote (its quoting is broken); "
+                             + AGAIN)
+
+
+def test_header_cut_short_is_refused():
+    assert refused('"ID","Kernel Name","gpu__ti') == f"x.csv:1: the header row ends inside a quoted field: " \
+                                                    f"the export is cut short; {AGAIN}"
+
+
+def test_cut_export_is_refused_by_the_cli_and_nothing_is_written(tmp_path):
+    data = (FIXTURES / "ncu" / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv").read_bytes()
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(data[: int(len(data) * 0.99)])
+    arch = tmp_path / "arch"
+    result = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(cut), "-a", str(arch)])
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {cut}:20: {CUT}\n"
+    assert not arch.exists() or not [p for p in arch.rglob("*") if p.is_file()]
