@@ -3,13 +3,17 @@ a number no hardware can measure is refused, never published. Each error names t
 
 from __future__ import annotations
 
+import math
+import os
+import sys
+
 import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURES
 from ikreport.analysis.ncu import read_exports
 from ikreport.cli import cli
-from ikreport.errors import TruncatedExportError
+from ikreport.errors import ImplausibleValueError, TruncatedExportError
 
 NCU = sorted((FIXTURES / "ncu").glob("ncu_*.csv"))
 AGAIN = "export it again with ncu --csv"
@@ -97,7 +101,8 @@ def test_unterminated_last_row_without_a_closing_quote_is_refused(text, line):
 def test_unclosed_quote_in_the_middle_is_refused_naming_its_line():
     text = RAW + '"0","a","100"\n"1","b,"200"\n"2","c","300"\n'
     assert refused(text) == f"x.csv:4: {BROKEN}"
-    text = DETAILS + '"0","k","S","Duration","ns","1"\n"1","k","S,"Duration","ns","2"\n"2","k","S","Duration","ns","3"\n'
+    text = (DETAILS + '"0","k","S","Duration","ns","1"\n"1","k","S,"Duration","ns","2"\n'
+            '"2","k","S","Duration","ns","3"\n')
     assert refused(text) == f"x.csv:3: {BROKEN}"
 
 
@@ -141,4 +146,128 @@ def test_cut_export_is_refused_by_the_cli_and_nothing_is_written(tmp_path):
     result = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(cut), "-a", str(arch)])
     assert result.exit_code == 1
     assert result.stderr == f"Error: {cut}:20: {CUT}\n"
-    assert not arch.exists() or not [p for p in arch.rglob("*") if p.is_file()]
+    assert written(arch) == []
+
+
+# -- item 7: numbers no hardware can measure ----------------------------------------------------
+
+RAW_SOL = ('"ID","Kernel Name","gpu__time_duration.sum","sm__throughput.avg.pct_of_peak_sustained_elapsed",'
+           '"dram__bytes_read.sum"\n"","","usecond","%","Mbyte"\n"0","k","5","50","1"\n')
+NCU_FIX = "the export is damaged or edited; export it again with ncu --csv"
+
+
+@pytest.mark.parametrize("row,message", [
+    ('"1","k","5","250","1"', "sm_pct is 250 %, above 101 % (more than rounding can put over 100 %)"),
+    ('"1","k","5","-0.5","1"', "sm_pct is -0.5 %, below zero"),
+    ('"1","k","-5","50","1"', "duration_ns is -5000 ns, below zero"),
+    ('"1","k","1e400","50","1"', "duration_ns is inf, not a finite number"),
+    ('"1","k","5","50","-1"', "dram_read_bytes is -1e+06 byte, below zero"),
+    # 1 GB in 5 us: 200,000 GB/s
+    ('"1","k","5","50","1,000"', "DRAM bytes read + written over the duration is 200000 GB/s, above 50000 GB/s, "
+                                 "more than any GPU's memory moves"),
+])
+def test_implausible_raw_values_are_refused_naming_the_line(row, message):
+    with pytest.raises(ImplausibleValueError) as err:
+        read(RAW_SOL + row + "\n")
+    assert str(err.value) == f"x.csv:4: {message}; {NCU_FIX}"
+
+
+def test_percent_within_rounding_of_100_is_accepted():
+    [launch] = read(RAW_SOL.replace('"50"', '"100.9"')).launches
+    assert launch["sm_pct"] == 100.9
+
+
+def test_implausible_details_value_is_refused_naming_its_own_line():
+    text = DETAILS + "".join(f'"0","k","GPU Speed Of Light Throughput","{metric}","{unit}","{value}"\n'
+                             for metric, unit, value in [("Duration", "usecond", "5"), ("DRAM Throughput", "%", "40"),
+                                                         ("Compute (SM) Throughput", "%", "180")])
+    with pytest.raises(ImplausibleValueError) as err:
+        read(text)
+    assert str(err.value) == f"x.csv:4: sm_pct is 180 %, above 101 % (more than rounding can put over 100 %); {NCU_FIX}"
+    rate = DETAILS + '"0","k","Memory Workload Analysis","Memory Throughput","Tbyte/s","900"\n'
+    with pytest.raises(ImplausibleValueError, match=r"^x.csv:2: dram_bytes_per_s is 900000 GB/s, above 50000 GB/s"):
+        read(rate)
+
+
+BABEL = FIXTURES / "bandwidth" / "babelstream_alcfguide_a100_v4.0_trailingspaces_excerpt.txt"
+BW_FIX = "the output is damaged or edited, or the run was broken; run the tool again"
+COPY_ROW = "Copy        1394571.325 0.00038     0.00039     0.00039     "
+
+
+@pytest.mark.parametrize("old,new,line,message", [
+    ("1394571.325", "1e30", 11, "Copy bandwidth is 1e+27 GB/s, above 50000 GB/s, more than any GPU's memory moves"),
+    # the MB/s column is plausible; the bandwidth the record takes from the average time is not
+    (COPY_ROW, COPY_ROW.replace("0.00039     0.00039", "0.00039     0.000000001"), 11,
+     "Copy bandwidth from the array size and the average time is 5.368e+08 GB/s, above 50000 GB/s, more than any "
+     "GPU's memory moves"),
+    ("268.4 MB", "268400000 MB", 11, "Copy bandwidth from the array size and the average time is 1.37641e+09 GB/s, "
+                                     "above 50000 GB/s, more than any GPU's memory moves"),
+    ("268.4 MB", "-268.4 MB", 6, "the array size is -268.4 MB, below zero"),
+    ("1356858.489", "nan", 12, "Mul bandwidth is nan, not a finite number"),
+    ("1394571.325", "-1394571.325", 11, "Copy bandwidth is -1394.57 GB/s, not above zero"),
+    ("0.00059     0.00059     0.00059", "0.00059     0.00059     -0.00059", 13, "Add average time is -0.00059 s, "
+                                                                                  "below zero"),
+])
+def test_implausible_babelstream_is_refused_and_nothing_written(tmp_path, old, new, line, message):
+    text = BABEL.read_text()
+    assert old in text
+    out = tmp_path / "babel.txt"
+    out.write_text(text.replace(old, new, 1))
+    arch = tmp_path / "arch"
+    result = CliRunner().invoke(cli, ["collect", "bandwidth", "--from-babelstream", str(out), "-a", str(arch)])
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {out}:{line}: {message}; {BW_FIX}\n"
+    assert written(arch) == []
+
+
+@pytest.mark.parametrize("value,message", [
+    ("1e30", "is 2e+30 GB/s, above 50000 GB/s, more than any GPU's memory moves"),
+    ("-1656.21", "is -3312.42 GB/s, not above zero"),
+    ("inf", "is inf, not a finite number"),
+])
+def test_implausible_nvbandwidth_is_refused_and_nothing_written(tmp_path, value, message):
+    out = tmp_path / "nvb.txt"
+    out.write_text("nvbandwidth Version: v0.7\nDevice 0: NVIDIA H100 80GB HBM3\n\nRunning device_local_copy.\n"
+                   f"memcpy local GPU(column) bandwidth (GB/s)\n           0\n 0   {value}\n\n"
+                   f"SUM device_local_copy {value}\n")
+    arch = tmp_path / "arch"
+    result = CliRunner().invoke(cli, ["collect", "bandwidth", "--from-nvbandwidth", str(out), "-a", str(arch)])
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {out}:7: GPU 0's device-local copy, doubled to read+write {message}; {BW_FIX}\n"
+    assert written(arch) == []
+
+
+@pytest.fixture
+def standins(monkeypatch, tmp_path):
+    """Stand-in nvidia-smi on PATH and stand-in cupy (tests/standins), gone after the test."""
+    standins = FIXTURES.parent / "standins"
+    monkeypatch.setenv("PATH", f"{standins}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("IK_STANDIN_STATE", str(tmp_path))
+    monkeypatch.setenv("IK_STANDIN_LOG", str(tmp_path / "args.log"))
+    for var in ("IK_STANDIN_SMI_FAIL", "IK_STANDIN_SMI_CHANGE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.syspath_prepend(str(standins / "python"))
+    import standin_gpu
+
+    yield standin_gpu
+    for name in ("cupy", "torch", "pynvml", "standin_gpu"):
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("rate,message", [
+    (1e30, "its bandwidth is 1e+21 GB/s, above 50000 GB/s, more than any GPU's memory moves"),
+    (math.inf, "its time is 0 s, not above zero"),  # a copy timed as taking no time at all
+])
+def test_live_measurement_of_nonsense_writes_no_record(tmp_path, standins, monkeypatch, rate, message):
+    monkeypatch.setattr(standins, "RATE", rate)
+    arch = tmp_path / "arch"
+    result = CliRunner().invoke(cli, ["collect", "bandwidth", "--backend", "cupy", "--size-mib", "256",
+                                      "--repeats", "2", "-a", str(arch)])
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: collect bandwidth: sample 1 of 2 (256 MiB copy): {message}; the GPU's timer "
+                             "gave nonsense, so nothing was written; run it again\n")
+    assert written(arch) == []  # neither the bandwidth record nor its environment record
+
+
+def written(arch) -> list:
+    return sorted(str(p.relative_to(arch)) for p in arch.rglob("*") if p.is_file()) if arch.exists() else []

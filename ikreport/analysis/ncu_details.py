@@ -24,12 +24,12 @@ from collections.abc import Iterator
 
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
-from ikreport.analysis.ncu_table import LaunchTable
+from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, flop_weight, stall_reason
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
 from ikreport.errors import TruncatedExportError
 
-Cell = tuple[str, str]  # (value text, unit)
+Cell = tuple[str, str, int]  # (value text, unit, body line from 0)
 
 
 class _Collected:
@@ -54,21 +54,29 @@ def parse_details(export: Export) -> LaunchTable:
         col.setdefault(h, i)
     value_at = col["Metric Value"]
     launches: dict[str, _Collected] = {}
-    for row in _rows(export, col):
+    for row, line in _rows(export, col):
         if not row[col["Metric Name"]]:
             # rule rows (empty metric) still carry ncu's own verdicts: keep them
-            _add_rule(launches, row, col)
+            _add_rule(launches, row, col, line)
             continue
         got = launches.get(row[col["ID"]])
         if got is None:
-            got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col))
+            got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col, line))
         got.add(_cell(row, col, "Section Name"), row[col["Metric Name"]],
-                (row[value_at], _cell(row, col, "Metric Unit")))
-    return LaunchTable.from_launches([_finish(c) for c in launches.values()])
+                (row[value_at], _cell(row, col, "Metric Unit"), line))
+    finished = [_finish(c) for c in launches.values()]
+    table = LaunchTable.from_launches(finished)
+
+    def where(i: int, field: str) -> str:
+        return f"{export.name}:{export.file_line(finished[i].lines.get(field, finished[i].line))}"
+
+    check_plausible(table, where)
+    return table
 
 
-def _rows(export: Export, col: dict[str, int]) -> Iterator[list[str]]:
-    """The page's rows, each checked for width; blank lines are left out."""
+def _rows(export: Export, col: dict[str, int]) -> Iterator[tuple[list[str], int]]:
+    """The page's rows and their body lines (from 0), each checked for width; blank lines are
+    left out."""
     # lines end at "\n" only (not at a lone "\r"), so reader.line_num counts the lines the
     # export's own reader counted; decoded a block at a time, never as one big string
     lines = io.TextIOWrapper(io.BytesIO(export.body), encoding="utf-8", errors="replace", newline="\n")
@@ -89,7 +97,7 @@ def _rows(export: Export, col: dict[str, int]) -> Iterator[list[str]]:
             raise TruncatedExportError(
                 f"{export.name}:{export.file_line(reader.line_num - 1)}: a row of {len(row)} fields under a header "
                 f"of {full} (cut short, or its quoting is broken); export it again with ncu --csv")
-        yield row
+        yield row, reader.line_num - 1
 
 
 def _width(row: list[str], width: int, trailing: bool) -> bool:
@@ -101,8 +109,9 @@ def _cell(row: list[str], col: dict[str, int], name: str) -> str:
     return row[i] if i is not None and i < len(row) else ""
 
 
-def _new_launch(row: list[str], col: dict[str, int]) -> Launch:
+def _new_launch(row: list[str], col: dict[str, int], line: int) -> Launch:
     return Launch(
+        line=line,
         id=row[col["ID"]],
         kernel=_cell(row, col, "Kernel Name"),
         cc=_cell(row, col, "CC") or None,
@@ -111,12 +120,12 @@ def _new_launch(row: list[str], col: dict[str, int]) -> Launch:
     )
 
 
-def _add_rule(launches: dict[str, _Collected], row: list[str], col: dict[str, int]) -> None:
+def _add_rule(launches: dict[str, _Collected], row: list[str], col: dict[str, int], line: int) -> None:
     if "Rule Name" not in col or len(row) <= col["Rule Name"] or not row[col["Rule Name"]]:
         return
     got = launches.get(row[col["ID"]])
     if got is None:
-        got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col))
+        got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col, line))
     got.launch.rules.append({
         "section": _cell(row, col, "Section Name"),
         "rule": row[col["Rule Name"]],
@@ -171,7 +180,8 @@ def _field(c: _Collected, field: str) -> float | None:
 
 
 def _read(launch: Launch, field: str, cell: Cell) -> float | None:
-    text, unit = cell
+    text, unit, line = cell
+    launch.lines[field] = line
     value = to_number(text, unit, FIELD_KIND.get(field, "count"))
     if value is None and not is_missing(text):
         launch.problems.append(f"{field}: {text!r} {unit!r}")

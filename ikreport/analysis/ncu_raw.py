@@ -23,7 +23,7 @@ from ikreport.analysis.arrow import bool_values, float_values, null_string
 from ikreport.analysis.ncu_export import Export, csv_row
 from ikreport.analysis.ncu_launch import dims_product
 from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, flop_weight, stall_reason
-from ikreport.analysis.ncu_table import LaunchTable
+from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.units import NOT_AVAILABLE, NUMBER_RX, unit_factor
 from ikreport.errors import NcuExportError, TruncatedExportError
 
@@ -156,10 +156,13 @@ def parse_raw(export: Export) -> LaunchTable:
         flops = np.where(present, np.nan_to_num(flops) + values, flops)
         if "sass" in name:
             sass |= present
-    return LaunchTable(
+    table = LaunchTable(
         ids=text["id"], kernels=text.get("kernel", [""] * n),
         text={k: [v or None for v in text[k]] for k in ("device", "cc", "grid_dims", "block_dims") if k in text},
         fields=fields, stalls=stalls, stall_source=source if stalls else None, flops=flops, flops_sass=sass,
         problems=problems,
     )
+    # launch row i is body line i + 1 (the units row is line 0): width-checked rows, no gaps
+    check_plausible(table, lambda i, _field: f"{export.name}:{export.file_line(i + 1)}")
+    return table
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ikreport.analysis.units import Kind
 from ikreport.errors import ImplausibleValueError
 
 # Memory bandwidth of one GPU, read + write GB/s (1e9 bytes/s). The fastest memory shipping or
@@ -46,7 +47,16 @@ def at_least_zero(value: float, where: str, what: str, unit: str, fix: str) -> f
     """A time, amount or count: finite and not below zero."""
     finite(value, where, what, fix)
     if value < 0:
-        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} {unit}, below zero; {fix}")
+        shown = f"{_shown(value)} {unit}".rstrip()
+        raise ImplausibleValueError(f"{where}: {what} is {shown}, below zero; {fix}")
+    return value
+
+
+def above_zero(value: float, where: str, what: str, unit: str, fix: str) -> float:
+    """A time that something took: finite and above zero."""
+    finite(value, where, what, fix)
+    if value <= 0:
+        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} {unit}, not above zero; {fix}")
     return value
 
 
@@ -70,11 +80,11 @@ def memory_gbs(value: float, where: str, what: str, fix: str) -> float:
     return value
 
 
-# ncu columns, by the kind of quantity they hold (units.Kind); values are in base units
-BASE_UNIT = {"time": "ns", "bytes": "byte", "byte_rate": "byte/s", "percent": "%", "count": ""}
+# the base unit of each kind of ncu column (units.py converts every value to it)
+BASE_UNIT: dict[Kind, str] = {"time": "ns", "bytes": "byte", "byte_rate": "byte/s", "percent": "%", "count": ""}
 
 
-def check_column(values: np.ndarray, kind: str, what: str, where: Callable[[int], str], fix: str = NCU_FIX) -> None:
+def check_column(values: np.ndarray, kind: Kind, what: str, where: Callable[[int], str], fix: str = NCU_FIX) -> None:
     """Refuse the first implausible value of a column (NaN is a missing value, not checked).
 
     Column-wise first, so a clean column of 20,000 launches costs a few numpy passes; only a
