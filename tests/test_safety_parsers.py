@@ -204,7 +204,8 @@ COPY_ROW = "Copy        1394571.325 0.00038     0.00039     0.00039     "
                                      "above 50000 GB/s, more than any GPU's memory moves"),
     ("268.4 MB", "-268.4 MB", 6, "the array size is -268.4 MB, below zero"),
     ("1356858.489", "nan", 12, "Mul bandwidth is nan, not a finite number"),
-    ("1394571.325", "-1394571.325", 11, "Copy bandwidth is -1394.57 GB/s, not above zero"),
+    ("1394571.325", "-1394571.325", 11, "Copy bandwidth is -1394.57 GB/s, below 1 GB/s, less than any memory moves"),
+    ("1356858.489", "13.000", 12, "Mul bandwidth is 0.013 GB/s, below 1 GB/s, less than any memory moves"),
     ("0.00059     0.00059     0.00059", "0.00059     0.00059     -0.00059", 13, "Add average time is -0.00059 s, "
                                                                                   "below zero"),
 ])
@@ -222,7 +223,7 @@ def test_implausible_babelstream_is_refused_and_nothing_written(tmp_path, old, n
 
 @pytest.mark.parametrize("value,message", [
     ("1e30", "is 2e+30 GB/s, above 50000 GB/s, more than any GPU's memory moves"),
-    ("-1656.21", "is -3312.42 GB/s, not above zero"),
+    ("-1656.21", "is -3312.42 GB/s, below 1 GB/s, less than any memory moves"),
     ("inf", "is inf, not a finite number"),
 ])
 def test_implausible_nvbandwidth_is_refused_and_nothing_written(tmp_path, value, message):

@@ -11,8 +11,8 @@ Only ``device_local_copy`` measures a GPU's own memory (copied size counted once
 testcase measures a link (PCIe host<->device, NVLink GPU<->GPU) and is never a memory peak.
 
 Numbers are checked against plausible.py, naming the line: a bandwidth (as printed, or derived
-from the array size and a time) above one GPU's memory bound, not above zero, or not finite, and
-a negative time, are refused rather than published as a measured peak.
+from the array size and a time) outside one GPU's memory bounds or not finite, and a negative
+time, are refused rather than published as a measured peak.
 """
 
 from __future__ import annotations

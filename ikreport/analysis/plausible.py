@@ -23,6 +23,9 @@ from ikreport.errors import ImplausibleValueError
 # runs. 50 TB/s leaves room for that and still refuses every MB/s-read-as-GB/s slip (1000x)
 # on any GPU faster than 50 GB/s, and the 1e30 of a forged file.
 MAX_MEMORY_GBS = 50_000.0
+# The slowest memory anything here measures (a 64-bit DDR3 GT 710: 14 GB/s; a Raspberry Pi
+# running BabelStream on its CPU: about 4 GB/s) is above this; below it, a rate rounds to 0.0.
+MIN_MEMORY_GBS = 1.0
 # ncu rounds a percentage of peak to two decimals, and counters sampled on different replays
 # can put a busy unit a little over 100; beyond 101 it is not a measurement. (ncu itself
 # prints such values for kernels too small to fill the GPU; NVIDIA says they were not
@@ -70,10 +73,11 @@ def percent(value: float, where: str, what: str, fix: str) -> float:
 
 
 def memory_gbs(value: float, where: str, what: str, fix: str) -> float:
-    """One GPU's memory bandwidth in read + write GB/s: above zero and at most MAX_MEMORY_GBS."""
+    """One GPU's memory bandwidth in read + write GB/s: MIN_MEMORY_GBS to MAX_MEMORY_GBS."""
     finite(value, where, what, fix)
-    if value <= 0:
-        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} GB/s, not above zero; {fix}")
+    if value < MIN_MEMORY_GBS:
+        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} GB/s, below {MIN_MEMORY_GBS:g} GB/s, "
+                                    f"less than any memory moves; {fix}")
     if value > MAX_MEMORY_GBS:
         raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} GB/s, above {MAX_MEMORY_GBS:g} GB/s, "
                                     f"more than any GPU's memory moves; {fix}")
