@@ -73,6 +73,15 @@ def test_real_export_with_a_quote_lost_in_the_middle_is_refused(fixture):
     assert refused(broken) == f"x.csv:{lines(data[:quote])}: {BROKEN}"
 
 
+@pytest.mark.parametrize("fixture", [NCU[0], NCU[-1]], ids=lambda p: p.stem)
+def test_crlf_export_cut_short_is_refused(fixture):
+    data = fixture.read_bytes().replace(b"\n", b"\r\n")  # as saved on Windows
+    cut = data[: int(len(data) * 0.99)]
+    assert refused(cut) == f"x.csv:{lines(cut)}: {CUT}"
+    whole = read(data).launch_count
+    assert read(data[:-1]).launch_count == whole  # cut between CR and LF: every row is whole
+
+
 def test_a_lost_quote_that_kept_the_row_width_is_refused():
     # '"1","4,096"' without one quote still parses as two fields, "1,4" and '096"': 14, not 1
     text = ('"ID","Kernel Name","launch__grid_size","launch__block_size"\n"","","",""\n'
@@ -154,6 +163,9 @@ def test_cut_export_is_refused_by_the_cli_and_nothing_is_written(tmp_path):
 RAW_SOL = ('"ID","Kernel Name","gpu__time_duration.sum","sm__throughput.avg.pct_of_peak_sustained_elapsed",'
            '"dram__bytes_read.sum"\n"","","usecond","%","Mbyte"\n"0","k","5","50","1"\n')
 NCU_FIX = "the export is damaged or edited; export it again with ncu --csv"
+PERCENT_FIX = ("ncu prints such a value only for a metric it could not collect accurately (a launch too small to "
+               "fill the GPU), or the file was edited; profile a larger launch, or leave this kernel out with "
+               "ncu --kernel-name")
 
 
 @pytest.mark.parametrize("row,message", [
@@ -169,7 +181,7 @@ NCU_FIX = "the export is damaged or edited; export it again with ncu --csv"
 def test_implausible_raw_values_are_refused_naming_the_line(row, message):
     with pytest.raises(ImplausibleValueError) as err:
         read(RAW_SOL + row + "\n")
-    assert str(err.value) == f"x.csv:4: {message}; {NCU_FIX}"
+    assert str(err.value) == f"x.csv:4: {message}; {PERCENT_FIX if ' %' in message else NCU_FIX}"
 
 
 def test_percent_within_rounding_of_100_is_accepted():
@@ -183,7 +195,8 @@ def test_implausible_details_value_is_refused_naming_its_own_line():
                                                          ("Compute (SM) Throughput", "%", "180")])
     with pytest.raises(ImplausibleValueError) as err:
         read(text)
-    assert str(err.value) == f"x.csv:4: sm_pct is 180 %, above 101 % (more than rounding can put over 100 %); {NCU_FIX}"
+    assert str(err.value) == ("x.csv:4: sm_pct is 180 %, above 101 % (more than rounding can put over 100 %); "
+                              + PERCENT_FIX)
     rate = DETAILS + '"0","k","Memory Workload Analysis","Memory Throughput","Tbyte/s","900"\n'
     with pytest.raises(ImplausibleValueError, match=r"^x.csv:2: dram_bytes_per_s is 900000 GB/s, above 50000 GB/s"):
         read(rate)

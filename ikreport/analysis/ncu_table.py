@@ -73,7 +73,9 @@ def check_plausible(t: LaunchTable, where: Callable[[int, str], str]) -> None:
     amount or count, a percent of peak above 101, a DRAM rate above one GPU's memory bound,
     or DRAM bytes over a duration that no memory moves. ``where(row, field)`` names the line."""
     for name, values in t.fields.items():
-        plausible.check_column(values, FIELD_KIND.get(name, "count"), name, lambda i, f=name: where(i, f))
+        kind = FIELD_KIND.get(name, "count")
+        fix = plausible.NCU_PERCENT_FIX if kind == "percent" else plausible.NCU_FIX
+        plausible.check_column(values, kind, name, lambda i, f=name: where(i, f), fix)
     f = t.fields
     moved = np.nan_to_num(f["dram_read_bytes"]) + np.nan_to_num(f["dram_write_bytes"])
     with np.errstate(invalid="ignore", divide="ignore"):

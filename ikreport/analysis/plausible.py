@@ -33,6 +33,11 @@ MIN_MEMORY_GBS = 1.0
 MAX_PERCENT = 101.0
 
 NCU_FIX = "the export is damaged or edited; export it again with ncu --csv"
+# ncu itself prints a percent out of 0..100 for a metric it could not collect accurately
+# (NVIDIA's answer to an L2 hit rate of 171 %): say so, and how to avoid it
+NCU_PERCENT_FIX = ("ncu prints such a value only for a metric it could not collect accurately (a launch too small "
+                   "to fill the GPU), or the file was edited; profile a larger launch, or leave this kernel out "
+                   "with ncu --kernel-name")
 
 
 def _shown(value: float) -> str:
