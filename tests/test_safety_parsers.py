@@ -285,3 +285,14 @@ def test_live_measurement_of_nonsense_writes_no_record(tmp_path, standins, monke
 
 def written(arch) -> list:
     return sorted(str(p.relative_to(arch)) for p in arch.rglob("*") if p.is_file()) if arch.exists() else []
+
+
+def test_implausible_raw_value_after_blank_lines_and_chatter_names_its_line():
+    text = RAW_SOL + "\n" + '"1","k","5","50","1"\n' + "==PROF== x\n\n" + '"2","k","5","250","1"\n'
+    with pytest.raises(ImplausibleValueError, match=r"^x.csv:8: sm_pct is 250 %"):
+        read(text)
+
+
+def test_a_short_row_is_named_even_when_an_earlier_row_starts_like_it():
+    text = RAW + '"1","b","200"\n"1","b"\n'
+    assert refused(text).startswith("x.csv:4: a row of 2 fields under a header of 3 ")

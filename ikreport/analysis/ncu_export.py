@@ -59,10 +59,21 @@ class Export:
         return self.header_line + 1 + body_line
 
     def row_line(self, row: bytes) -> int:
-        """The file line of the first body line holding ``row`` (error path only)."""
+        """The file line of the first body line that is ``row`` (error path only)."""
         body = bytes(self.body)
-        at = body.find(row)
-        return self.file_line(body.count(b"\n", 0, at) if at >= 0 else 0)
+        found = re.search(rb"^" + re.escape(row.rstrip(b"\r")) + rb"\r?$", body, re.MULTILINE)
+        return self.file_line(body.count(b"\n", 0, found.start()) if found else 0)
+
+    def record_line(self, record: int, skip: int = 0) -> int:
+        """The file line of CSV record ``record`` (from 0) after the first ``skip`` body lines,
+        not counting blank lines, which CSV readers pass over (error path only)."""
+        seen = -1
+        for index, line in enumerate(bytes(self.body).split(b"\n")):
+            if index >= skip and line.strip(b"\r"):
+                seen += 1
+                if seen == record:
+                    return self.file_line(index)
+        return self.file_line(skip + record)
 
 
 CHUNK = 1 << 20

@@ -95,7 +95,7 @@ def parse_raw(export: Export) -> LaunchTable:
     if not len(export.body):
         raise TruncatedExportError(f"{export.name}: the raw page has a header but no units row; export it again")
     first = bytes(export.body[:65536 * 16])
-    units = csv_row(first.split(b"\n", 1)[0].decode("utf-8", "replace"), export.name, export.file_line(0))
+    units = csv_row(first.split(b"\n", 1)[0].decode("utf-8", "replace"), export.name, export.header_line + 1)
     if len(units) != len(export.header):
         raise TruncatedExportError(f"{export.name}:{export.file_line(0)}: the units row has {len(units)} fields "
                                    f"under a header of {len(export.header)}; export it again with ncu --csv")
@@ -162,7 +162,7 @@ def parse_raw(export: Export) -> LaunchTable:
         fields=fields, stalls=stalls, stall_source=source if stalls else None, flops=flops, flops_sass=sass,
         problems=problems,
     )
-    # launch row i is body line i + 1 (the units row is line 0): width-checked rows, no gaps
-    check_plausible(table, lambda i, _field: f"{export.name}:{export.file_line(i + 1)}")
+    # launch row i is CSV record i after the units row (body line 0)
+    check_plausible(table, lambda i, _field: f"{export.name}:{export.record_line(i, skip=1)}")
     return table
 
