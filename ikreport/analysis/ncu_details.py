@@ -77,8 +77,8 @@ def parse_details(export: Export) -> LaunchTable:
 def _rows(export: Export, col: dict[str, int]) -> Iterator[tuple[list[str], int]]:
     """The page's rows and their body lines (from 0), each checked for width; blank lines are
     left out."""
-    # lines end at "\n" only (not at a lone "\r"), so reader.line_num counts the lines the
-    # export's own reader counted; decoded a block at a time, never as one big string
+    # lines end at "\n" only (not at a lone "\r"), so reader.line_num counts the same lines as
+    # the quote check and file_line; decoded a block at a time, never as one big string
     lines = io.TextIOWrapper(io.BytesIO(export.body), encoding="utf-8", errors="replace", newline="\n")
     reader = csv.reader(lines)
     full, metric = len(export.header), col["Metric Value"] + 1
