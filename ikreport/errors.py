@@ -62,3 +62,12 @@ class WorkflowValueError(PublishError):
 # safety: reports
 class ReportFileError(IkreportError):
     """A report file or reports folder that is a link, not a regular file, too big, or not UTF-8."""
+
+
+# safety: parsers
+class TruncatedExportError(NcuExportError):
+    """An ncu export cut short or with broken rows: a field that never closes, a row of the wrong width."""
+
+
+class ImplausibleValueError(IkreportError):
+    """A number no hardware can measure (negative, NaN, a percent far above 100, a bandwidth above the bound)."""
