@@ -18,8 +18,8 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 NOTED = "ikreport_lt"  # env key: inline text -> ordinals of the '<' in it that raw HTML could take
-# A '<' first on a paragraph's line (after quote markers) opens an HTML block when raw HTML is
-# on, even inside a code span that spans lines: block structure is read before inlines.
+# A '<' first on a line (after quote markers) opens an HTML block when raw HTML is on, even
+# inside a code span that spans lines or a link reference definition: blocks are read first.
 LINE_START_LT = re.compile(r"^[ \t>]*<")
 AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9.+-]{1,31}:[^<>\x00-\x20]*>|<[^<>@\s\\]+@[^<>\s\\]+>")
 
@@ -35,14 +35,32 @@ def raw_html_plugin(md: MarkdownIt) -> None:
     md.inline.ruler.before("html_inline", "ev_note_lt", _note_lt)
 
 
-def escape_raw_html(lines: list[str], tokens: list[Token], env: dict[str, Any]) -> list[str]:
+def escape_raw_html(lines: list[str], parses: list[tuple[list[Token], dict[str, Any]]]) -> list[str]:
     """``lines`` (the report, 0-based as token maps count) with a backslash before every '<'
-    that raw HTML could take. The inline text of a token holds the same '<' in the same order
-    as its source lines (only indentation, quote and list markers, table pipes and heading
-    marks are stripped), so the n-th '<' of the text is the n-th not yet claimed in its lines."""
-    noted: dict[str, set[int]] = env.get(NOTED, {})
+    that raw HTML could take in any of ``parses`` (tokens and env of one parse each: readers
+    with and without GFM tables see different blocks in the same lines)."""
+    escape: set[tuple[int, int]] = set()
+    for tokens, env in parses:
+        escape |= _raw_html_at(lines, tokens, env.get(NOTED, {}))
+    out = list(lines)
+    for i, col in sorted(escape, reverse=True):
+        if not _escaped(out[i], col):
+            out[i] = out[i][:col] + "\\" + out[i][col:]
+    return out
+
+
+def _raw_html_at(lines: list[str], tokens: list[Token], noted: dict[str, set[int]]) -> set[tuple[int, int]]:
+    """(line, column) of each '<' one parse noted. The inline text of a token holds the same
+    '<' in the same order as its source lines (only indentation, quote and list markers,
+    table pipes and heading marks are stripped), so the n-th '<' of the text is the n-th not
+    yet claimed in its lines."""
     claimed: dict[int, int] = {}  # line -> first column not yet matched to a token
     escape: set[tuple[int, int]] = set()
+    verbatim = {i for t in tokens if t.type in ("fence", "code_block", "front_matter") and t.map for i in range(*t.map)}
+    for i, line in enumerate(lines):
+        m = LINE_START_LT.match(line)
+        if m and i not in verbatim and not AUTOLINK.match(line, m.end() - 1):
+            escape.add((i, m.end() - 1))
     for token in tokens:
         if token.type != "inline" or not token.map:
             continue
@@ -57,15 +75,7 @@ def escape_raw_html(lines: list[str], tokens: list[Token], env: dict[str, Any]) 
             claimed[i] = col + 1
             if n in wanted:
                 escape.add((i, col))
-        for i in range(first, end):
-            m = LINE_START_LT.match(lines[i])
-            if m and not AUTOLINK.match(lines[i], m.end() - 1):
-                escape.add((i, m.end() - 1))
-    out = list(lines)
-    for i, col in sorted(escape, reverse=True):
-        if not _escaped(out[i], col):
-            out[i] = out[i][:col] + "\\" + out[i][col:]
-    return out
+    return escape
 
 
 def _lt_columns(line: str, start: int) -> list[int]:

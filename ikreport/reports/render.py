@@ -32,11 +32,13 @@ class RenderedReport:
     findings: list[Finding]
 
 
-def markdown_parser() -> MarkdownIt:
+def markdown_parser(tables: bool = True) -> MarkdownIt:
     # Raw HTML in a report is shown as text, never passed through (reports may come from anyone);
     # raw_html_plugin notes where it is, so the Markdown twin shows it as text too.
-    return (MarkdownIt("commonmark", {"html": False}).enable("table").use(front_matter_plugin).use(citation_plugin)
-            .use(raw_html_plugin))
+    md = MarkdownIt("commonmark", {"html": False})
+    if tables:
+        md.enable("table")
+    return md.use(front_matter_plugin).use(citation_plugin).use(raw_html_plugin)
 
 
 def slug_of(path: Path) -> str:
@@ -50,6 +52,12 @@ def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedRe
     tokens = md.parse(text, env)
     meta, front_end = _front_matter(tokens, state)
     html = md.renderer.render(tokens, md.options, env)
+    # GitHub reads the twin with GFM tables, a plain CommonMark reader without; the two see
+    # different blocks in some texts (a table row vs. an indented code line), so what either
+    # could take as raw HTML is escaped.
+    plain_env: dict[str, Any] = {"ikreport": resolver, "ikreport_state": RenderState()}
+    plain = markdown_parser(tables=False).parse(text, plain_env)
+    lines = escape_raw_html(text.splitlines(), [(tokens, env), (plain, plain_env)])
     for rid in meta["records"]:
         try:
             resolver.resolve(rid)
@@ -63,8 +71,7 @@ def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedRe
         state.findings.append(Finding("IK202", 1, "the report cites no record"))
     return RenderedReport(
         source=str(path), slug=slug_of(path), title=meta["title"] or path.stem, summary=meta["summary"],
-        html=html, markdown=_twin(escape_raw_html(text.splitlines(), tokens, env), front_end, state, resolver),
-        cites=cites,
+        html=html, markdown=_twin(lines, front_end, state, resolver), cites=cites,
         findings=sorted(state.findings, key=lambda f: (f.line, f.code)),
     )
 
