@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ikreport.analysis.ncu import Profile
+from ikreport.csv_cells import restore
 from ikreport.errors import RecordError
 
 INLINE_LAUNCHES = 500
@@ -82,7 +83,7 @@ def _launch_table(blob: str, data: bytes) -> list[dict[str, Any]]:
             kernel, duration = r.get("kernel"), r.get("duration_us")
             if kernel is None or (duration and not math.isfinite(float(duration))):
                 raise ValueError(f"row {n} has no kernel or a duration that is not a number")
-            rows.append({"kernel": kernel, "duration_us": float(duration) if duration else None})
+            rows.append({"kernel": restore(kernel), "duration_us": float(duration) if duration else None})
         return rows
     except (UnicodeDecodeError, csv.Error, ValueError) as exc:
         raise RecordError(f"blob {blob[:12]} (the per-launch table): {str(exc)[:120]}; "
