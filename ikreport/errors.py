@@ -40,3 +40,16 @@ class RecordError(IkreportError):
 
 class BuildError(IkreportError):
     """A site that cannot be built (dangling citation, unwritable output, bad template)."""
+
+
+# safety: verify
+class NonCanonicalRecordError(RecordError):
+    """A record whose bytes are not the RFC 8785 form of their value (pretty-printed, duplicate keys)."""
+
+
+class SupersessionError(RecordError):
+    """A supersession that would give a record two successors, one of another kind, or a cycle."""
+
+
+class SiteManifestError(IkreportError):
+    """A site whose manifest.json cannot be read or is not an ikreport manifest."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import re
 from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
@@ -16,7 +17,7 @@ from typing import Any
 
 import rfc8785
 
-from ikreport.errors import RecordError
+from ikreport.errors import NonCanonicalRecordError, RecordError
 
 SCHEMA = "ikreport.record/1"
 Record = dict[str, Any]
@@ -89,7 +90,61 @@ def decode(data: bytes, where: str, known_valid: bool = False) -> Record:
         raise RecordError(f"{where}: not valid JSON ({exc}); the file is truncated or damaged") from exc
     if not known_valid:
         validate(record, where)
+        check_canonical(data, record, where)
     return record
+
+
+# Outside strings, where orjson's output may differ from RFC 8785's: a float written with an
+# exponent or as "100.0", an integer beyond 2**53, and (anywhere) a character from U+E000 up,
+# whose keys RFC 8785 sorts by UTF-16 units and orjson by code point.
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_MAY_DIFFER = re.compile(rb"\d[eE]|\.0(?![0-9])|(?<![.0-9])[0-9]{16,}")
+_ASTRAL_OR_PRIVATE = re.compile(rb"[\xee-\xf4]")
+
+
+def check_canonical(data: bytes, record: Any, where: str) -> None:
+    """Raise NonCanonicalRecordError unless ``data`` is the RFC 8785 form of ``record`` (parsed
+    from it): a record has one byte form, so its id is stable, and bytes that are not that
+    form (pretty-printed, keys out of order, a key given twice) were not written by ikreport."""
+    import orjson
+
+    # Fast path (about 20x faster than rfc8785 in pure Python, so a build of 1,000 big
+    # records does not pay seconds): orjson's sorted output equals RFC 8785's except where
+    # _MAY_DIFFER or _ASTRAL_OR_PRIVATE match; only then is rfc8785 asked.
+    if orjson.dumps(record, option=orjson.OPT_SORT_KEYS) == data:
+        if not (_ASTRAL_OR_PRIVATE.search(data) or _MAY_DIFFER.search(_STRING.sub(b'""', data))):
+            return
+    try:
+        if rfc8785.dumps(record) == data:
+            return
+    except (rfc8785.CanonicalizationError, TypeError, ValueError):
+        pass
+    duplicate = _duplicate_key(data)
+    what = f"the key {duplicate!r} appears twice in one object" if duplicate else \
+        "not in canonical form (RFC 8785: sorted keys, no spaces, shortest numbers)"
+    raise NonCanonicalRecordError(
+        f"{where}: {what}; ikreport never writes records so, it was edited or made by another tool: "
+        "restore it from a good copy of the archive"
+    )
+
+
+def _duplicate_key(data: bytes) -> str | None:
+    """The first key given twice in one object, if any (orjson keeps the last silently)."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            if key in seen and not found:
+                found.append(key)
+            seen.add(key)
+        return dict(items)
+
+    try:
+        json.loads(data, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None
+    return found[0] if found else None
 
 
 def new_record(

@@ -20,9 +20,15 @@ from ikreport.summaries import SUMMARY_VERSION, Summary, summarize
 Refs = list[tuple[str, str]]
 
 
+# What "valid" means besides the schema; a change here starts a new cache too (records kept
+# before the RFC 8785 check existed were never checked for canonical form).
+RULES = b"schema+rfc8785"
+
+
 def schema_digest() -> str:
     """Validity is relative to the schema: a changed schema starts a new cache."""
-    return hashlib.sha256(resources.files("ikreport").joinpath("schema/record-1.json").read_bytes()).hexdigest()[:16]
+    schema = resources.files("ikreport").joinpath("schema/record-1.json").read_bytes()
+    return hashlib.sha256(schema + RULES).hexdigest()[:16]
 
 
 class Validated:
