@@ -125,8 +125,8 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
         (_path, file_id, is_record), (problem, refs, summary) = files[slot], checked[slot]
         if problem:
             problems.append(problem)
-        elif is_record:
-            records_ok[file_id] = (refs or [], summary or {"head": {}, "facts": {}})
+        elif is_record and refs is not None and summary is not None:  # a good record has both
+            records_ok[file_id] = (refs, summary)
         else:
             blobs_ok.add(file_id)
     if writable:

@@ -203,6 +203,11 @@ def test_show_json_stays_valid_json_with_c1_escaped(archive):
     assert not any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in out)
 
 
+def test_error_messages_quoting_user_text_send_no_escape_sequences(archive):
+    result = run("check", archive.root, "--reports", "reports\x1b]52;c;cm0gLXJmIH4K\x07")
+    assert result.exit_code == 1 and "\x1b" not in result.output and "\\x1b]52" in result.output
+
+
 # -- verify --site ----------------------------------------------------------------------------
 
 @pytest.fixture
