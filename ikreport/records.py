@@ -108,8 +108,9 @@ _ASTRAL_OR_PRIVATE = re.compile(rb"[\xee-\xf4]")
 
 def _orjson_is_rfc8785(data: bytes) -> bool:
     """Whether bytes known to be orjson's sorted output are RFC 8785's too."""
-    return not (_EXPONENT.search(data) or _INTEGRAL_FLOAT.search(data) or _LONG_INT in data.translate(_MARK_LONG_INT)
-                or (not data.isascii() and _ASTRAL_OR_PRIVATE.search(data)))
+    marked = data.translate(_MARK_LONG_INT)
+    return not (_EXPONENT.search(data) or _INTEGRAL_FLOAT.search(data) or _LONG_INT in marked
+                or marked.startswith(_LONG_INT[1:]) or (not data.isascii() and _ASTRAL_OR_PRIVATE.search(data)))
 
 
 def check_canonical(data: bytes, record: Any, where: str) -> None:
