@@ -294,3 +294,19 @@ def test_verify_site_over_http_refuses_paths_out_of_the_site(site, tmp_path):
         result = run("verify", "--site", url)
     assert result.exit_code == 1 and "blobs[10].path is not b/" in result.stdout
     assert len(result.stdout.splitlines()) == 1
+
+
+_MANIFEST_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+    | st.sampled_from(["/etc/shadow", "/dev/zero", "../manifest.json", "b/" + RID, RID, "e", "b"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["id", "path", "x"]), inner, max_size=3),
+    max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["records", "blobs", "other"]), _MANIFEST_VALUE, max_size=3))
+def test_verify_site_gives_problems_for_any_manifest_never_an_exception(tmp_path_factory, manifest):
+    site = tmp_path_factory.mktemp("site")
+    (site / "manifest.json").write_text(json.dumps({"schema": "ikreport.manifest/1", **manifest}))
+    count, problems = verify_site(str(site))
+    assert all("\n" not in p for p in problems) and count >= 0
