@@ -59,8 +59,8 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
         raw = reader.read("manifest.json", MAX_MANIFEST)
         manifest = json.loads(raw)
     except (_Unreadable, ValueError, RecursionError) as exc:
-        raise SiteManifestError(f"{base}manifest.json: cannot read it ({exc}); build the site with ikreport 0.1 "
-                                "or later") from exc
+        raise SiteManifestError(f"{base}manifest.json: cannot read it ({exc}); check the address, or build the "
+                                "site with ikreport 0.1 or later") from exc
     if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
         raise SiteManifestError(f"{base}manifest.json: not an ikreport manifest (schema {MANIFEST_SCHEMA}); "
                                 "rebuild the site")
@@ -223,7 +223,7 @@ class _Remote(_Reader):
                     yield block
         except (OSError, http.client.HTTPException, ValueError) as exc:
             # URLError and HTTPError are OSErrors; a cut connection is an HTTPException
-            raise _Unreadable(f"missing or unreadable ({exc})") from exc
+            raise _Unreadable(f"missing or unreachable ({getattr(exc, 'reason', None) or exc})") from exc
 
     def read(self, rel: str, limit: int) -> bytes:
         return b"".join(self._blocks(rel, limit))
