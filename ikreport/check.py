@@ -8,7 +8,8 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
   IK104 ambiguous citation     a report cites a prefix several records share
   IK105 malformed citation     a report has [ev:…] that is not [ev:ID] or [ev:ID path]
   IK106 bad value path         a report asks for a value the record does not have
-  IK107 bad front matter       a report's front matter is not YAML, or lists an unknown record
+  IK107 bad front matter       a report's front matter is not YAML, lists an unknown record, or is over
+                               the limits (64 KiB, no anchors or aliases, 8 levels deep)
   IK108 damaged record         a record whose bytes do not hash to its name, not of the schema, not
                                canonical JSON, or declaring a source size its blob does not have
   IK109 bad supersession       a record given two successors, one of another kind, or a cycle
@@ -32,6 +33,7 @@ from ikreport.errors import IkreportError
 from ikreport.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
+from ikreport.reports.source import read_reports
 from ikreport.summaries import LazyRecord, summarize
 from ikreport.validated import Validated
 
@@ -110,16 +112,15 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
     if reports_dir is not None and not folder.is_dir():
         raise IkreportError(f"{folder}: no such reports folder")
-    if folder.is_dir():
+    # A folder given with --reports is the user's choice and may be a link; ARCHIVE/reports
+    # came with the archive and may not (nothing outside the archive is read into a site).
+    sources = read_reports(folder, followed=reports_dir is not None)
+    if sources:
         resolver = RecordResolver(records, root)
-        for path in sorted(folder.glob("*.md")):
-            try:
-                text = path.read_text("utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise IkreportError(f"{path}: cannot read the report ({exc})") from exc
-            report = render_report(path, text, resolver)
+        for source in sources:
+            report = render_report(source.path, source.text, resolver)
             reports.append(report)
-            findings += [CheckFinding(str(path), f.line, f.code, f.message) for f in report.findings]
+            findings += [CheckFinding(str(source.path), f.line, f.code, f.message) for f in report.findings]
     return Checked(records, reports, findings)
 
 

@@ -155,17 +155,21 @@ def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path |
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path),
               help="The git repository that holds the branch [default: the one SITE is in].")
 @click.option("--no-push", is_flag=True, help="Commit to the branch but do not push.")
+@click.option("--force", is_flag=True,
+              help="Publish even to the checked-out branch, or to one holding commits that are not site commits.")
 def publish(site: Path, remote: str, branch: str, no_history: bool, message: str | None, repo: Path | None,
-            no_push: bool) -> None:
+            no_push: bool, force: bool) -> None:
     """Commit the built SITE [default: site] to a branch and push it, for GitHub Pages.
 
     Uses ghp-import (as mkdocs gh-deploy does) and always adds .nojekyll. Use it to publish
     from your machine; use 'ikreport init-pages' to have GitHub build and deploy instead.
+    Refuses a site holding links or files its manifest.json does not list, and (unless
+    --force) a branch that is checked out or holds commits publish did not write.
     """
     from ikreport.publish import publish as run
 
     click.echo(run(site, remote=remote, branch=branch, no_history=no_history, message=message, repo=repo,
-                   push=not no_push))
+                   push=not no_push, force=force))
 
 
 @cli.command("init-pages")

@@ -16,6 +16,7 @@ from ikreport import supersede
 from ikreport.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, sha256
 from ikreport.errors import IkreportError
 from ikreport.records import bulk_loading
+from ikreport.reports.source import folder_problems
 from ikreport.summaries import LazyRecord, Summary
 from ikreport.validated import Refs, Validated, checked_entry
 from ikreport.verify_site import verify_site
@@ -114,6 +115,8 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
                     sizes[entry.name + stem] = st.st_size
                 order.append(len(files))
                 files.append((item.path, entry.name + stem, bool(suffix)))
+    # Reports are read into the site too: the same rules as build's (no links, no FIFOs).
+    order.extend(folder_problems(archive.root / "reports"))
     checked = _check_all(archive, validated, files, progress)
     problems: list[str] = []
     records_ok: dict[str, tuple[Refs, Summary]] = {}

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin
+from ikreport.reports.front_matter import front_matter_problem
 from ikreport.reports.resolver import RecordResolver
 
 SLUG_RX = re.compile(r"[^a-z0-9]+")
@@ -70,6 +71,11 @@ def _front_matter(tokens: list[Any], state: RenderState) -> tuple[dict[str, Any]
     if token is None:
         return meta, 0
     try:
+        # Limits first, on the event stream: an alias bomb must never reach safe_load.
+        over = front_matter_problem(token.content)
+        if over is not None:
+            state.findings.append(Finding("IK107", *over))
+            return meta, token.map[1] if token.map else 0
         data = yaml.safe_load(token.content) or {}
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", 0) + 2

@@ -139,8 +139,9 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         files.add(name, asset(env, name))
     (html_404,) = render(env, Page(path="404", template="404", title="Not found", root=""), site, ("html",))
     files.add("404.html", html_404)
-    files.add("manifest.json", manifest_json(sorted(records.records), manifest_blobs))
     files.add(".nojekyll", b"")
+    # Last: its "files" list names every path added above, which is what publish trusts.
+    files.add("manifest.json", manifest_json(sorted(records.records), manifest_blobs, sorted(files.entries)))
     warnings = budget_warnings(files)
     state = write_site(files, output, previous)
     # if it cannot be kept, the next build writes every file again: slower, not wrong
@@ -149,11 +150,13 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                        len(sources) - len(published), pages_rendered=len(todo))
 
 
-def manifest_json(record_ids: list[str], blobs: list[dict[str, str]]) -> bytes:
-    """Every record (and published blob) in the site, for 'ikreport verify --site'."""
+def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: list[str]) -> bytes:
+    """Every record (and published blob) in the site, for 'ikreport verify --site', and every
+    file the build wrote but this one (``files``), so that 'ikreport publish' can refuse a
+    file nobody built."""
     import json
 
-    body = {"schema": "ikreport.manifest/1", "records": record_ids, "blobs": blobs}
+    body = {"schema": "ikreport.manifest/1", "records": record_ids, "blobs": blobs, "files": paths}
     return (json.dumps(body, sort_keys=True, indent=1) + "\n").encode("utf-8")
 
 
