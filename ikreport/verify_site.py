@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 
 from ikreport.archive import ID_RX
 from ikreport.errors import SiteManifestError
+from ikreport.terminal import safe_text
 
 MANIFEST_SCHEMA = "ikreport.manifest/1"
 MAX_MANIFEST = 64 * 2**20  # bytes; a manifest names each record and blob once (1,000 records: 0.2 MB)
@@ -64,8 +65,13 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
         raise SiteManifestError(f"{base}manifest.json: not an ikreport manifest (schema {MANIFEST_SCHEMA}); "
                                 "rebuild the site")
-    problems = list(reader.strays(base))
     bad = f"{base}manifest.json: "
+    problems = []
+    listed = manifest.get("files")  # absent from sites built before it was added: not checked then
+    if listed is not None and not (isinstance(listed, list) and all(isinstance(f, str) and _inside(f) for f in listed)):
+        problems.append(f"{bad}'files' is not a list of paths inside the site; rebuild the site")
+        listed = None
+    problems += reader.strays(base, set(listed) if listed is not None else None)
     todo: list[tuple[str, str]] = []  # (path, the id its bytes must hash to)
     records = manifest.get("records")
     if not isinstance(records, list):
@@ -104,6 +110,12 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     return checked, problems
 
 
+def _inside(path: str) -> bool:
+    """A relative path that stays inside the site: no '..', no absolute path, no odd characters."""
+    return bool(path) and path.isprintable() and "\\" not in path and \
+        not any(part in ("", ".", "..") for part in path.split("/"))
+
+
 class _Reader:
     def __enter__(self) -> _Reader:
         return self
@@ -117,8 +129,9 @@ class _Reader:
     def sha256(self, rel: str) -> str:
         raise NotImplementedError
 
-    def strays(self, base: str) -> Iterator[str]:
-        return iter(())
+    def strays(self, base: str, listed: set[str] | None) -> list[str]:
+        """Problems with files the manifest does not name (only a folder can be listed)."""
+        return []
 
 
 class _Local(_Reader):
@@ -175,19 +188,31 @@ class _Local(_Reader):
                 digest.update(block)
         return digest.hexdigest()
 
-    def strays(self, base: str) -> Iterator[str]:
-        """Symbolic links and special files anywhere in the site: a build writes neither, and
-        publishing would push what a link points at."""
-        found = []
+    def strays(self, base: str, listed: set[str] | None) -> list[str]:
+        """Symbolic links and special files anywhere in the site (a build writes neither, and
+        publishing would push what a link points at); with the manifest's "files" list, files
+        it does not name and named files that are absent."""
+        found, seen = [], {"manifest.json"}
         for top, dirs, files in os.walk(self.folder, followlinks=False):
             for name in sorted(dirs + files):
                 path = os.path.join(top, name)
-                mode = os.lstat(path).st_mode
-                rel = os.path.relpath(path, self.folder)
-                what = "symbolic link" if stat.S_ISLNK(mode) else "special file"
+                try:
+                    mode = os.lstat(path).st_mode
+                except OSError:
+                    continue  # gone while walking
+                rel = os.path.relpath(path, self.folder).replace(os.sep, "/")
+                shown = f"{base}{safe_text(rel)}"  # a planted name may hold a line break or an escape
                 if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                    found.append(f"{base}{rel}: {what} in the site; a build never writes one: remove it and rebuild")
-        return iter(sorted(found))
+                    what = "symbolic link" if stat.S_ISLNK(mode) else "special file"
+                    found.append(f"{shown}: {what} in the site; a build never writes one: remove it and rebuild")
+                elif stat.S_ISREG(mode) and listed is not None and rel not in seen:
+                    seen.add(rel)
+                    if rel not in listed:
+                        found.append(f"{shown}: not written by the build (manifest.json does not list it); "
+                                     "delete it, or rebuild the site")
+        for rel in sorted((listed or set()) - seen):
+            found.append(f"{base}{safe_text(rel)}: listed in manifest.json but not in the site; rebuild the site")
+        return sorted(found)
 
 
 def _why(exc: OSError) -> str:

@@ -310,3 +310,22 @@ def test_verify_site_gives_problems_for_any_manifest_never_an_exception(tmp_path
     (site / "manifest.json").write_text(json.dumps({"schema": "ikreport.manifest/1", **manifest}))
     count, problems = verify_site(str(site))
     assert all("\n" not in p for p in problems) and count >= 0
+
+
+def test_verify_site_names_planted_and_missing_files_on_one_line_each(site):
+    (site / "e" / "planted\n\x1b]52;c;eA==\x07.html").write_text("x")
+    (site / "index.md").unlink()
+    result = run("verify", "--site", site)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and "\x1b" not in result.stdout
+    assert lines[0] == f"{site}/e/planted\\x0a\\x1b]52;c;eA==\\x07.html: not written by the build (manifest.json " \
+                       "does not list it); delete it, or rebuild the site"
+    assert lines[1] == f"{site}/index.md: listed in manifest.json but not in the site; rebuild the site"
+
+
+def test_verify_site_refuses_a_files_list_that_leaves_the_site(site):
+    with_manifest(site, lambda m: m["files"].append("../../etc/passwd"))
+    result = run("verify", "--site", site)
+    assert result.exit_code == 1 and result.stdout == \
+        f"{site}/manifest.json: 'files' is not a list of paths inside the site; rebuild the site\n"
