@@ -88,13 +88,16 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
     One line per problem; exit status 1 if there is any.
     """
     from ikreport.archive import Archive
+    from ikreport.terminal import safe_text
     from ikreport.verify import verify_archive
     from ikreport.verify_site import verify_site
 
+    # Problems name files found in the archive or site: a planted name must not break a line
+    # or reach the terminal as an escape sequence.
     if site:
         checked, site_problems = verify_site(site)
         for line in site_problems:
-            click.echo(line)
+            click.echo(safe_text(line))
         if site_problems:
             raise click.exceptions.Exit(1)
         click.echo(f"{site}: {plural(checked, 'record', 'records')} verified against manifest.json")
@@ -107,9 +110,9 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
     problems = verify_archive(store, notes=notes,
                               validated=Validated(None if no_cache else default_cache_dir() / "validated"))
     for line in notes:
-        click.echo(f"note: {line}", err=True)
+        click.echo(f"note: {safe_text(line)}", err=True)
     for line in problems:
-        click.echo(line)
+        click.echo(safe_text(line))
     if problems:
         raise click.exceptions.Exit(1)
     counts = f"{plural(len(store.record_ids()), 'record', 'records')} and {plural(len(store.blob_ids()), 'blob', 'blobs')}"

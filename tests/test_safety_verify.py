@@ -329,3 +329,14 @@ def test_verify_site_refuses_a_files_list_that_leaves_the_site(site):
     result = run("verify", "--site", site)
     assert result.exit_code == 1 and result.stdout == \
         f"{site}/manifest.json: 'files' is not a list of paths inside the site; rebuild the site\n"
+
+
+def test_verify_prints_a_planted_file_name_on_one_line_without_escapes(archive):
+    archive.put_record(record(archive))
+    shard = next(p for p in archive.records_dir.iterdir())
+    (shard / "x\n\x1b[2Jfake: ok.json").write_text("{}")
+    (archive.records_dir / ".tmp-\x1b]0;t\x07").write_text("")
+    result = run("verify", archive.root)
+    assert result.exit_code == 1 and "\x1b" not in result.output
+    assert len(result.stdout.splitlines()) == 2
+    assert result.stdout.splitlines()[1] == f"{shard}/x\\x0a\\x1b[2Jfake: ok.json: unexpected file in the archive; remove it"
