@@ -16,6 +16,7 @@ from pathlib import Path
 from ikreport.archive import Archive, references
 from ikreport.cache import default_cache_dir, keep
 from ikreport.check import check
+from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
 from ikreport.site.record_pages import Job, render_record_pages
@@ -77,7 +78,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
             if what == "record" and rid not in cited_by.setdefault(ref, []):
                 cited_by[ref].append(rid)
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
-    published = {blob_id for blob_id, _media, size in sources if size <= max_blob_mb * MiB}
+    published = {blob_id: offered_suffix(archive, blob_id, media_type, cache)
+                 for blob_id, media_type, size in sources if size <= max_blob_mb * MiB}
     env = environment(templates, cache / "jinja")
     site: dict[str, object] = {}
     files = SiteFiles()
@@ -132,7 +134,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     manifest_blobs = []
     for blob_id, media_type, size in sources:
         if blob_id in published:
-            path = f"b/{blob_id}{MEDIA_EXT.get(media_type, '')}"
+            path = f"b/{blob_id}{published[blob_id]}"
             files.add_lazy(path, functools.partial(archive.read_blob, blob_id), size, blob_id)
             manifest_blobs.append({"id": blob_id, "path": path})
     for name in ASSETS:
@@ -148,6 +150,27 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     keep(state_file, json.dumps(state, sort_keys=True))
     return BuildResult(len(pages) + len(keys), len(records.records), claims, rendered_charts, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo))
+
+
+def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path) -> str:
+    """The file name suffix the site offers a blob under: its media type's, except that a CSV
+    holding cells a spreadsheet would run as formulas is offered as .txt. Exports are kept
+    verbatim (a blob's name is its hash), so they cannot be neutralised as the CSVs ikreport
+    writes are; a .txt opens in a text editor or the browser, not a spreadsheet. The answer
+    for a blob never changes, so it is kept in the cache."""
+    suffix = MEDIA_EXT.get(media_type, "")
+    if suffix != ".csv":
+        return suffix
+    memo = cache / "offered" / blob_id
+    try:
+        kept = memo.read_text("utf-8")
+    except (OSError, UnicodeError):
+        kept = ""
+    if kept in (".csv", ".txt"):
+        return kept
+    suffix = ".txt" if has_formula_cells(archive.read_blob(blob_id)) else ".csv"
+    keep(memo, suffix)  # if it cannot be kept, the next build looks again
+    return suffix
 
 
 def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: list[str]) -> bytes:

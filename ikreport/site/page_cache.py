@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 from functools import lru_cache
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ def templates_digest(dirs: list[str]) -> str:
     return h.hexdigest()
 
 
-def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list[str]], published: set[str],
+def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list[str]], published: Mapping[str, str],
                     templates: str) -> str:
     record = records.records[record_id]
     deps: dict[str, Any] = {
