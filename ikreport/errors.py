@@ -71,3 +71,16 @@ class TruncatedExportError(NcuExportError):
 
 class ImplausibleValueError(IkreportError):
     """A number no hardware can measure (negative, NaN, a percent far above 100, a bandwidth above the bound)."""
+
+
+# safety: verify
+class NonCanonicalRecordError(RecordError):
+    """A record whose bytes are not the RFC 8785 form of their value (pretty-printed, duplicate keys)."""
+
+
+class SupersessionError(RecordError):
+    """A supersession that would give a record two successors, one of another kind, or a cycle."""
+
+
+class SiteManifestError(IkreportError):
+    """A site whose manifest.json cannot be read or is not an ikreport manifest."""

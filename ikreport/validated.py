@@ -20,11 +20,17 @@ from ikreport.summaries import SUMMARY_VERSION, Summary, summarize
 Refs = list[tuple[str, str]]
 
 
+# What "valid" means besides the schema; a change here starts a new cache too (records kept
+# before the RFC 8785 check existed were never checked for canonical form, nor ids in data
+# against what the record cites).
+RULES = b"schema+rfc8785+data-links"
+
+
 def schema_digest() -> str:
-    """Validity is relative to the schema and to the checks records.py makes beyond it: a
-    change to either starts a new cache."""
+    """Validity is relative to the schema and to the checks records.py makes beyond it
+    (RULES names them; the file's bytes catch a changed rule): a change starts a new cache."""
     package = resources.files("ikreport")
-    digest = hashlib.sha256(package.joinpath("schema/record-1.json").read_bytes())
+    digest = hashlib.sha256(package.joinpath("schema/record-1.json").read_bytes() + RULES)
     digest.update(package.joinpath("records.py").read_bytes())
     return digest.hexdigest()[:16]
 
@@ -69,14 +75,15 @@ class Validated:
         keep(path, json.dumps(kept))  # if it cannot be, the next verify parses again: slower, not wrong
 
 
-def checked_refs(archive: Archive, record_id: str, validated: Validated) -> Refs:
-    """A record's references, after checking its bytes hash to its id; parsed and validated
-    only when the id was never validated before. Raises like ``Archive.load``."""
+def checked_entry(archive: Archive, record_id: str, validated: Validated) -> tuple[Refs, Summary]:
+    """A record's references and summary, after checking its bytes hash to its id; parsed and
+    validated only when the id was never validated (and summarised) before. Raises like
+    ``Archive.load``."""
     archive.record_bytes(record_id)  # always: the hash is the promise
-    known = validated.get(record_id)
-    if known is not None:
-        return known
-    record = archive.load(record_id)
-    refs = references(record)
-    validated.put(record_id, refs, summarize(record))
-    return refs
+    known = validated.entry(record_id)
+    if known is not None and known[1] is not None:
+        return known[0], known[1]
+    record = archive.load(record_id, known_valid=known is not None)
+    refs, summary = references(record), summarize(record)
+    validated.put(record_id, refs, summary)
+    return refs, summary
