@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Callable
 from typing import Any
 
 from ikreport.analysis.ncu import Profile
 from ikreport.csv_cells import restore
+from ikreport.errors import RecordError
 
 INLINE_LAUNCHES = 500
 LONGEST_LAUNCHES = 50
@@ -62,10 +64,27 @@ def durations_by_kernel(record: dict[str, Any], read_blob: Callable[[str], bytes
     if data.get("launches_complete", True):
         rows: Any = data["launches"]
     else:
-        blob = next(s["id"] for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE)
-        rows = [{"kernel": restore(r["kernel"]), "duration_us": float(r["duration_us"]) if r["duration_us"] else None}
-                for r in csv.DictReader(io.StringIO(read_blob(blob).decode("utf-8")))]
+        blob = next(s["id"] for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE)  # the schema requires it
+        rows = _launch_table(blob, read_blob(blob))
     for launch in rows:
-        if launch["duration_us"] is not None:
+        # a zero duration is no timing (ncu never reports one for a timed launch), and it
+        # would be the denominator of a comparison's ratio
+        if launch["duration_us"] is not None and launch["duration_us"] > 0:
             out.setdefault(launch["kernel"], []).append(launch["duration_us"])
     return out
+
+
+def _launch_table(blob: str, data: bytes) -> list[dict[str, Any]]:
+    """The rows of a per-launch CSV blob. Its hash proves only that it is the blob the record
+    cites, not that it is well formed, so a bad row is a one-line error naming it."""
+    try:
+        rows = []
+        for n, r in enumerate(csv.DictReader(io.StringIO(data.decode("utf-8"))), start=2):
+            kernel, duration = r.get("kernel"), r.get("duration_us")
+            if kernel is None or (duration and not math.isfinite(float(duration))):
+                raise ValueError(f"row {n} has no kernel or a duration that is not a number")
+            rows.append({"kernel": restore(kernel), "duration_us": float(duration) if duration else None})
+        return rows
+    except (UnicodeDecodeError, csv.Error, ValueError) as exc:
+        raise RecordError(f"blob {blob[:12]} (the per-launch table): {str(exc)[:120]}; "
+                          "re-import the profile to write a good table") from None

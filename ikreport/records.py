@@ -42,8 +42,22 @@ def _fast_validator() -> Any:
     import fastjsonschema
 
     schema = _schema()
+    defs = schema.pop("$defs")
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"  # the keywords used are draft-07's too
-    return fastjsonschema.compile(schema)
+
+    def inline(value: Any) -> Any:
+        """The schema with each local $ref replaced by what it names (none is recursive): the
+        compiled code calls a function per $ref, and a profile's hundreds of launches are
+        checked about twice as fast without (132 kB sample record: 4.0 ms, 2.2 ms)."""
+        if isinstance(value, dict):
+            if set(value) == {"$ref"} and value["$ref"].startswith("#/$defs/"):
+                return inline(defs[value["$ref"].removeprefix("#/$defs/")])
+            return {k: inline(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [inline(v) for v in value]
+        return value
+
+    return fastjsonschema.compile(inline(schema))
 
 
 def validate(record: Any, where: str = "record") -> None:
@@ -53,21 +67,56 @@ def validate(record: Any, where: str = "record") -> None:
     version = record.get("schema")
     if version != SCHEMA:
         raise RecordError(
-            f"{where}: schema {version!r} is not {SCHEMA!r}; "
+            f"{where}: schema {_short(version)} is not {SCHEMA!r}; "
             "it was written by another ikreport version: upgrade ikreport to read it"
         )
     import fastjsonschema
 
     try:
         _fast_validator()(record)
-        return
     except fastjsonschema.JsonSchemaException:
-        pass  # word the error with jsonschema, below
-    errors = sorted(_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
-        path = "/".join(str(p) for p in e.absolute_path) or "(top)"
-        raise RecordError(f"{where}: {path}: {e.message}")
+        # word the error with jsonschema (paths sorted as text: a list index and a key can meet)
+        errors = sorted(_validator().iter_errors(record), key=lambda e: [str(p) for p in e.absolute_path])
+        if errors:
+            raise RecordError(f"{where}: {_describe(errors[0])}") from None
+    _check_links(record, where)
+
+
+# Ids inside ``data`` that pages follow, by kind. The schema cannot say "equal to an item of
+# another array", so this checks that each is one the record declares (cites or supersedes):
+# then verify's check that every declared record is present covers them, and a build never
+# meets a record that is not there.
+DATA_LINKS = {"comparison": ("a", "b"), "supersession": ("old", "new")}
+
+
+def _check_links(record: Record, where: str) -> None:
+    declared = set(record["cites"]) | {old["id"] for old in record["supersedes"]}
+    for key in DATA_LINKS.get(record["kind"], ()):
+        if record["data"][key] not in declared:
+            raise RecordError(f"{where}: data/{key}: names record {record['data'][key][:12]}, which the record does "
+                              "not cite; add it to 'cites' (or 'supersedes') or correct the id")
+
+
+MAX_PART = 40  # characters of one key or value quoted in an error: the whole error stays one short line
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to MAX_PART characters: a record can hold a 100 kB string."""
+    text = repr(value)
+    return text if len(text) <= MAX_PART else text[: MAX_PART - 3] + "..."
+
+
+def _describe(error: Any) -> str:
+    """'JSON/path: what is wrong' for a jsonschema error, in at most about 200 characters.
+    jsonschema quotes the offending value whole, so it is quoted again, cut short."""
+    path = "/".join(str(p)[:MAX_PART] for p in error.absolute_path) or "(top)"
+    message = error.message
+    whole = repr(error.instance)
+    if len(whole) > MAX_PART:
+        message = message.replace(whole, _short(error.instance))
+    if len(message) > 160:
+        message = message[:157] + "..."
+    return f"{path}: {message}"
 
 
 def encode(record: Record) -> bytes:

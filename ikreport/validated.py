@@ -21,14 +21,18 @@ Refs = list[tuple[str, str]]
 
 
 # What "valid" means besides the schema; a change here starts a new cache too (records kept
-# before the RFC 8785 check existed were never checked for canonical form).
-RULES = b"schema+rfc8785"
+# before the RFC 8785 check existed were never checked for canonical form, nor ids in data
+# against what the record cites).
+RULES = b"schema+rfc8785+data-links"
 
 
 def schema_digest() -> str:
-    """Validity is relative to the schema: a changed schema starts a new cache."""
-    schema = resources.files("ikreport").joinpath("schema/record-1.json").read_bytes()
-    return hashlib.sha256(schema + RULES).hexdigest()[:16]
+    """Validity is relative to the schema and to the checks records.py makes beyond it
+    (RULES names them; the file's bytes catch a changed rule): a change starts a new cache."""
+    package = resources.files("ikreport")
+    digest = hashlib.sha256(package.joinpath("schema/record-1.json").read_bytes() + RULES)
+    digest.update(package.joinpath("records.py").read_bytes())
+    return digest.hexdigest()[:16]
 
 
 class Validated:

@@ -15,12 +15,17 @@ from ikreport.errors import AmbiguousIdError, ArchiveError, BadIdError, Integrit
 from ikreport.verify import verify_archive
 
 
+# the least an ncu-profile's data holds (the schema says what each kind's data is)
+EMPTY_PROFILE = {"pages": [], "launch_count": 0, "kernel_count": 0, "profiled_time_us": None, "devices": [],
+                 "compute_capabilities": [], "kernels": [], "launches": []}
+
+
 def make_record(archive: Archive, title: str = "t", **extra) -> dict:
     blob = archive.put_blob(f"blob of {title}".encode())
     return records.new_record(
         "ncu-profile", title, collected_at="2026-12-02T00:00:00Z", subject={"gpu": "NVIDIA H200"},
         method={"tool": "ncu", "tool_version": None, "command": None, "options": {}, "how": "test"},
-        data={"value": 1.5}, limitations=["a limitation"],
+        data=EMPTY_PROFILE, limitations=["a limitation"],
         sources=[{"role": "ncu-raw-csv", "id": blob, "size": len(f"blob of {title}"), "media_type": "text/csv",
                   "name": "x.csv"}], **extra)
 

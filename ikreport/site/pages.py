@@ -143,7 +143,8 @@ def _profile_view(record: Record, published: Mapping[str, str] | None = None) ->
         "devices": ", ".join(data["devices"]) or "not named in the export",
         "cc": ", ".join(data["compute_capabilities"]) or "n/a",
         "kernels": kernels, "kernels_more": max(0, data["kernel_count"] - MAX_TABLE_KERNELS),
-        "launches": launches, "launches_more": data["launch_count"] - shown,
+        # the schema cannot tie launch_count to the table's length: never "-3 more launches"
+        "launches": launches, "launches_more": max(0, data["launch_count"] - shown),
         "launches_title": "Launches" if complete else f"The {shown} longest launches",
         "launch_table": next((blob_href(s, "../", published) for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE), None),
     }
