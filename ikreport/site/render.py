@@ -5,6 +5,7 @@ Templates come from ``--templates DIR`` first, then the ones shipped with the pa
 
 from __future__ import annotations
 
+import pickle
 import re
 from importlib import resources
 from pathlib import Path
@@ -36,7 +37,24 @@ def _bytecode_cache(folder: Path | None) -> jinja2.BytecodeCache | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None  # only costs time
-    return jinja2.FileSystemBytecodeCache(str(folder))
+    return _BytecodeCache(str(folder))
+
+
+class _BytecodeCache(jinja2.FileSystemBytecodeCache):
+    """jinja2's cache, except that a damaged or unreadable file is a miss and a template it
+    cannot save (a full disk, a read-only folder) is not an error (jinja2 raises on both)."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):
+            bucket.reset()  # compiled again from the template
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass  # only costs time
 
 
 def md_text(value: object) -> str:
