@@ -40,3 +40,8 @@ class RecordError(IkreportError):
 
 class BuildError(IkreportError):
     """A site that cannot be built (dangling citation, unwritable output, bad template)."""
+
+
+# safety: writer
+class NotASiteError(BuildError):
+    """An output folder that an ikreport build did not write, which a build will not replace."""
