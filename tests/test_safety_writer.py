@@ -182,6 +182,20 @@ def test_an_edit_to_the_previous_site_does_not_survive_a_rebuild(tmp_path, clean
     assert tree(out) == clean
 
 
+def test_unchanged_files_of_the_previous_site_are_still_reused(tmp_path, clean, monkeypatch):
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build(out, cache)
+    inodes = {p: os.lstat(out / p).st_ino for p in clean}
+    hashed = []
+    real = hashlib.file_digest
+    monkeypatch.setattr(hashlib, "file_digest", lambda f, name: hashed.append(f) or real(f, name))
+    build(out, cache)
+    assert tree(out) == clean
+    assert {p: os.lstat(out / p).st_ino for p in clean if p.startswith(("e/", "b/", "charts/"))} == \
+        {p: n for p, n in inodes.items() if p.startswith(("e/", "b/", "charts/"))}
+    assert hashed == []  # inode and ctime unchanged since the last build noted them: no need to re-read
+
+
 def test_a_symbolic_link_in_the_previous_site_is_never_carried_forward(tmp_path, clean):
     out, cache = tmp_path / "site", tmp_path / "c"
     build(out, cache)
@@ -195,8 +209,10 @@ def test_a_symbolic_link_in_the_previous_site_is_never_carried_forward(tmp_path,
     assert (out / page).is_symlink() and secret.read_bytes() == clean[page]
     # and the writer itself never links one, whatever the state says
     target = tmp_path / "target"
-    assert not writer._reuse(str(out / page), str(target), len(clean[page]),
-                             hashlib.sha256(clean[page]).hexdigest())
+    link = os.lstat(out / page)
+    for inode, ctime in ((0, 0), (link.st_ino, link.st_ctime_ns)):
+        before = ["fingerprint", len(clean[page]), hashlib.sha256(clean[page]).hexdigest(), inode, ctime]
+        assert not writer._reuse(str(out / page), str(target), before)
     assert not target.exists()
 
 
@@ -301,40 +317,61 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_killing_the_builder_leaves_no_worker_alive(tmp_path):
+def _build_with_workers(tmp_path: Path) -> tuple[subprocess.Popen[str], set[int]]:
+    """Start `ikreport build` on an archive big enough for worker processes; returns the
+    process and its descendants once the forkserver's workers run."""
     shutil.copytree(SAMPLE, tmp_path / "arch")
     arch = Archive.open(tmp_path / "arch")
     for n in range(6):  # enough record pages for a pool of workers (record_pages.SERIAL_BELOW)
         import_csv(arch, [NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"], Context(title=f"copy {n}"))
     script = textwrap.dedent(f"""
-        from pathlib import Path
-        from ikreport.archive import Archive
-        from ikreport.site.build import build_site
-        build_site(Archive.open(Path({str(arch.root)!r})), Path({str(tmp_path / 'site')!r}),
-                   cache_dir=Path({str(tmp_path / 'c')!r}), workers=2)
+        import os, sys
+        os.cpu_count = lambda: 2  # two workers on any machine
+        sys.argv = ["ikreport", "build", {str(arch.root)!r}, "-o", {str(tmp_path / 'site')!r},
+                    "--cache-dir", {str(tmp_path / 'c')!r}]
+        from ikreport.cli import main
+        main()
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    builder = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    workers: set[int] = set()
+    builder = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and builder.poll() is None:
         found = _descendants(builder.pid)
-        grandchildren = {p for p in found if p not in _children().get(builder.pid, [])}
+        grandchildren = found - set(_children().get(builder.pid, []))
         if len(grandchildren) >= 2:  # the forkserver's workers are running
-            workers = found
-            break
+            return builder, found
         time.sleep(0.02)
-    assert workers, "the build never started its worker processes"
+    builder.kill()
+    builder.communicate()
+    pytest.fail("the build never started its worker processes")
+
+
+def _running() -> set[int]:
+    return {p for kids in _children().values() for p in kids}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_killing_the_builder_leaves_no_worker_alive(tmp_path):
+    builder, workers = _build_with_workers(tmp_path)
     builder.send_signal(signal.SIGKILL)
-    builder.wait()
+    builder.communicate()
     deadline = time.monotonic() + 10
     alive = workers
     while alive and time.monotonic() < deadline:
         time.sleep(0.1)
-        running = {p for kids in _children().values() for p in kids}
-        alive = workers & running
+        alive = workers & _running()
     for pid in alive:  # do not leave them behind for the rest of the suite
         os.kill(pid, signal.SIGKILL)
     assert alive == set()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_worker_killed_from_outside_is_a_one_line_error(tmp_path):
+    builder, workers = _build_with_workers(tmp_path)
+    forkserver = set(_children().get(builder.pid, []))
+    os.kill(max(workers - forkserver), signal.SIGKILL)  # as the OOM killer would
+    _, stderr = builder.communicate(timeout=60)
+    assert builder.returncode == 1
+    assert stderr.startswith("Error: ") and stderr.count("\n") == 1, stderr
+    assert "a worker process rendering record pages died; build again" in stderr

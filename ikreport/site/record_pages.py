@@ -16,12 +16,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ikreport.archive import Archive
 from ikreport.claims.model import RecordSet
+from ikreport.errors import BuildError
 from ikreport.records import bulk_loading
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.pages import record_page
@@ -122,10 +124,14 @@ def render_record_pages(job: Job, record_ids: list[str], workers: int | None = N
     context = multiprocessing.get_context("forkserver")
     light = replace(job, records=None)  # workers read the records themselves rather than unpickle them
     results = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(light, os.getpid())) as pool:
-        for i, page in enumerate(pool.map(_render_one, record_ids, chunksize=8), start=1):
-            results.append(page)
-            if progress:
-                progress(i, total)
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(light, os.getpid())) as pool:
+            for i, page in enumerate(pool.map(_render_one, record_ids, chunksize=8), start=1):
+                results.append(page)
+                if progress:
+                    progress(i, total)
+    except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, say)
+        raise BuildError(f"{job.archive}: a worker process rendering record pages died; "
+                         "build again") from exc
     return results

@@ -28,6 +28,7 @@ import re
 import secrets
 import shutil
 import stat
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,7 +39,8 @@ from ikreport.errors import BuildError, NotASiteError
 
 MANIFEST = "manifest.json"
 MANIFEST_SCHEMA = "ikreport.manifest/1"
-# path -> [fingerprint, size in bytes, sha256 hex] of each file the last build wrote
+# path -> [fingerprint, size in bytes, sha256 hex, inode, ctime in ns] of each file the last
+# build wrote; the inode and ctime are taken once the site is in place (0 if they could not be)
 State = dict[str, list[Any]]
 
 
@@ -84,8 +86,8 @@ def parse_state(value: Any) -> State:
     if not isinstance(value, dict):
         return {}
     return {path: entry for path, entry in value.items()
-            if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
-            and type(entry[1]) is int and isinstance(entry[2], str)}
+            if isinstance(entry, list) and len(entry) == 5 and isinstance(entry[0], str)
+            and isinstance(entry[2], str) and all(type(n) is int for n in entry[1:2] + entry[3:])}
 
 
 def write_site(files: SiteFiles, output: Path, previous: State | None = None,
@@ -114,7 +116,34 @@ def write_site(files: SiteFiles, output: Path, previous: State | None = None,
             raise BuildError(f"{output}: cannot write the site ({exc.strerror}); check the folder is writable") from exc
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)  # a crash here leaves it for the next build to remove
+        _stamp(output, state)
     return state
+
+
+def _stamp(output: Path, state: State) -> None:
+    """Note each file's inode and ctime now that the site is in place and the old one gone
+    (linking and unlinking change a file's ctime). Any later write, truncation, chmod, link
+    or replacement changes one of them, and only then does the next build re-hash the file."""
+    first = {path: _inode_ctime(os.path.join(output, path)) for path in state}
+    # The file system's clock is coarse (up to a tick, ~10 ms, behind time.time_ns): wait
+    # until a later edit must get a later ctime than any noted, then look again; a file
+    # that changed meanwhile gets no stamp and is hashed next time.
+    latest = max((ctime for _, ctime in first.values()), default=0)
+    deadline = time.monotonic() + 0.1
+    while time.time_ns() <= latest + 20_000_000 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    settled = time.time_ns() > latest + 20_000_000  # else a clock from the future: no stamps
+    for path, entry in state.items():
+        now = _inode_ctime(os.path.join(output, path))
+        entry[3:] = list(now) if settled and now == first[path] else [0, 0]
+
+
+def _inode_ctime(path: str) -> tuple[int, int]:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0, 0
+    return st.st_ino, st.st_ctime_ns
 
 
 def _write_all(files: SiteFiles, tmp: Path, output: Path, previous: State) -> State:
@@ -130,20 +159,23 @@ def _write_all(files: SiteFiles, tmp: Path, output: Path, previous: State) -> St
             made.add(folder)
         before = previous.get(path)
         if entry.fingerprint is not None and before is not None and before[0] == entry.fingerprint \
-                and _reuse(os.path.join(output, path), target, before[1], before[2]):
+                and _reuse(os.path.join(output, path), target, before):
             state[path] = before
             continue
         data = entry.load()
         with open(target, "xb") as f:
             f.write(data)
         if entry.fingerprint is not None:
-            state[path] = [entry.fingerprint, len(data), hashlib.sha256(data).hexdigest()]
+            state[path] = [entry.fingerprint, len(data), hashlib.sha256(data).hexdigest(), 0, 0]
     return state
 
 
-def _reuse(source: str, target: str, size: int, sha256: str) -> bool:
+def _reuse(source: str, target: str, before: list[Any]) -> bool:
     """Hard-link ``source`` (the previous site's file) to ``target`` if it is a regular file
-    holding exactly the bytes recorded; the link is checked to be that same file."""
+    holding exactly the bytes recorded in ``before`` (a state entry); the link is checked to
+    be that same file. A file whose inode and ctime are those noted is unchanged since (as
+    git and rsync judge); any other is hashed."""
+    _fingerprint, size, sha256, inode, ctime_ns = before
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
@@ -152,9 +184,10 @@ def _reuse(source: str, target: str, size: int, sha256: str) -> bool:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size != size:
             return False
-        with os.fdopen(os.dup(fd), "rb") as f:
-            if hashlib.file_digest(f, "sha256").hexdigest() != sha256:
-                return False
+        if (st.st_ino, st.st_ctime_ns) != (inode, ctime_ns) or not inode:
+            with os.fdopen(os.dup(fd), "rb") as f:
+                if hashlib.file_digest(f, "sha256").hexdigest() != sha256:
+                    return False
         os.link(source, target, follow_symlinks=False)
         linked = os.lstat(target)
         if (linked.st_ino, linked.st_dev) != (st.st_ino, st.st_dev):  # replaced since it was hashed
@@ -177,8 +210,13 @@ def _check_replaceable(output: Path, ours: Callable[[str], object]) -> None:
     why = None
     if not stat.S_ISDIR(st.st_mode):
         why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a folder"
-    elif any(os.scandir(output)):
-        why = _foreign(output, ours)
+    else:
+        try:
+            with os.scandir(output) as entries:
+                empty = not any(entries)
+            why = None if empty else _foreign(output, ours)
+        except OSError as exc:
+            raise BuildError(f"{output}: cannot read it ({exc.strerror}); choose another output folder (-o)") from exc
     if why is not None:
         raise NotASiteError(f"{output}: exists and is not an ikreport site ({why}); choose another output folder (-o)")
 
@@ -237,7 +275,10 @@ def _remove_leftovers(parent: Path, name: str, ours: Callable[[str], object]) ->
 def _turn(parent: Path) -> Iterator[None]:
     """Builds into the same folder take turns: an exclusive lock on the folder holding the
     output (released by the kernel if a build dies, so it is never stale)."""
-    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise BuildError(f"{parent}: cannot open the folder to lock it ({exc.strerror}); check its permissions") from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
