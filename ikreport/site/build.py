@@ -115,15 +115,15 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 files.add(f"e/{rid}.{ext}", fresh[rid][n], key)
             else:
                 files.add_lazy(f"e/{rid}.{ext}", functools.partial(
-                    _kept_or, functools.partial(page_cache.read, key, ext),
-                    functools.partial(lambda r, i: again(r)[i], rid, n)), meta["sizes"][ext], key)
+                    _kept_or, functools.partial(page_cache.read, key, ext), functools.partial(again, rid, n)),
+                    meta["sizes"][ext], key)
     for key, (rid, size) in sorted(chart_owner.items()):  # the Markdown twins show charts as images
         if key in chart_svgs:
             files.add(f"charts/{key}.svg", chart_svgs[key], key)
         else:
             files.add_lazy(f"charts/{key}.svg", functools.partial(
-                _kept_or, functools.partial(recall, chart_dir / f"{key}.svg"),
-                functools.partial(lambda r, k: again(r)[2][k], rid, key)), size, key)
+                _kept_or, functools.partial(recall, chart_dir / f"{key}.svg"), functools.partial(again, rid, key)),
+                size, key)
 
     # Pages about the whole archive: always rendered (they list every record).
     pages = [index_page(records, checked.reports), changelog_page(records)] + [report_page(r) for r in checked.reports]
@@ -162,14 +162,14 @@ def _kept_or(kept: Callable[[], bytes | None], again: Callable[[], bytes]) -> by
     return found if found is not None else again()
 
 
-def _render_again(job: Job, done: dict[str, tuple[bytes, bytes, dict[str, bytes]]],
-                  record_id: str) -> tuple[bytes, bytes, dict[str, bytes]]:
-    """A record page's html, md and charts, rendered in this process (once per record)."""
+def _render_again(job: Job, done: dict[str, dict[int | str, bytes]], record_id: str, part: int | str) -> bytes:
+    """Part of a record page rendered again in this process (once per record): 0 its html,
+    1 its Markdown, a chart key that chart's SVG."""
     if record_id not in done:
         (page,) = render_record_pages(job, [record_id], workers=1)
-        done[record_id] = (page.html.encode("utf-8"), page.md.encode("utf-8"),
-                           {k: svg.encode("utf-8") for k, svg in page.charts.items()})
-    return done[record_id]
+        done[record_id] = {0: page.html.encode("utf-8"), 1: page.md.encode("utf-8"),
+                           **{k: svg.encode("utf-8") for k, svg in page.charts.items()}}
+    return done[record_id][part]
 
 
 def manifest_json(record_ids: list[str], blobs: list[dict[str, str]]) -> bytes:
