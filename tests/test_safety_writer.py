@@ -355,7 +355,9 @@ def _running() -> set[int]:
 def test_killing_the_builder_leaves_no_worker_alive(tmp_path):
     builder, workers = _build_with_workers(tmp_path)
     builder.send_signal(signal.SIGKILL)
-    builder.communicate()
+    builder.wait()  # not communicate(): a surviving worker would hold its pipes open
+    builder.stdout.close()
+    builder.stderr.close()
     deadline = time.monotonic() + 10
     alive = workers
     while alive and time.monotonic() < deadline:
@@ -371,7 +373,11 @@ def test_a_worker_killed_from_outside_is_a_one_line_error(tmp_path):
     builder, workers = _build_with_workers(tmp_path)
     forkserver = set(_children().get(builder.pid, []))
     os.kill(max(workers - forkserver), signal.SIGKILL)  # as the OOM killer would
-    _, stderr = builder.communicate(timeout=60)
+    try:
+        _, stderr = builder.communicate(timeout=60)
+    finally:
+        for pid in _descendants(builder.pid) | (workers & _running()):
+            os.kill(pid, signal.SIGKILL)  # whatever is left, on failure
     assert builder.returncode == 1
     assert stderr.startswith("Error: ") and stderr.count("\n") == 1, stderr
     assert "a worker process rendering record pages died; build again" in stderr
