@@ -8,8 +8,11 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
   IK104 ambiguous citation     a report cites a prefix several records share
   IK105 malformed citation     a report has [ev:…] that is not [ev:ID] or [ev:ID path]
   IK106 bad value path         a report asks for a value the record does not have
-  IK107 bad front matter       a report's front matter is not YAML, or lists an unknown record
-  IK108 damaged record         a record whose bytes do not hash to its name, or not of the schema
+  IK107 bad front matter       a report's front matter is not YAML, lists an unknown record, or is over
+                               the limits (64 KiB, no anchors or aliases, 8 levels deep)
+  IK108 damaged record         a record whose bytes do not hash to its name, not of the schema, not
+                               canonical JSON, or declaring a source size its blob does not have
+  IK109 bad supersession       a record given two successors, one of another kind, or a cycle
   IK201 superseded citation    a report cites a record a supersession replaces
   IK202 report cites nothing   a report with no citation
 """
@@ -17,22 +20,28 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
 from __future__ import annotations
 
 import functools
+import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
+from ikreport import supersede
 from ikreport.archive import Archive, references
 from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError
 from ikreport.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
+from ikreport.reports.source import read_reports
 from ikreport.summaries import LazyRecord, summarize
 from ikreport.validated import Validated
 
 RULES = {
     "IK101": "dangling citation", "IK102": "missing blob", "IK103": "unknown citation",
     "IK104": "ambiguous citation", "IK105": "malformed citation", "IK106": "bad value path",
-    "IK107": "bad front matter", "IK108": "damaged record", "IK201": "superseded citation",
+    "IK107": "bad front matter", "IK108": "damaged record", "IK109": "bad supersession",
+    "IK201": "superseded citation",
     "IK202": "report cites nothing",
 }
 
@@ -97,22 +106,45 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
             elif what == "record" and ref not in loaded:
                 findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK101",
                                              f"cites record {ref[:12]}, which is not in the archive; copy it in"))
+    findings += _source_sizes(archive, loaded, blobs) + _supersessions(archive, loaded)
     records = RecordSet.of(loaded)
     reports = []
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
     if reports_dir is not None and not folder.is_dir():
         raise IkreportError(f"{folder}: no such reports folder")
-    if folder.is_dir():
+    # A folder given with --reports is the user's choice and may be a link; ARCHIVE/reports
+    # came with the archive and may not (nothing outside the archive is read into a site).
+    sources = read_reports(folder, followed=reports_dir is not None)
+    if sources:
         resolver = RecordResolver(records, root)
-        for path in sorted(folder.glob("*.md")):
-            try:
-                text = path.read_text("utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise IkreportError(f"{path}: cannot read the report ({exc})") from exc
-            report = render_report(path, text, resolver)
+        for source in sources:
+            report = render_report(source.path, source.text, resolver)
             reports.append(report)
-            findings += [CheckFinding(str(path), f.line, f.code, f.message) for f in report.findings]
+            findings += [CheckFinding(str(source.path), f.line, f.code, f.message) for f in report.findings]
     return Checked(records, reports, findings)
+
+
+def _source_sizes(archive: Archive, loaded: Mapping[str, Mapping[str, Any]], blobs: set[str]) -> list[CheckFinding]:
+    """IK108 for a source whose declared size is not its blob's: the page would state it."""
+    out = []
+    for rid, record in sorted(loaded.items()):
+        for source in record["sources"]:
+            try:
+                size = os.stat(archive.blob_path(source["id"]), follow_symlinks=False).st_size
+            except OSError:
+                continue  # a missing blob is IK102's
+            if source["id"] in blobs and size != source["size"]:
+                out.append(CheckFinding(str(archive.record_path(rid)), None, "IK108",
+                                        f"declares blob {source['id'][:12]} as {source['size']} bytes, but it is "
+                                        f"{size}; the record is wrong about its source: re-collect it"))
+    return out
+
+
+def _supersessions(archive: Archive, loaded: Mapping[str, Mapping[str, Any]]) -> list[CheckFinding]:
+    edges = [edge for rid, record in sorted(loaded.items()) for edge in supersede.of_record(rid, record)]
+    kinds = {rid: record["kind"] for rid, record in loaded.items()}
+    return [CheckFinding(str(archive.record_path(by)), None, "IK109", why)
+            for by, why in supersede.problems(edges, kinds)]
 
 
 def _after_path(message: str) -> str:

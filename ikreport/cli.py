@@ -26,7 +26,10 @@ class Cli(click.Group):
         try:
             return super().invoke(ctx)
         except IkreportError as exc:
-            raise click.ClickException(str(exc)) from exc
+            from ikreport.terminal import safe_text
+
+            # messages may quote record text (a schema error shows the bad value)
+            raise click.ClickException(safe_text(str(exc))) from exc
 
 
 @click.group(cls=Cli, context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,16 +47,19 @@ def cli() -> None:
 @cli.command()
 @click.argument("record_id", metavar="ID")
 @archive_option()
-@click.option("--json", "as_json", is_flag=True, help="Print the record's exact stored bytes.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the record's stored JSON (DEL and C1 control characters as \\u escapes).")
 def show(record_id: str, archive: Path, as_json: bool) -> None:
     """Show one record (ID: its hash, or a unique prefix of at least 8 digits)."""
     from ikreport.archive import Archive
     from ikreport.describe import describe
+    from ikreport.terminal import safe_json
 
     store = Archive.open(archive)
     full = store.resolve(record_id)
     if as_json:
-        click.echo(store.record_bytes(full).decode("utf-8"), nl=False)
+        store.load(full)  # a damaged or non-canonical record is a one-line error, never printed
+        click.echo(safe_json(store.record_bytes(full).decode("utf-8")), nl=False)
         return
     click.echo("\n".join(describe(full, store.load(full))))
 
@@ -82,12 +88,16 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
     One line per problem; exit status 1 if there is any.
     """
     from ikreport.archive import Archive
-    from ikreport.verify import verify_archive, verify_site
+    from ikreport.terminal import safe_text
+    from ikreport.verify import verify_archive
+    from ikreport.verify_site import verify_site
 
+    # Problems name files found in the archive or site: a planted name must not break a line
+    # or reach the terminal as an escape sequence.
     if site:
         checked, site_problems = verify_site(site)
         for line in site_problems:
-            click.echo(line)
+            click.echo(safe_text(line))
         if site_problems:
             raise click.exceptions.Exit(1)
         click.echo(f"{site}: {plural(checked, 'record', 'records')} verified against manifest.json")
@@ -100,9 +110,9 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
     problems = verify_archive(store, notes=notes,
                               validated=Validated(None if no_cache else default_cache_dir() / "validated"))
     for line in notes:
-        click.echo(f"note: {line}", err=True)
+        click.echo(f"note: {safe_text(line)}", err=True)
     for line in problems:
-        click.echo(line)
+        click.echo(safe_text(line))
     if problems:
         raise click.exceptions.Exit(1)
     counts = f"{plural(len(store.record_ids()), 'record', 'records')} and {plural(len(store.blob_ids()), 'blob', 'blobs')}"
@@ -148,17 +158,21 @@ def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path |
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path),
               help="The git repository that holds the branch [default: the one SITE is in].")
 @click.option("--no-push", is_flag=True, help="Commit to the branch but do not push.")
+@click.option("--force", is_flag=True,
+              help="Publish even to the checked-out branch, or to one holding commits that are not site commits.")
 def publish(site: Path, remote: str, branch: str, no_history: bool, message: str | None, repo: Path | None,
-            no_push: bool) -> None:
+            no_push: bool, force: bool) -> None:
     """Commit the built SITE [default: site] to a branch and push it, for GitHub Pages.
 
     Uses ghp-import (as mkdocs gh-deploy does) and always adds .nojekyll. Use it to publish
     from your machine; use 'ikreport init-pages' to have GitHub build and deploy instead.
+    Refuses a site holding links or files its manifest.json does not list, and (unless
+    --force) a branch that is checked out or holds commits publish did not write.
     """
     from ikreport.publish import publish as run
 
     click.echo(run(site, remote=remote, branch=branch, no_history=no_history, message=message, repo=repo,
-                   push=not no_push))
+                   push=not no_push, force=force))
 
 
 @cli.command("init-pages")

@@ -42,6 +42,50 @@ class BuildError(IkreportError):
     """A site that cannot be built (dangling citation, unwritable output, bad template)."""
 
 
+# safety: publish
+class PublishError(IkreportError):
+    """A site that cannot be published (no git repository, push refused, not a site)."""
+
+
+class UnsafeSiteError(PublishError):
+    """A site folder holding a link, a special file, or a file its manifest.json does not list."""
+
+
+class BranchHoldsWorkError(PublishError):
+    """A publish that would overwrite a checked-out branch or one holding commits that are not site commits."""
+
+
+class WorkflowValueError(PublishError):
+    """An init-pages option value that cannot go into a workflow safely (a line break, a ${{ expression)."""
+
+
+# safety: reports
+class ReportFileError(IkreportError):
+    """A report file or reports folder that is a link, not a regular file, too big, or not UTF-8."""
+
+
+# safety: parsers
+class TruncatedExportError(NcuExportError):
+    """An ncu export cut short or with broken rows: a field that never closes, a row of the wrong width."""
+
+
+class ImplausibleValueError(IkreportError):
+    """A number no hardware can measure (negative, NaN, a percent far above 100, a bandwidth above the bound)."""
+
+
+# safety: verify
+class NonCanonicalRecordError(RecordError):
+    """A record whose bytes are not the RFC 8785 form of their value (pretty-printed, duplicate keys)."""
+
+
+class SupersessionError(RecordError):
+    """A supersession that would give a record two successors, one of another kind, or a cycle."""
+
+
+class SiteManifestError(IkreportError):
+    """A site whose manifest.json cannot be read or is not an ikreport manifest."""
+
+
 # safety: writer
 class NotASiteError(BuildError):
     """An output folder that an ikreport build did not write, which a build will not replace."""

@@ -1,6 +1,9 @@
-"""Fixed number formatting for every page and message, so output is deterministic."""
+"""Fixed formatting for every page and message, so output is deterministic; and the one
+way text is made safe for a Markdown twin."""
 
 from __future__ import annotations
+
+import re
 
 
 def short(record_id: str) -> str:
@@ -40,3 +43,39 @@ def fmt_number(value: float | None) -> str:
     if float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.2f}"
+
+
+# Every character that can start Markdown or HTML markup mid-line (``&`` starts an entity,
+# ``~`` GFM strikethrough), and a list marker, which does so where a value starts a line.
+MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#&~])")
+MD_LIST_MARKER = re.compile(r"^(?:([-+])|(\d+)([.)]))(?=\s|$)")
+BACKTICKS = re.compile(r"`+")
+
+
+class Markdown(str):
+    """Text already made safe for a Markdown twin (by md_text or md_code): the .md templates'
+    finalize passes it through and escapes every other value. A str, not markupsafe.Markup,
+    so that it is still HTML-escaped if it ever reaches an .html template."""
+
+
+def md_text(value: object) -> Markdown:
+    """Text safe inside Markdown, on one line: characters that would become markup are
+    backslash-escaped (CommonMark renders an escaped ASCII punctuation character as itself)."""
+    if isinstance(value, Markdown):
+        return value
+    text = MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+    return Markdown(MD_LIST_MARKER.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text))
+
+
+def md_code(value: object) -> Markdown:
+    """A code span for a kernel name. Nothing is interpreted inside a code span, so only its
+    end matters: the fence is one backtick longer than the longest run in the text (a span
+    closes only on a run of exactly its fence's length), padded with spaces when the text
+    starts or ends with a backtick (CommonMark strips one space each side). Pipes are escaped
+    so it can sit in a table cell (GFM splits cells before it reads code spans)."""
+    text = " ".join(str(value).split()).replace("|", "\\|")
+    if not text:
+        return Markdown("")
+    fence = "`" * (max((len(run) for run in BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text[0] == "`" or text[-1] == "`" else ""
+    return Markdown(f"{fence}{pad}{text}{pad}{fence}")

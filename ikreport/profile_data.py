@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ikreport.analysis.ncu import Profile
+from ikreport.csv_cells import restore
 
 INLINE_LAUNCHES = 500
 LONGEST_LAUNCHES = 50
@@ -62,7 +63,7 @@ def durations_by_kernel(record: dict[str, Any], read_blob: Callable[[str], bytes
         rows: Any = data["launches"]
     else:
         blob = next(s["id"] for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE)
-        rows = [{"kernel": r["kernel"], "duration_us": float(r["duration_us"]) if r["duration_us"] else None}
+        rows = [{"kernel": restore(r["kernel"]), "duration_us": float(r["duration_us"]) if r["duration_us"] else None}
                 for r in csv.DictReader(io.StringIO(read_blob(blob).decode("utf-8")))]
     for launch in rows:
         if launch["duration_us"] is not None:

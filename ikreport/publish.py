@@ -3,22 +3,37 @@
 publish commits the site folder to a branch (gh-pages) with ghp-import, the library mkdocs
 uses, and pushes it; init-pages writes a GitHub Actions workflow that builds and deploys the
 site on GitHub's side instead.
+
+A site folder may come from someone else, so publish trusts none of it: before anything is
+committed, every entry must be a regular file (or folder) that the build listed in
+manifest.json. Every commit publish writes carries an ``Ikreport-Site: <sha256 of
+manifest.json>`` trailer; a commit without one is somebody's work, and publish will not
+overwrite a branch holding one (nor the branch checked out) unless told to with ``force``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import re
+import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 from ikreport import __version__
-from ikreport.errors import IkreportError
+from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError, WorkflowValueError
 
+__all__ = ["PublishError", "check_site", "check_branch", "init_pages", "publish"]
 
-class PublishError(IkreportError):
-    """A site that cannot be published (no git repository, push refused, not a site)."""
+MANIFEST = "manifest.json"
+MANIFEST_SCHEMA = "ikreport.manifest/1"
+MAX_MANIFEST_BYTES = 256 << 20  # about a million listed paths; a real site lists far fewer
+TRAILER = "Ikreport-Site"
+SITE_COMMIT = re.compile(r"[0-9a-f]{64}")
 
 
 @contextlib.contextmanager
@@ -32,6 +47,87 @@ def _in(directory: Path) -> Iterator[None]:
         os.chdir(before)
 
 
+def _shown(path: str) -> str:
+    # a planted name may hold a line break; the error must stay one line
+    return path if path.isprintable() else repr(path)
+
+
+def _relative(path: str) -> bool:
+    parts = path.split("/")
+    return bool(path) and path.isprintable() and not any(part in ("", ".", "..") for part in parts)
+
+
+def _read_manifest(site: Path) -> tuple[bytes, set[str]]:
+    """manifest.json's bytes and its "files" list, refused unless it is shaped as a build writes it."""
+    path = site / MANIFEST
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeSiteError(f"{path}: not a regular file (a link or special file); rebuild the site")
+        if info.st_size > MAX_MANIFEST_BYTES:
+            raise UnsafeSiteError(f"{path}: {info.st_size} bytes, too large for a manifest; rebuild the site")
+        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW)) as f:
+            data = f.read()
+    except FileNotFoundError as exc:
+        raise UnsafeSiteError(f"{path}: missing; rebuild the site with 'ikreport build'") from exc
+    except OSError as exc:
+        raise UnsafeSiteError(f"{path}: cannot read it ({exc.strerror}); rebuild the site") from exc
+    try:
+        manifest = json.loads(data)
+    except ValueError as exc:
+        raise UnsafeSiteError(f"{path}: not JSON ({exc}); rebuild the site") from exc
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
+        raise UnsafeSiteError(f"{path}: not an ikreport manifest (schema {MANIFEST_SCHEMA}); rebuild the site")
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise UnsafeSiteError(f"{path}: has no \"files\" list of paths (built by an older ikreport?); "
+                              "rebuild the site with this one")
+    bad = next((f for f in files if not _relative(f) or f == MANIFEST), None)
+    if bad is not None:
+        raise UnsafeSiteError(f"{path}: lists {bad!r}, not a path the build writes; rebuild the site")
+    return data, set(files)
+
+
+def check_site(site: Path) -> tuple[str, int]:
+    """Refuse a site holding anything but the regular files its manifest lists, all present.
+
+    Returns (sha256 of manifest.json, number of files). Links are never followed: a link or a
+    device in the site would have ghp-import commit whatever it points at.
+    """
+    data, listed = _read_manifest(site)
+    found = {MANIFEST}
+
+    def unreadable(exc: OSError) -> NoReturn:
+        raise UnsafeSiteError(f"{_shown(str(exc.filename))}: cannot read it ({exc.strerror}); check the site folder")
+
+    for folder, dirs, names in os.walk(site, onerror=unreadable):  # followlinks=False: links are listed, not entered
+        for name in sorted(dirs + names):
+            path = os.path.join(folder, name)
+            shown = _shown(path)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError as exc:
+                unreadable(exc)
+            rel = os.path.relpath(path, site).replace(os.sep, "/")
+            if stat.S_ISLNK(mode):
+                raise UnsafeSiteError(f"{shown}: a symbolic link; publish pushes only files the build wrote "
+                                      "(delete it, or rebuild the site)")
+            if stat.S_ISDIR(mode):
+                continue
+            if not stat.S_ISREG(mode):
+                raise UnsafeSiteError(f"{shown}: not a regular file (a device, pipe or socket); delete it, "
+                                      "or rebuild the site")
+            if rel not in listed and rel != MANIFEST:
+                raise UnsafeSiteError(f"{shown}: not written by the build (manifest.json does not list it); "
+                                      "delete it, or rebuild the site")
+            found.add(rel)
+    missing = sorted(listed - found)
+    if missing:
+        raise UnsafeSiteError(f"{site / missing[0]}: listed in manifest.json but not in the site"
+                              f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}; rebuild the site")
+    return hashlib.sha256(data).hexdigest(), len(found)
+
+
 def git_toplevel(path: Path) -> Path:
     done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
     if done.returncode != 0:
@@ -39,24 +135,101 @@ def git_toplevel(path: Path) -> Path:
     return Path(done.stdout.strip())
 
 
+def _git(top: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True)
+
+
+def _check_names(remote: str, branch: str) -> None:
+    # Both reach git's argv (and the branch a fast-import stream): a leading '-' would be read
+    # as an option (`--receive-pack=CMD` runs CMD), a line break would end the stream's line.
+    if not remote or remote.startswith("-") or not remote.isprintable():
+        raise PublishError(f"--remote {remote!r}: not a remote name, URL or path; give one such as origin")
+    if branch.startswith("-") or subprocess.run(["git", "check-ref-format", "--branch", branch],
+                                                capture_output=True).returncode != 0:
+        raise PublishError(f"--branch {branch!r}: not a valid branch name; give one such as gh-pages")
+
+
+def _work_commit(top: Path, rev: str) -> str | None:
+    """The newest commit reachable from ``rev`` that is not a site commit, or None."""
+    done = _git(top, "log", f"--format=%H %(trailers:key={TRAILER},valueonly,separator=%x2C)", rev, "--")
+    if done.returncode != 0:
+        raise PublishError(f"{top}: cannot read the history of {rev} ({done.stderr.strip()}); check the repository")
+    for line in done.stdout.splitlines():
+        commit, _, value = line.partition(" ")
+        if not SITE_COMMIT.fullmatch(value.strip()):
+            return commit
+    return None
+
+
+def _remote_tip(top: Path, remote: str, branch: str) -> str | None:
+    """The commit ``branch`` points at on ``remote`` (fetched if not here), or None if it has none."""
+    done = _git(top, "ls-remote", "--heads", remote, f"refs/heads/{branch}")
+    if done.returncode != 0:
+        raise PublishError(f"{remote}: cannot list its branches ({' '.join(done.stderr.split())}); "
+                           "check the remote and your access to it")
+    tips = [line.split()[0] for line in done.stdout.splitlines() if line.endswith(f"\trefs/heads/{branch}")]
+    if not tips:
+        return None
+    if _git(top, "cat-file", "-e", f"{tips[0]}^{{commit}}").returncode != 0:
+        # The objects are needed to read the history; no ref or FETCH_HEAD is written for them.
+        done = _git(top, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, f"refs/heads/{branch}")
+        if done.returncode != 0:
+            raise PublishError(f"{remote}: cannot fetch {branch} to check it ({' '.join(done.stderr.split())}); "
+                               "check the remote and your access to it")
+    return tips[0]
+
+
+def check_branch(top: Path, *, remote: str, branch: str, push: bool) -> None:
+    """Refuse to publish to a checked-out branch, or to one whose history holds work.
+
+    ghp-import replaces the branch's whole tree (and with --no-history its history too), so a
+    branch that holds anything but earlier sites would lose it. Checked: the local branch, the
+    remote-tracking branch ghp-import would reset it to, and (when pushing) the remote's own.
+    """
+    worktrees = _git(top, "worktree", "list", "--porcelain").stdout.splitlines()
+    if f"branch refs/heads/{branch}" in worktrees:
+        raise BranchHoldsWorkError(f"{top}: {branch} is a checked-out branch; publishing would replace its files "
+                                   "under your work tree; choose another --branch (gh-pages), or pass --force")
+    where = [(f"{top} {branch}", f"refs/heads/{branch}"), (f"{top} {remote}/{branch}", f"refs/remotes/{remote}/{branch}")]
+    revs = [(name, ref) for name, ref in where if _git(top, "rev-parse", "-q", "--verify", ref).returncode == 0]
+    if push:
+        tip = _remote_tip(top, remote, branch)
+        if tip is not None:
+            revs.append((f"{remote} {branch}", tip))
+    for name, rev in revs:
+        commit = _work_commit(top, rev)
+        if commit is not None:
+            raise BranchHoldsWorkError(
+                f"{name}: holds commit {commit[:12]}, which is not a site commit (no {TRAILER} trailer), and publishing "
+                "would overwrite it; choose another --branch, or pass --force if the branch holds only a site")
+
+
 def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: str | None,
-            repo: Path | None = None, push: bool = True) -> str:
-    """Commit ``site`` to ``branch`` of the repository and push it to ``remote``; return a summary."""
+            repo: Path | None = None, push: bool = True, force: bool = False) -> str:
+    """Commit ``site`` to ``branch`` of the repository and push it to ``remote``; return a summary.
+
+    The site is checked before git is touched, and the branch before anything is committed.
+    """
     import ghp_import
 
     site = site.resolve()
     if not (site / "index.html").is_file() or not (site / "e").is_dir():
         raise PublishError(f"{site}: not a built ikreport site (no index.html and e/); run 'ikreport build' first")
+    manifest_sha, files = check_site(site)
+    _check_names(remote, branch)
     top = git_toplevel(repo or site)
-    files = sum(1 for p in site.rglob("*") if p.is_file())
+    if not force:
+        check_branch(top, remote=remote, branch=branch, push=push)
     if no_history:
         # ghp-import drops the local branch only when a remote-tracking ref exists, which a
         # remote given as a path or URL never has; without this the "new" branch keeps its past.
         subprocess.run(["git", "-C", str(top), "update-ref", "-d", f"refs/heads/{branch}"], capture_output=True)
+    # The trailer is what marks this commit as a site commit for the check above, next time.
+    text = f"{(message or f'Publish ikreport site ({files} files)').rstrip()}\n\n{TRAILER}: {manifest_sha}\n"
     try:
         with _in(top):
-            ghp_import.ghp_import(str(site), mesg=message or f"Publish ikreport site ({files} files)", remote=remote,
-                                  branch=branch, push=push, no_history=no_history, nojekyll=True, force=no_history)
+            ghp_import.ghp_import(str(site), mesg=text, remote=remote, branch=branch, push=push,
+                                  no_history=no_history, nojekyll=True, force=no_history)
     except ghp_import.GhpError as exc:
         raise PublishError(f"{site}: publishing to {remote} {branch} failed: {' '.join(str(exc).split())}") from exc
     except subprocess.CalledProcessError as exc:
@@ -65,9 +238,13 @@ def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: 
     return f"{site}: {files} files committed to {branch}" + (f" and pushed to {remote}" if push else "")
 
 
+# Option values never reach a shell line: they are quoted YAML strings in a step's env, and
+# the shell sees only "$VARIABLE". Permissions are per job, pages/id-token on deploy only.
+# Actions are pinned to full commit SHAs (a tag can be moved to other code); the comment
+# names the release, for whoever updates them.
 WORKFLOW = """\
 # Written by `ikreport init-pages` (ikreport {version}). Builds the evidence site on every
-# push to {main} and deploys it to GitHub Pages (Settings > Pages > Source: GitHub Actions).
+# push to {main_text} and deploys it to GitHub Pages (Settings > Pages > Source: GitHub Actions).
 name: ikreport pages
 
 on:
@@ -75,10 +252,8 @@ on:
     branches: [{main}]
   workflow_dispatch:
 
-permissions:
-  contents: read
-  pages: write
-  id-token: write
+# No rights by default: each job asks for what it needs, and only deploy may write to Pages.
+permissions: {{}}
 
 concurrency:
   group: pages
@@ -87,38 +262,64 @@ concurrency:
 jobs:
   build:
     runs-on: ubuntu-latest
+    permissions:
+      contents: read
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
+      # Actions are pinned to full commit SHAs (a tag can be moved); the comment names the release.
+      - uses: actions/checkout@11d5960a326750d5838078e36cf38b85af677262  # v4.4.0
+        with:
+          persist-credentials: false
+      - uses: actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065  # v5.6.0
         with:
           python-version: "3.12"
+      # Option values reach the shell only as quoted environment variables, never in the line.
       - name: Install ikreport
-        run: python -m pip install "{install}"
+        env:
+          IKREPORT_INSTALL: {install}
+        run: python -m pip install "$IKREPORT_INSTALL"
       - name: Build the site (fails on any citation that does not check out)
-        run: ikreport build {archive} -o _site --strict
-      - uses: actions/upload-pages-artifact@v3
+        env:
+          IKREPORT_ARCHIVE: {archive}
+        run: ikreport build "$IKREPORT_ARCHIVE" -o _site --strict
+      - uses: actions/upload-pages-artifact@56afc609e74202658d3ffba0e8f6dda462b719fa  # v3.0.1
         with:
           path: _site
 
   deploy:
     needs: build
     runs-on: ubuntu-latest
+    permissions:
+      pages: write
+      id-token: write
     environment:
       name: github-pages
       url: ${{{{ steps.deployment.outputs.page_url }}}}
     steps:
       - id: deployment
-        uses: actions/deploy-pages@v4
+        uses: actions/deploy-pages@d6db90164ac5ed86f2b6aed7e0febac5b3c0c03e  # v4.0.5
 """
 
 WORKFLOW_PATH = Path(".github/workflows/ikreport-pages.yml")
 
 
+def _workflow_value(option: str, value: str) -> str:
+    """``value`` as a double-quoted YAML string, refused if no quoting could make it safe."""
+    if not value or not value.isprintable():
+        # a line break (or any control character) could end the YAML line and start a new key
+        raise WorkflowValueError(f"{option} {value!r}: must be one line of printable text")
+    if "${{" in value:
+        raise WorkflowValueError(f"{option} {value!r}: holds '${{{{', which GitHub would evaluate as an expression; "
+                                 "remove it")
+    return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
+
+
 def init_pages(repo: Path, *, archive: str, install: str, main: str, force: bool) -> Path:
     path = repo / WORKFLOW_PATH
+    values = {"archive": _workflow_value("--archive", archive), "install": _workflow_value("--install", install),
+              "main": _workflow_value("--main", main)}
     if path.exists() and not force:
         raise PublishError(f"{path}: already exists; pass --force to replace it")
-    text = WORKFLOW.format(version=__version__, archive=archive, install=install, main=main)
+    text = WORKFLOW.format(version=__version__, main_text=main, **values)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, "utf-8")

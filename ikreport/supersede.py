@@ -1,12 +1,100 @@
 """``ikreport supersede OLD --by NEW --reason TEXT``: a record saying a correction replaces a
-record. Nothing is rewritten: the old record keeps its page, which then points to the new one."""
+record. Nothing is rewritten: the old record keeps its page, which then points to the new one.
+
+The rules of supersession live here, once: a record has at most one successor, of its own
+kind, and following successors never comes back to where it started. ``verify``, ``check``
+(IK109) and ``supersede`` itself all apply :func:`problems`.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from ikreport import records
 from ikreport.archive import Archive
 from ikreport.collect.context import utc_now
-from ikreport.errors import RecordError
+from ikreport.errors import IkreportError, RecordError, SupersessionError
+from ikreport.records import bulk_loading
+
+KIND = "supersession"
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """``by`` (a supersession record) says ``new`` replaces ``old``."""
+
+    by: str
+    old: str
+    new: str
+
+
+def of_record(record_id: str, record: Mapping[str, Any]) -> list[Supersession]:
+    """The replacements a record states (none unless it is a supersession record)."""
+    if record["kind"] != KIND:
+        return []
+    data = record["data"]
+    new = data.get("new") if isinstance(data, Mapping) else None
+    if not isinstance(new, str):
+        return []  # the schema's business; nothing to follow
+    return [Supersession(record_id, old["id"], new) for old in record["supersedes"]]
+
+
+def _chosen(edges: Iterable[Supersession]) -> dict[str, Supersession]:
+    """old id -> the supersession that replaces it. When :func:`problems` finds two, the first
+    supersession record (by id) wins here, so every reader names the same successor."""
+    out: dict[str, Supersession] = {}
+    for edge in sorted(edges, key=lambda e: (e.old, e.by, e.new)):
+        out.setdefault(edge.old, edge)
+    return out
+
+
+def successors(edges: Iterable[Supersession]) -> dict[str, str]:
+    """old id -> the id of the record that replaces it."""
+    return {old: edge.new for old, edge in _chosen(edges).items()}
+
+
+def problems(edges: Iterable[Supersession], kinds: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(supersession record id, what is wrong) for every broken rule, sorted. ``kinds`` maps
+    each record id present to its kind; supersessions naming absent records are left to the
+    dangling-reference checks."""
+    present = [e for e in set(edges) if e.old in kinds and e.new in kinds]
+    found: set[tuple[str, str]] = set()
+    chosen = _chosen(present)
+    for edge in present:
+        if kinds[edge.old] != kinds[edge.new]:
+            found.add((edge.by, f"replaces {kinds[edge.old]} record {edge.old[:12]} by {kinds[edge.new]} record "
+                                f"{edge.new[:12]}; a correction must be of the same kind: supersede with one"))
+        first = chosen[edge.old]
+        if edge.old == edge.new:
+            found.add((edge.by, f"says record {edge.old[:12]} replaces itself; remove this supersession"))
+        elif first is not edge and first.new != edge.new:
+            found.add((edge.by, f"gives record {edge.old[:12]} a second successor, {edge.new[:12]} "
+                                f"({first.by[:12]} names {first.new[:12]}); supersede the newer record instead"))
+        elif first is not edge:
+            found.add((edge.by, f"repeats supersession {first.by[:12]} of record {edge.old[:12]}; "
+                                "a record has one successor: remove one"))
+    found.update(_cycles(chosen))
+    return sorted(found)
+
+
+def _cycles(chosen: Mapping[str, Supersession]) -> Iterator[tuple[str, str]]:
+    """Each supersession on a cycle of successors (old -> new -> ... -> old). Each record has
+    one successor here, so one walk from each record finds every cycle, in linear time."""
+    walked: dict[str, str] = {}  # record -> the walk that reached it first
+    for start in sorted(chosen):
+        path: list[str] = []
+        node = start
+        while node in chosen and node not in walked and chosen[node].new != node:
+            walked[node] = start
+            path.append(node)
+            node = chosen[node].new
+        if walked.get(node) == start and node in path:
+            loop = path[path.index(node):]
+            names = " -> ".join(n[:12] for n in [*loop, node])
+            for member in loop:
+                yield chosen[member].by, f"is part of a supersession cycle ({names}); remove one of these supersessions"
 
 
 def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
@@ -16,6 +104,11 @@ def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
     if not reason.strip():
         raise RecordError("--reason: say why the record is replaced")
     old_rec, new_rec = archive.load(old_id), archive.load(new_id)
+    edges, kinds = _archive_supersessions(archive)
+    edge = Supersession("~new", old_id, new_id)  # "~" sorts after hex: the existing supersession stays first
+    refused = [why for by, why in problems([*edges, edge], kinds) if by == edge.by]
+    if refused:
+        raise SupersessionError(f"{old}: cannot supersede: this supersession {refused[0]}")
     record = records.new_record(
         "supersession",
         f"{new_rec['title']} replaces {old_rec['title']}",
@@ -29,3 +122,19 @@ def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
         supersedes=[{"id": old_id, "reason": reason.strip()}],
     )
     return archive.put_record(record)
+
+
+def _archive_supersessions(archive: Archive) -> tuple[list[Supersession], dict[str, str]]:
+    """Every supersession in the archive and every record's kind (a record that does not load
+    is left out: 'ikreport verify' reports it)."""
+    edges: list[Supersession] = []
+    kinds: dict[str, str] = {}
+    with bulk_loading():
+        for rid in archive.record_ids():
+            try:
+                record = archive.load(rid)
+            except IkreportError:
+                continue
+            kinds[rid] = record["kind"]
+            edges.extend(of_record(rid, record))
+    return edges, kinds

@@ -20,9 +20,15 @@ from ikreport.summaries import SUMMARY_VERSION, Summary, summarize
 Refs = list[tuple[str, str]]
 
 
+# What "valid" means besides the schema; a change here starts a new cache too (records kept
+# before the RFC 8785 check existed were never checked for canonical form).
+RULES = b"schema+rfc8785"
+
+
 def schema_digest() -> str:
     """Validity is relative to the schema: a changed schema starts a new cache."""
-    return hashlib.sha256(resources.files("ikreport").joinpath("schema/record-1.json").read_bytes()).hexdigest()[:16]
+    schema = resources.files("ikreport").joinpath("schema/record-1.json").read_bytes()
+    return hashlib.sha256(schema + RULES).hexdigest()[:16]
 
 
 class Validated:
@@ -69,14 +75,15 @@ class Validated:
         keep(path, json.dumps(kept))  # if it cannot be, the next verify parses again: slower, not wrong
 
 
-def checked_refs(archive: Archive, record_id: str, validated: Validated) -> Refs:
-    """A record's references, after checking its bytes hash to its id; parsed and validated
-    only when the id was never validated before. Raises like ``Archive.load``."""
+def checked_entry(archive: Archive, record_id: str, validated: Validated) -> tuple[Refs, Summary]:
+    """A record's references and summary, after checking its bytes hash to its id; parsed and
+    validated only when the id was never validated (and summarised) before. Raises like
+    ``Archive.load``."""
     archive.record_bytes(record_id)  # always: the hash is the promise
-    known = validated.get(record_id)
-    if known is not None:
-        return known
-    record = archive.load(record_id)
-    refs = references(record)
-    validated.put(record_id, refs, summarize(record))
-    return refs
+    known = validated.entry(record_id)
+    if known is not None and known[1] is not None:
+        return known[0], known[1]
+    record = archive.load(record_id, known_valid=known is not None)
+    refs, summary = references(record), summarize(record)
+    validated.put(record_id, refs, summary)
+    return refs, summary

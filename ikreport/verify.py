@@ -5,16 +5,23 @@ One line per problem, ``PATH: what is wrong; what to do``, sorted, so two runs a
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from ikreport import supersede
 from ikreport.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, sha256
 from ikreport.errors import IkreportError
 from ikreport.records import bulk_loading
-from ikreport.validated import Refs, Validated, checked_refs
+from ikreport.reports.source import folder_problems
+from ikreport.summaries import LazyRecord, Summary
+from ikreport.validated import Refs, Validated, checked_entry
+from ikreport.verify_site import verify_site
+
+__all__ = ["verify_archive", "verify_site"]  # verify_site's home is verify_site.py; kept here for callers
 
 Progress = Callable[[int], None]
 
@@ -30,7 +37,7 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
 
 PARALLEL_FROM = 512  # files: below this, starting worker processes costs more than it saves
 BATCH = 64
-Checked = tuple[str | None, Refs | None]  # (problem, the references of a good record)
+Checked = tuple[str | None, Refs | None, Summary | None]  # (problem, a good record's references and summary)
 
 
 def _check_files(job: tuple[str, str | None, list[tuple[str, str, bool]]]) -> list[Checked]:
@@ -44,13 +51,13 @@ def _check_files(job: tuple[str, str | None, list[tuple[str, str, bool]]]) -> li
         for path, file_id, is_record in files:
             try:
                 if is_record:
-                    out.append((None, checked_refs(archive, file_id, validated)))
+                    out.append((None, *checked_entry(archive, file_id, validated)))
                 elif sha256(Path(path).read_bytes()) != file_id:
-                    out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None))
+                    out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None, None))
                 else:
-                    out.append((None, None))
+                    out.append((None, None, None))
             except (IkreportError, OSError) as exc:
-                out.append((str(exc), None))
+                out.append((str(exc), None, None))
     return out
 
 
@@ -83,6 +90,7 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
     order: list[str | int] = []  # a problem found while scanning, or the index of a file to check
     files: list[tuple[str, str, bool]] = []
     writable = 0
+    sizes: dict[str, int] = {}  # blob id -> bytes on disk
     for top, suffix in ((archive.blobs_dir, ""), (archive.records_dir, RECORD_SUFFIX)):
         if not top.is_dir():
             continue
@@ -100,23 +108,28 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
                     what = "symbolic link" if item.is_symlink() else "unexpected file"
                     order.append(f"{item.path}: {what} in the archive; remove it")
                     continue
-                if item.stat().st_mode & 0o222:
+                st = item.stat(follow_symlinks=False)
+                if st.st_mode & 0o222:
                     writable += 1
+                if not suffix:
+                    sizes[entry.name + stem] = st.st_size
                 order.append(len(files))
                 files.append((item.path, entry.name + stem, bool(suffix)))
+    # Reports are read into the site too: the same rules as build's (no links, no FIFOs).
+    order.extend(folder_problems(archive.root / "reports"))
     checked = _check_all(archive, validated, files, progress)
     problems: list[str] = []
-    records_ok: dict[str, Refs] = {}
+    records_ok: dict[str, tuple[Refs, Summary]] = {}
     blobs_ok: set[str] = set()
     for slot in order:
         if isinstance(slot, str):
             problems.append(slot)
             continue
-        (_path, file_id, is_record), (problem, refs) = files[slot], checked[slot]
+        (_path, file_id, is_record), (problem, refs, summary) = files[slot], checked[slot]
         if problem:
             problems.append(problem)
-        elif is_record:
-            records_ok[file_id] = refs or []
+        elif is_record and refs is not None and summary is not None:  # a good record has both
+            records_ok[file_id] = (refs, summary)
         else:
             blobs_ok.add(file_id)
     if writable:
@@ -125,7 +138,7 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
         notes.append(f"{archive.root}: {writable} files are writable (ikreport writes them read-only; a git "
                      f"checkout does not keep that); 'chmod -R a-w {archive.root}/records {archive.root}/blobs' "
                      "restores it")
-    for record_id, refs in sorted(records_ok.items()):
+    for record_id, (refs, _summary) in sorted(records_ok.items()):
         for what, ref in refs:
             present = ref in blobs_ok if what == "blob" else ref in records_ok
             if not present:
@@ -133,50 +146,25 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
                     f"{archive.record_path(record_id)}: cites {what} {ref[:12]}, which is missing or damaged; "
                     "copy it from the archive it was collected in"
                 )
+    problems += _record_problems(archive, records_ok, blobs_ok, sizes)
     return problems
 
 
-def verify_site(where: str, fetch: Callable[[str], bytes] | None = None) -> tuple[int, list[str]]:
-    """Re-check a built or published site against its manifest.json: every record listed is
-    there and hashes to its id. ``where`` is a folder or an http(s) URL. Returns (records
-    checked, problems)."""
-    import json
-    import urllib.error
-    import urllib.request
-
-    base = where.rstrip("/") + "/"
-    remote = where.startswith(("http://", "https://"))
-
-    def get(rel: str) -> bytes:
-        if fetch is not None:
-            return fetch(base + rel)
-        if remote:
-            with urllib.request.urlopen(base + rel, timeout=30) as response:  # noqa: S310 (the user's URL)
-                return response.read()
-        return (Path(where) / rel).read_bytes()
-
-    try:
-        manifest = json.loads(get("manifest.json"))
-    except (OSError, urllib.error.URLError, ValueError) as exc:
-        raise IkreportError(f"{base}manifest.json: cannot read it ({exc}); build the site with ikreport 0.1 or later") from exc
-    if not isinstance(manifest, dict) or manifest.get("schema") != "ikreport.manifest/1":
-        raise IkreportError(f"{base}manifest.json: not an ikreport manifest (schema ikreport.manifest/1)")
+def _record_problems(archive: Archive, records_ok: dict[str, tuple[Refs, Summary]], blobs_ok: set[str],
+                     sizes: dict[str, int]) -> list[str]:
+    """What sound files can still get wrong together: a source's declared size that is not
+    its blob's, and supersessions that break supersede.py's rules."""
     problems = []
-    for record_id in manifest["records"]:
-        rel = f"e/{record_id}.json"
-        try:
-            data = get(rel)
-        except (OSError, urllib.error.URLError) as exc:
-            problems.append(f"{base}{rel}: missing ({exc})")
-            continue
-        if sha256(data) != record_id:
-            problems.append(f"{base}{rel}: does not hash to its name (tampered or damaged); compare with the archive")
-    for blob in manifest.get("blobs", []):
-        try:
-            data = get(blob["path"])
-        except (OSError, urllib.error.URLError):
-            problems.append(f"{base}{blob['path']}: missing")
-            continue
-        if sha256(data) != blob["id"]:
-            problems.append(f"{base}{blob['path']}: does not hash to {blob['id'][:12]} (tampered or damaged)")
-    return len(manifest["records"]), problems
+    heads = {rid: LazyRecord(summary, functools.partial(archive.load, rid, known_valid=True))
+             for rid, (_refs, summary) in records_ok.items()}
+    for rid, record in sorted(heads.items()):
+        for source in record.get("sources", []):
+            blob = source["id"]
+            if blob in blobs_ok and sizes.get(blob) != source["size"]:
+                problems.append(f"{archive.record_path(rid)}: declares blob {blob[:12]} as {source['size']} bytes, "
+                                f"but it is {sizes.get(blob)}; the record is wrong about its source: re-collect it")
+    edges = [edge for rid, record in sorted(heads.items()) for edge in supersede.of_record(rid, record)]
+    kinds = {rid: record["kind"] for rid, record in heads.items()}
+    for by, why in supersede.problems(edges, kinds):
+        problems.append(f"{archive.record_path(by)}: {why}")
+    return problems

@@ -7,7 +7,7 @@ import pytest
 from ikreport.analysis.ncu import read_exports
 from ikreport.analysis.ncu_summary import bound_label, memory_side, occupancy_limiter
 from ikreport.analysis.units import to_number, unit_kind
-from ikreport.errors import NcuExportError
+from ikreport.errors import NcuExportError, TruncatedExportError
 
 DETAILS_HEADER = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"'
 
@@ -113,10 +113,14 @@ def test_raw_2025_op_byte_names_and_pcsamp_stalls_preferred():
     assert s["kernel"] == "gemv<float, 4>(float*, int)"
 
 
-def test_raw_row_of_the_wrong_width_is_skipped():
+def test_raw_row_of_the_wrong_width_is_refused():
+    # skipping it dropped launch 1 without a word (issue 12, item 8)
     text = "\n".join(['"ID","Kernel Name","gpu__time_duration.sum"', '"","","nsecond"',
                       '"0","a","100"', '"1","b"', '"2","c","300"'])
-    assert [s["id"] for s in read(text).launches] == ["0", "2"]
+    with pytest.raises(TruncatedExportError) as err:
+        read(text)
+    assert str(err.value) == ("x.csv:4: a row of 2 fields under a header of 3 (cut short, or its quoting is broken); "
+                              "export it again with ncu --csv")
 
 
 @pytest.mark.parametrize("text,message", [
@@ -164,11 +168,11 @@ def test_occupancy_limiter_is_the_smallest_block_limit():
 # Regressions found by tests/test_hostile_input.py and tests/reliability/fuzz.py
 
 
-def test_raw_page_whose_first_row_is_short_skips_it():
+def test_raw_page_whose_first_row_is_short_is_refused():
     text = "\n".join(['"ID","Kernel Name","gpu__time_duration.sum","launch__registers_per_thread"',
                       '"","","nsecond","register/thread"', '"0","a"', '"1","b","300","32"'])
-    [s] = read(text).launches
-    assert (s["id"], s["duration_us"], s["registers"]) == ("1", 0.3, 32)
+    with pytest.raises(TruncatedExportError, match=r"^x.csv:3: a row of 2 fields under a header of 4 "):
+        read(text)
 
 
 def test_invalid_utf8_bytes_are_refused_naming_the_byte():
@@ -181,4 +185,5 @@ def test_a_stray_carriage_return_in_a_field_is_read_not_a_crash():
     quoted = DETAILS_HEADER + '\n"0","k","S","Duration","ns","1"\n"1","k\r2","S","Duration","ns","2"\n'
     assert [(s["id"], s["kernel"]) for s in read(quoted).launches] == [("0", "k"), ("1", "k\r2")]
     unquoted = DETAILS_HEADER + '\n"0","k","S","Duration","ns","1"\n"1",k\r2,"S","Duration","ns","2"\n'
-    assert [s["id"] for s in read(unquoted).launches] == ["0"]  # the broken line is chatter, not a launch
+    with pytest.raises(TruncatedExportError, match=r"^x.csv:3: not a CSV line"):  # a broken row, not dropped
+        read(unquoted)

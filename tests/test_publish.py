@@ -72,14 +72,18 @@ def test_init_pages_writes_the_workflow(tmp_path):
     result = run("init-pages", "--repo", tmp_path, "--archive", "evidence", "--install", "ikreport==0.1.0")
     assert result.exit_code == 0
     workflow = yaml.safe_load((tmp_path / ".github" / "workflows" / "ikreport-pages.yml").read_text())
-    assert workflow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    assert workflow["permissions"] == {}
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
+    assert build["permissions"] == {"contents": "read"}
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     steps = [s.get("uses") or s.get("run") for s in build["steps"]]
-    assert 'python -m pip install "ikreport==0.1.0"' in steps
-    assert "ikreport build evidence -o _site --strict" in steps
-    assert "actions/upload-pages-artifact@v3" in steps
+    assert 'python -m pip install "$IKREPORT_INSTALL"' in steps
+    assert 'ikreport build "$IKREPORT_ARCHIVE" -o _site --strict' in steps
+    env = {k: v for s in build["steps"] for k, v in s.get("env", {}).items()}
+    assert env == {"IKREPORT_INSTALL": "ikreport==0.1.0", "IKREPORT_ARCHIVE": "evidence"}
+    assert "actions/upload-pages-artifact@56afc609e74202658d3ffba0e8f6dda462b719fa" in steps
     assert deploy["environment"]["name"] == "github-pages" and deploy["needs"] == "build"
-    assert deploy["steps"][0]["uses"] == "actions/deploy-pages@v4"
+    assert deploy["steps"][0]["uses"] == "actions/deploy-pages@d6db90164ac5ed86f2b6aed7e0febac5b3c0c03e"
     again = run("init-pages", "--repo", tmp_path)
     assert again.exit_code == 1 and "already exists; pass --force" in again.stderr
 

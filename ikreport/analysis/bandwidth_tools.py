@@ -9,6 +9,10 @@ nvbandwidth (v0.2 to v0.8): a banner (version, CUDA and driver versions, ``Devic
 then per testcase ``Running NAME.``, a title, a matrix of GB/s and ``SUM NAME VALUE``.
 Only ``device_local_copy`` measures a GPU's own memory (copied size counted once); every other
 testcase measures a link (PCIe host<->device, NVLink GPU<->GPU) and is never a memory peak.
+
+Numbers are checked against plausible.py, naming the line: a bandwidth (as printed, or derived
+from the array size and a time) outside one GPU's memory bounds or not finite, and a negative
+time, are refused rather than published as a measured peak.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ikreport.analysis import plausible
 from ikreport.errors import IkreportError
 
 
@@ -23,7 +28,10 @@ class BandwidthOutputError(IkreportError):
     """Saved bandwidth-tool output that cannot be read, or does not measure device memory."""
 
 
-NUM = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"  # one number: "1394571.325", "0.00038", "3.8e-04"
+# one number: "1394571.325", "0.00038", "3.8e-04"; also the signed, "nan" and "inf" C++ streams
+# print for a broken timer, so such a row is read and refused, not silently left out
+NUM = r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))"
+FIX = "the output is damaged or edited, or the run was broken; run the tool again"
 BABEL_ROW = re.compile(rf"^(?P<fn>Copy|Mul|Add|Triad|Dot|Nstream)\s+(?P<mbs>{NUM})\s+(?P<min>{NUM})\s+"
                        rf"(?P<max>{NUM})\s+(?P<avg>{NUM})\s*$")
 BABEL_ARRAYS = {"Copy": 2, "Mul": 2, "Add": 3, "Triad": 3, "Dot": 2, "Nstream": 4}
@@ -38,19 +46,29 @@ def parse_babelstream(text: str, name: str) -> dict[str, Any]:
     precision = re.search(r"^Precision:\s*(\S+)", text, re.MULTILINE)
     runs = re.search(r"^Running kernels (\d+) times", text, re.MULTILINE)
     implementation = re.search(r"^Implementation:\s*(.+?)\s*$", text, re.MULTILINE)
+    array_mb = float(array.group(1)) if array else None
+    if array and array_mb is not None:
+        plausible.at_least_zero(array_mb, f"{name}:{_line(text, array.start())}", "the array size", "MB", FIX)
     kernels = []
-    for line in text.splitlines():
+    for number, line in enumerate(text.split("\n"), 1):
         m = BABEL_ROW.match(line.rstrip("\r"))
         if m:
-            kernels.append({"function": m["fn"], "best_gbs": round(float(m["mbs"]) / 1e3, 1),
-                            "min_s": float(m["min"]), "max_s": float(m["max"]), "avg_s": float(m["avg"])})
+            where = f"{name}:{number}"
+            fn = m["fn"]
+            # BabelStream's MB are 1e6 bytes
+            best = plausible.memory_gbs(float(m["mbs"]) / 1e3, where, f"{fn} bandwidth", FIX)
+            times = {key: plausible.at_least_zero(float(m[key]), where, f"{fn} {label} time", "s", FIX)
+                     for key, label in (("min", "minimum"), ("max", "maximum"), ("avg", "average"))}
+            avg = None
+            if array_mb and times["avg"] > 0:
+                # Average bandwidth from the average time: arrays touched x array size / time.
+                avg = plausible.memory_gbs(BABEL_ARRAYS[fn] * array_mb * 1e6 / times["avg"] / 1e9, where,
+                                           f"{fn} bandwidth from the array size and the average time", FIX)
+            kernels.append({"function": fn, "best_gbs": round(best, 1), "min_s": times["min"],
+                            "max_s": times["max"], "avg_s": times["avg"],
+                            "avg_gbs": None if avg is None else round(avg, 1)})
     if not any(k["function"] == "Copy" for k in kernels):
         raise BandwidthOutputError(f"{name}: no 'Copy' row in the results table; the output is cut short")
-    array_mb = float(array.group(1)) if array else None
-    for k in kernels:
-        # Average bandwidth from the average time: arrays touched x array size / time.
-        k["avg_gbs"] = (round(BABEL_ARRAYS[k["function"]] * array_mb * 1e6 / k["avg_s"] / 1e9, 1)
-                        if array_mb and k["avg_s"] > 0 else None)
     return {
         "tool": "BabelStream", "version": version.group(1), "device": device.group(1) if device else None,
         "implementation": implementation.group(1) if implementation else None,
@@ -62,6 +80,10 @@ def parse_babelstream(text: str, name: str) -> dict[str, Any]:
 NVB_VERSION = re.compile(r"^nvbandwidth Version:\s*v?(\d+)\.(\d+)", re.MULTILINE)
 NVB_KNOWN = range(2, 9)  # v0.2 .. v0.8 read here; another layout is refused, not guessed
 LOCAL_TESTS = ("device_local_copy",)
+
+
+def _line(text: str, at: int) -> int:
+    return text.count("\n", 0, at) + 1
 
 
 def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
@@ -76,7 +98,7 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
                for m in re.finditer(r"^Device (\d+): (.+)$", text, re.MULTILINE)}
     tests: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
-    for line in text.splitlines():
+    for number, line in enumerate(text.split("\n"), 1):
         line = line.rstrip()
         run = re.match(r"^Running (\S+)\.$", line)
         if run:
@@ -100,7 +122,7 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
         if row and current["title"] is not None:
             values = [None if v == "N/A" else float(v) for v in row.group(2).split()
                       if re.fullmatch(rf"N/A|{NUM}", v)]
-            current["cells"].append({"row": int(row.group(1)), "values": values})
+            current["cells"].append({"row": int(row.group(1)), "values": values, "line": number})
     if not tests:
         raise BandwidthOutputError(f"{name}: no 'Running <testcase>.' blocks; the output is cut short")
     unfinished = [t["name"] for t in tests if t["sum_gbs"] is None]
@@ -124,8 +146,11 @@ def nvbandwidth_local_copies(parsed: dict[str, Any], name: str) -> list[dict[str
         )
     out = []
     for test in local:
-        values = [v for cell in test["cells"] for v in cell["values"] if v is not None]
-        for gpu, value in enumerate(values):
+        values = [(v, cell["line"]) for cell in test["cells"] for v in cell["values"] if v is not None]
+        for gpu, (value, line) in enumerate(values):
+            # the bound is on read + write, what the record publishes: nvbandwidth counts once
+            plausible.memory_gbs(2 * value, f"{name}:{line}", f"GPU {gpu}'s device-local copy, doubled to read+write",
+                                 FIX)
             out.append({"test": test["name"], "gpu_index": gpu, "device": parsed["devices"].get(gpu),
                         "copy_gbs_counted_once": value})
     return out

@@ -10,21 +10,26 @@ Accepted layouts, all seen in real exports from 2020 to 2025:
   (``gpu__time_duration.sum``, ``dram__bytes_op_read.sum``, stall ``.pct`` metrics);
 - units auto-scaled per row (``Mbyte`` next to ``byte``) or ``--print-units base``.
 Columns are found by name, so their order and extra columns do not matter.
+
+A row is as wide as the header, or (a metric row) ends after ``Metric Value``; either may
+carry one trailing comma. Any other width means a row cut short or broken quoting, and is
+refused naming its line (``TruncatedExportError``), as is a line end inside an unquoted field.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
-from ikreport.analysis.ncu_table import LaunchTable
+from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, flop_weight, stall_reason
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
-from ikreport.errors import NcuExportError
+from ikreport.errors import TruncatedExportError
 
-Cell = tuple[str, str]  # (value text, unit)
+Cell = tuple[str, str, int]  # (value text, unit, body line from 0)
 
 
 class _Collected:
@@ -49,25 +54,54 @@ def parse_details(export: Export) -> LaunchTable:
         col.setdefault(h, i)
     value_at = col["Metric Value"]
     launches: dict[str, _Collected] = {}
-    reader = csv.reader(io.StringIO(export.text, newline=""))
+    for row, line in _rows(export, col):
+        if not row[col["Metric Name"]]:
+            # rule rows (empty metric) still carry ncu's own verdicts: keep them
+            _add_rule(launches, row, col, line)
+            continue
+        got = launches.get(row[col["ID"]])
+        if got is None:
+            got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col, line))
+        got.add(_cell(row, col, "Section Name"), row[col["Metric Name"]],
+                (row[value_at], _cell(row, col, "Metric Unit"), line))
+    finished = [_finish(c) for c in launches.values()]
+    table = LaunchTable.from_launches(finished)
+
+    def where(i: int, field: str) -> str:
+        return f"{export.name}:{export.file_line(finished[i].lines.get(field, finished[i].line))}"
+
+    check_plausible(table, where)
+    return table
+
+
+def _rows(export: Export, col: dict[str, int]) -> Iterator[tuple[list[str], int]]:
+    """The page's rows and their body lines (from 0), each checked for width; blank lines are
+    left out."""
+    # lines end at "\n" only (not at a lone "\r"), so reader.line_num counts the same lines as
+    # the quote check and file_line; decoded a block at a time, never as one big string
+    lines = io.TextIOWrapper(io.BytesIO(export.body), encoding="utf-8", errors="replace", newline="\n")
+    reader = csv.reader(lines)
+    full, metric = len(export.header), col["Metric Value"] + 1
     while True:
         try:
             row = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as exc:
-            raise NcuExportError(f"{export.name}:{export.header_line + reader.line_num}: not a CSV line ({exc}); "
-                                 "export it again") from exc
-        if len(row) <= value_at or not row[col["Metric Name"]]:
-            # rule rows (empty metric) still carry ncu's own verdicts: keep them
-            _add_rule(launches, row, col)
+            raise TruncatedExportError(f"{export.name}:{export.file_line(reader.line_num - 1)}: not a CSV line "
+                                       f"({exc}); export it again with ncu --csv") from exc
+        if not row:
             continue
-        got = launches.get(row[col["ID"]])
-        if got is None:
-            got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col))
-        got.add(_cell(row, col, "Section Name"), row[col["Metric Name"]],
-                (row[value_at], _cell(row, col, "Metric Unit")))
-    return LaunchTable.from_launches([_finish(c) for c in launches.values()])
+        trailing = row[-1] == ""  # one trailing comma adds an empty field
+        if not (_width(row, full, trailing) or (_width(row, metric, trailing) and row[col["Metric Name"]])):
+            raise TruncatedExportError(
+                f"{export.name}:{export.file_line(reader.line_num - 1)}: a row of {len(row)} fields under a header "
+                f"of {full} (cut short, or its quoting is broken); export it again with ncu --csv")
+        yield row, reader.line_num - 1
+
+
+def _width(row: list[str], width: int, trailing: bool) -> bool:
+    return len(row) == width or (trailing and len(row) == width + 1)
 
 
 def _cell(row: list[str], col: dict[str, int], name: str) -> str:
@@ -75,8 +109,9 @@ def _cell(row: list[str], col: dict[str, int], name: str) -> str:
     return row[i] if i is not None and i < len(row) else ""
 
 
-def _new_launch(row: list[str], col: dict[str, int]) -> Launch:
+def _new_launch(row: list[str], col: dict[str, int], line: int) -> Launch:
     return Launch(
+        line=line,
         id=row[col["ID"]],
         kernel=_cell(row, col, "Kernel Name"),
         cc=_cell(row, col, "CC") or None,
@@ -85,12 +120,12 @@ def _new_launch(row: list[str], col: dict[str, int]) -> Launch:
     )
 
 
-def _add_rule(launches: dict[str, _Collected], row: list[str], col: dict[str, int]) -> None:
+def _add_rule(launches: dict[str, _Collected], row: list[str], col: dict[str, int], line: int) -> None:
     if "Rule Name" not in col or len(row) <= col["Rule Name"] or not row[col["Rule Name"]]:
         return
     got = launches.get(row[col["ID"]])
     if got is None:
-        got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col))
+        got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col, line))
     got.launch.rules.append({
         "section": _cell(row, col, "Section Name"),
         "rule": row[col["Rule Name"]],
@@ -145,7 +180,8 @@ def _field(c: _Collected, field: str) -> float | None:
 
 
 def _read(launch: Launch, field: str, cell: Cell) -> float | None:
-    text, unit = cell
+    text, unit, line = cell
+    launch.lines[field] = line
     value = to_number(text, unit, FIELD_KIND.get(field, "count"))
     if value is None and not is_missing(text):
         launch.problems.append(f"{field}: {text!r} {unit!r}")

@@ -5,7 +5,8 @@ Layout: header row of metric names (``gpu__time_duration.sum``...), then a units
 separators (``"2,104,704"``, ``"112,183.50"``), be ``n/a``, or be strings in columns that
 look numeric. Only the columns a summary needs are parsed, column-wise with pyarrow and
 numpy, so a 20,000-launch export with 475 columns costs little more than reading it.
-Rows of another width than the header are skipped.
+A row of another width than the header (cut short, or its quoting broken) is refused, naming
+its line: skipping it would drop a launch without a word.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from ikreport.analysis.arrow import bool_values, float_values, null_string
 from ikreport.analysis.ncu_export import Export, csv_row
 from ikreport.analysis.ncu_launch import dims_product
 from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, flop_weight, stall_reason
-from ikreport.analysis.ncu_table import LaunchTable
+from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.units import NOT_AVAILABLE, NUMBER_RX, unit_factor
-from ikreport.errors import NcuExportError
+from ikreport.errors import NcuExportError, TruncatedExportError
 
 BLOCK_BYTES = 2 << 20
 NOT_AVAILABLE_RX = "^(?:" + "|".join(re.escape(v) for v in sorted(NOT_AVAILABLE)) + ")$"
@@ -53,8 +54,11 @@ def _unreadable(column: pa.ChunkedArray, values: np.ndarray) -> np.ndarray:
 
 
 def _read(export: Export, indices: list[int]) -> pa.Table:
-    def skip(row: pacsv.InvalidRow) -> str:
-        return "skip"
+    wrong: list[pacsv.InvalidRow] = []
+
+    def refuse(row: pacsv.InvalidRow) -> str:
+        wrong.append(row)  # pyarrow does not know the row's line: found from its text below
+        return "error"
 
     # a final newline: pyarrow reads a lone unterminated row as an empty file
     body = export.body
@@ -64,28 +68,37 @@ def _read(export: Export, indices: list[int]) -> pa.Table:
     # Streamed in small blocks: pyarrow holds every column of a block while parsing it, so big
     # blocks cost memory (16 MB blocks: +107 MB on a 61 MB export; 2 MB: about +25 MB).
     # Column names from the header (not inferred from the first row, which may be short):
-    # rows of another width are then invalid, and skipped.
+    # rows of another width are then invalid, and refused.
     names = [f"f{i}" for i in range(len(export.header))]
     try:
         reader = pacsv.open_csv(
             pa.BufferReader(rows),
             read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_BYTES),
-            parse_options=pacsv.ParseOptions(invalid_row_handler=skip),
+            parse_options=pacsv.ParseOptions(invalid_row_handler=refuse),
             convert_options=pacsv.ConvertOptions(include_columns=[f"f{i}" for i in indices],
                                                  column_types={f"f{i}": pa.string() for i in indices},
                                                  strings_can_be_null=False),
         )
         return pa.Table.from_batches(list(reader), schema=reader.schema)
     except (pa.ArrowInvalid, pa.ArrowKeyError) as exc:
+        if wrong:
+            row = wrong[0]
+            raise TruncatedExportError(
+                f"{export.name}:{export.row_line(row.text.encode('utf-8'))}: a row of {row.actual_columns} fields "
+                f"under a header of {row.expected_columns} (cut short, or its quoting is broken); "
+                "export it again with ncu --csv") from exc
         why = " ".join(str(exc).split())[:160]
         raise NcuExportError(f"{export.name}: the raw page cannot be read ({why}); export it again") from exc
 
 
 def parse_raw(export: Export) -> LaunchTable:
     if not len(export.body):
-        raise NcuExportError(f"{export.name}: the raw page has a header but no units row; export it again")
+        raise TruncatedExportError(f"{export.name}: the raw page has a header but no units row; export it again")
     first = bytes(export.body[:65536 * 16])
-    units = csv_row(first[: first.find(b"\n")].decode("utf-8", "replace"), export.name, export.header_line + 1)
+    units = csv_row(first.split(b"\n", 1)[0].decode("utf-8", "replace"), export.name, export.header_line + 1)
+    if len(units) != len(export.header):
+        raise TruncatedExportError(f"{export.name}:{export.file_line(0)}: the units row has {len(units)} fields "
+                                   f"under a header of {len(export.header)}; export it again with ncu --csv")
     col: dict[str, int] = {}
     for i, h in enumerate(export.header):
         col.setdefault(h, i)  # a repeated header keeps its first column
@@ -143,10 +156,13 @@ def parse_raw(export: Export) -> LaunchTable:
         flops = np.where(present, np.nan_to_num(flops) + values, flops)
         if "sass" in name:
             sass |= present
-    return LaunchTable(
+    table = LaunchTable(
         ids=text["id"], kernels=text.get("kernel", [""] * n),
         text={k: [v or None for v in text[k]] for k in ("device", "cc", "grid_dims", "block_dims") if k in text},
         fields=fields, stalls=stalls, stall_source=source if stalls else None, flops=flops, flops_sass=sass,
         problems=problems,
     )
+    # launch row i is CSV record i after the units row (body line 0)
+    check_plausible(table, lambda i, _field: f"{export.name}:{export.record_line(i, skip=1)}")
+    return table
 

@@ -221,11 +221,13 @@ CSV_COLUMNS = ("index", "id", "kernel", "duration_us", "dram_gbs", "dram_pct", "
 
 def launch_csv(t: LaunchTable, d: Derived) -> bytes:
     """Every launch as CSV (one row each, profiling order): the table a big profile's record
-    cites as a blob. Deterministic for the same input."""
+    cites as a blob. Deterministic for the same input. Text cells are neutralised against
+    CSV injection (``ikreport.csv_cells``); readers undo it with ``csv_cells.restore``."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     from ikreport.analysis.arrow import column
+    from ikreport.csv_cells import neutralise
 
     f = t.fields
     limiter = np.array([LIMITERS[c] if c >= 0 else "" for c in d.limiter.tolist()], dtype=object)
@@ -238,7 +240,8 @@ def launch_csv(t: LaunchTable, d: Derived) -> bytes:
         "registers": f["registers"], "grid": f["grid"], "block": f["block"], "flops": d.flops,
         "bound": np.array(LABELS, dtype=object)[d.bound] if t.n else np.array([], dtype=object),
     }
-    table = pa.table({name: column(columns[name]) for name in CSV_COLUMNS})
+    # kernel names and ids are anyone's text: no cell may reach a spreadsheet as a formula
+    table = neutralise(pa.table({name: column(columns[name]) for name in CSV_COLUMNS}))
     out = io.BytesIO()
     pacsv.write_csv(table, out)
     return out.getvalue()

@@ -7,12 +7,14 @@ produce this, so merging and summarising are column-wise whatever the export's s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ikreport.analysis import plausible
 from ikreport.analysis.ncu_launch import Launch
-from ikreport.analysis.ncu_metrics import FIELDS, STALL_PATTERNS
+from ikreport.analysis.ncu_metrics import FIELD_KIND, FIELDS, STALL_PATTERNS
 
 TEXT = ("device", "cc", "grid_dims", "block_dims")
 
@@ -64,6 +66,22 @@ class LaunchTable:
             problems={i: x.problems for i, x in enumerate(launches) if x.problems},
             rules={i: x.rules for i, x in enumerate(launches) if x.rules},
         )
+
+
+def check_plausible(t: LaunchTable, where: Callable[[int, str], str]) -> None:
+    """Refuse a page holding a value no GPU can produce (see plausible.py): a negative time,
+    amount or count, a percent of peak above 101, a DRAM rate above one GPU's memory bound,
+    or DRAM bytes over a duration that no memory moves. ``where(row, field)`` names the line."""
+    for name, values in t.fields.items():
+        kind = FIELD_KIND.get(name, "count")
+        fix = plausible.NCU_PERCENT_FIX if kind == "percent" else plausible.NCU_FIX
+        plausible.check_column(values, kind, name, lambda i, f=name: where(i, f), fix)
+    f = t.fields
+    moved = np.nan_to_num(f["dram_read_bytes"]) + np.nan_to_num(f["dram_write_bytes"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where((moved > 0) & (f["duration_ns"] > 0), moved / f["duration_ns"] * 1e9, np.nan)
+    plausible.check_column(rate, "byte_rate", "DRAM bytes read + written over the duration",
+                           lambda i: where(i, "duration_ns"))
 
 
 def _nan(value: float | None) -> float:

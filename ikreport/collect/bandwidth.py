@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ikreport import records
+from ikreport.analysis import plausible
 from ikreport.analysis.bandwidth import CONVENTION, copy_gbs, summarize_samples, theoretical_peak_gbs
 from ikreport.analysis.bandwidth_tools import (
     BandwidthOutputError,
@@ -50,12 +51,13 @@ def _record(archive: Archive, context: Context, *, title: str, gpu: str | None, 
 def measure_bandwidth(archive: Archive, context: Context, *, sizes_mib: list[int], warmup: int, repeats: int,
                       backend: str | None = None, progress: bandwidth_run.Progress | None = None) -> str:
     chosen = bandwidth_run.available_backend(backend)
-    raw_env, env = snapshot()
-    env_id = write_env_record(archive, raw_env, env, Context(limitations=context.limitations))
+    raw_env, env = snapshot()  # the GPU's state as the copies start; written only if they make sense
     result = bandwidth_run.measure(chosen, [s * bandwidth_run.MiB for s in sizes_mib], warmup, repeats, progress)
     if not result["samples"]:
         raise bandwidth_run.tools.ToolError("the bandwidth measurement gave no samples")
-    samples = [{**s, "gbs": round(copy_gbs(s["buffer_bytes"], s["seconds"]), 1)} for s in result["samples"]]
+    samples = [{**s, "gbs": round(_sample_gbs(s, i, len(result["samples"])), 1)}
+               for i, s in enumerate(result["samples"])]
+    env_id = write_env_record(archive, raw_env, env, Context(limitations=context.limitations))
     gpu0 = env["gpus"][0]
     theory = theoretical_peak_gbs(gpu0.get("max_memory_clock_mhz"), gpu0.get("memory_bus_width_bits"))
     summary = summarize_samples(samples, theory)
@@ -88,6 +90,15 @@ def measure_bandwidth(archive: Archive, context: Context, *, sizes_mib: list[int
         sources=[{"role": "bandwidth-samples", "id": blob, "size": len(raw), "media_type": "application/json",
                   "name": "bandwidth-samples.json"}],
     )
+
+
+def _sample_gbs(sample: dict[str, Any], i: int, n: int) -> float:
+    """A timed copy's read + write GB/s; a timer that gave nonsense (no time, a negative or
+    tiny one) is refused before anything is written."""
+    where = f"collect bandwidth: sample {i + 1} of {n} ({sample['buffer_bytes'] / bandwidth_run.MiB:g} MiB copy)"
+    fix = "the GPU's timer gave nonsense, so nothing was written; run it again"
+    seconds = plausible.above_zero(float(sample["seconds"]), where, "its time", "s", fix)
+    return plausible.memory_gbs(copy_gbs(sample["buffer_bytes"], seconds), where, "its bandwidth", fix)
 
 
 def import_babelstream(archive: Archive, path: Path, context: Context) -> str:

@@ -111,11 +111,15 @@ def _nvcc(sizes: list[int], warmup: int, repeats: int, progress: Progress | None
     if not lines or lines[0].strip() != "ikbw 1":
         raise tools.ToolError("the bandwidth program printed an unknown format; reinstall ikreport")
     for line in lines[1:]:
-        parts = line.split(" ", 2) if line.startswith("device ") else line.split()
-        if parts[0] == "device":
+        parts = line.split()
+        if line.startswith("device "):
             device = line[len("device "):].strip()
-        elif parts[0] == "sample" and len(parts) == 3:
-            samples.append({"buffer_bytes": int(parts[1]), "seconds": float(parts[2])})
+        elif parts[:1] == ["sample"] and len(parts) == 3:
+            try:
+                samples.append({"buffer_bytes": int(parts[1]), "seconds": float(parts[2])})
+            except ValueError as exc:
+                raise tools.ToolError(f"the bandwidth program printed {line.strip()!r}, not a sample; "
+                                      "reinstall ikreport") from exc
     if progress:
         progress(len(samples), len(sizes) * repeats)
     return {"backend": "nvcc", "backend_version": version[-1] if version else None, "device": device, "samples": samples}

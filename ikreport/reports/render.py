@@ -12,7 +12,10 @@ import yaml
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from ikreport.formatting import Markdown, md_text
 from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin
+from ikreport.reports.front_matter import front_matter_problem
+from ikreport.reports.raw_html import escape_raw_html, raw_html_plugin
 from ikreport.reports.resolver import RecordResolver
 
 SLUG_RX = re.compile(r"[^a-z0-9]+")
@@ -30,9 +33,13 @@ class RenderedReport:
     findings: list[Finding]
 
 
-def markdown_parser() -> MarkdownIt:
-    # Raw HTML in a report is shown as text, never passed through (reports may come from anyone).
-    return MarkdownIt("commonmark", {"html": False}).enable("table").use(front_matter_plugin).use(citation_plugin)
+def markdown_parser(tables: bool = True) -> MarkdownIt:
+    # Raw HTML in a report is shown as text, never passed through (reports may come from anyone);
+    # raw_html_plugin notes where it is, so the Markdown twin shows it as text too.
+    md = MarkdownIt("commonmark", {"html": False})
+    if tables:
+        md.enable("table")
+    return md.use(front_matter_plugin).use(citation_plugin).use(raw_html_plugin)
 
 
 def slug_of(path: Path) -> str:
@@ -46,6 +53,12 @@ def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedRe
     tokens = md.parse(text, env)
     meta, front_end = _front_matter(tokens, state)
     html = md.renderer.render(tokens, md.options, env)
+    # GitHub reads the twin with GFM tables, a plain CommonMark reader without; the two see
+    # different blocks in some texts (a table row vs. an indented code line), so what either
+    # could take as raw HTML is escaped.
+    plain_env: dict[str, Any] = {"ikreport": resolver, "ikreport_state": RenderState()}
+    plain = markdown_parser(tables=False).parse(text, plain_env)
+    lines = escape_raw_html(text.splitlines(), [(tokens, env), (plain, plain_env)])
     for rid in meta["records"]:
         try:
             resolver.resolve(rid)
@@ -59,7 +72,7 @@ def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedRe
         state.findings.append(Finding("IK202", 1, "the report cites no record"))
     return RenderedReport(
         source=str(path), slug=slug_of(path), title=meta["title"] or path.stem, summary=meta["summary"],
-        html=html, markdown=_twin(text, front_end, state, resolver), cites=cites,
+        html=html, markdown=_twin(lines, front_end, state, resolver), cites=cites,
         findings=sorted(state.findings, key=lambda f: (f.line, f.code)),
     )
 
@@ -70,6 +83,11 @@ def _front_matter(tokens: list[Any], state: RenderState) -> tuple[dict[str, Any]
     if token is None:
         return meta, 0
     try:
+        # Limits first, on the event stream: an alias bomb must never reach safe_load.
+        over = front_matter_problem(token.content)
+        if over is not None:
+            state.findings.append(Finding("IK107", *over))
+            return meta, token.map[1] if token.map else 0
         data = yaml.safe_load(token.content) or {}
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", 0) + 2
@@ -85,10 +103,10 @@ def _front_matter(tokens: list[Any], state: RenderState) -> tuple[dict[str, Any]
     return meta, token.map[1] if token.map else 0
 
 
-def _twin(text: str, front_end: int, state: RenderState, resolver: RecordResolver) -> str:
-    """The Markdown source with each citation the plugin found resolved, and each citing
-    paragraph followed by the limitations of what it cites."""
-    lines = text.splitlines()
+def _twin(lines: list[str], front_end: int, state: RenderState, resolver: RecordResolver) -> Markdown:
+    """The Markdown source (raw HTML escaped) with each citation the plugin found resolved, and
+    each citing paragraph followed by the limitations of what it cites. Values and limitations
+    are record text, escaped as the templates escape it."""
     cursor: dict[int, int] = {}
     for c in state.citations:
         if c.record_id is None:
@@ -98,7 +116,7 @@ def _twin(text: str, front_end: int, state: RenderState, resolver: RecordResolve
         if at < 0:
             continue
         link = f"[\\[{c.record_id[:8]}\\]]({resolver.md_href(c.record_id)})"
-        new = f"{c.value} {link}" if c.path else link
+        new = f"{md_text(c.value)} {link}" if c.path else link
         lines[i] = lines[i][:at] + new + lines[i][at + len(c.source):]
         cursor[i] = at + len(new)
     inserts: dict[int, list[str]] = {}
@@ -106,7 +124,7 @@ def _twin(text: str, front_end: int, state: RenderState, resolver: RecordResolve
         block = [""]
         for rid in cited:
             block += [f"> **What [\\[{rid[:8]}\\]]({resolver.md_href(rid)}) does not show**", ">"]
-            block += [f"> - {item}" for item in resolver.limitations(rid)]
+            block += [f"> - {md_text(item)}" for item in resolver.limitations(rid)]
             block.append("")
         inserts.setdefault(end, []).extend(block)
     out = []
@@ -114,4 +132,4 @@ def _twin(text: str, front_end: int, state: RenderState, resolver: RecordResolve
         if n > front_end:
             out.append(line)
         out.extend(inserts.get(n, []))
-    return "\n".join(out).strip("\n") + "\n"
+    return Markdown("\n".join(out).strip("\n") + "\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 
+from ikreport import supersede
 from ikreport.claims.model import RecordSet
 from ikreport.reports.values import PathError, format_value, lookup
 
@@ -15,10 +16,9 @@ class RecordResolver:
         self.records = records
         self.ids = sorted(records.records)
         self.root = root
-        self.newer: dict[str, str] = {}
-        for rid in records.by_kind.get("supersession", []):
-            for old in records.records[rid]["supersedes"]:
-                self.newer[old["id"]] = records.records[rid]["data"]["new"]
+        # supersede.py decides the successor, so a report and a record page never name different ones
+        self.newer = supersede.successors(edge for rid in records.by_kind.get(supersede.KIND, [])
+                                          for edge in supersede.of_record(rid, records.records[rid]))
 
     def resolve(self, prefix: str) -> str:
         prefix = prefix.lower()

@@ -17,6 +17,7 @@ from pathlib import Path
 from ikreport.archive import Archive, references
 from ikreport.cache import default_cache_dir, keep, kept_size, recall, recall_json
 from ikreport.check import check
+from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
 from ikreport.site.record_pages import Job, render_record_pages
@@ -76,7 +77,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
             if what == "record" and rid not in cited_by.setdefault(ref, []):
                 cited_by[ref].append(rid)
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
-    published = {blob_id for blob_id, _media, size in sources if size <= max_blob_mb * MiB}
+    published = {blob_id: offered_suffix(archive, blob_id, media_type, cache)
+                 for blob_id, media_type, size in sources if size <= max_blob_mb * MiB}
     env = environment(templates, cache / "jinja")
     site: dict[str, object] = {}
     files = SiteFiles()
@@ -138,15 +140,16 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     manifest_blobs = []
     for blob_id, media_type, size in sources:
         if blob_id in published:
-            path = f"b/{blob_id}{MEDIA_EXT.get(media_type, '')}"
+            path = f"b/{blob_id}{published[blob_id]}"
             files.add_lazy(path, functools.partial(archive.read_blob, blob_id), size, blob_id)
             manifest_blobs.append({"id": blob_id, "path": path})
     for name in ASSETS:
         files.add(name, asset(env, name))
     (html_404,) = render(env, Page(path="404", template="404", title="Not found", root=""), site, ("html",))
     files.add("404.html", html_404)
-    files.add("manifest.json", manifest_json(sorted(records.records), manifest_blobs))
     files.add(".nojekyll", b"")
+    # Last: its "files" list names every path added above, which is what publish trusts.
+    files.add("manifest.json", manifest_json(sorted(records.records), manifest_blobs, sorted(files.entries)))
     warnings = budget_warnings(files)
     state = write_site(files, output, parse_state(recall_json(state_file)), BUILT_PATHS)
     # if it cannot be kept, the next build writes every file again: slower, not wrong
@@ -172,11 +175,31 @@ def _render_again(job: Job, done: dict[str, dict[int | str, bytes]], record_id: 
     return done[record_id][part]
 
 
-def manifest_json(record_ids: list[str], blobs: list[dict[str, str]]) -> bytes:
-    """Every record (and published blob) in the site, for 'ikreport verify --site'."""
+def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path) -> str:
+    """The file name suffix the site offers a blob under: its media type's, except that a CSV
+    holding cells a spreadsheet would run as formulas is offered as .txt. Exports are kept
+    verbatim (a blob's name is its hash), so they cannot be neutralised as the CSVs ikreport
+    writes are; a .txt opens in a text editor or the browser, not a spreadsheet. The answer
+    for a blob never changes, so it is kept in the cache."""
+    suffix = MEDIA_EXT.get(media_type, "")
+    if suffix != ".csv":
+        return suffix
+    memo = cache / "offered" / blob_id
+    kept = recall(memo)  # None when missing or damaged: looked at again
+    if kept in (b".csv", b".txt"):
+        return kept.decode()
+    suffix = ".txt" if has_formula_cells(archive.read_blob(blob_id)) else ".csv"
+    keep(memo, suffix)  # if it cannot be kept, the next build looks again
+    return suffix
+
+
+def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: list[str]) -> bytes:
+    """Every record (and published blob) in the site, for 'ikreport verify --site', and every
+    file the build wrote but this one (``files``), so that 'ikreport publish' can refuse a
+    file nobody built."""
     import json
 
-    body = {"schema": "ikreport.manifest/1", "records": record_ids, "blobs": blobs}
+    body = {"schema": "ikreport.manifest/1", "records": record_ids, "blobs": blobs, "files": paths}
     return (json.dumps(body, sort_keys=True, indent=1) + "\n").encode("utf-8")
 
 

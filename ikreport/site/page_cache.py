@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import lru_cache
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def templates_digest(dirs: list[str]) -> str:
     return h.hexdigest()
 
 
-def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list[str]], published: set[str],
+def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list[str]], published: Mapping[str, str],
                     templates: str) -> str:
     record = records.records[record_id]
     deps: dict[str, Any] = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 from ikreport.claims.engine import claims_for
@@ -21,6 +22,7 @@ MAX_CHART_KERNELS = 15
 MAX_TABLE_KERNELS = 50
 MAX_TABLE_LAUNCHES = 200
 MEDIA_EXT = {"text/csv": ".csv", "text/plain": ".txt", "application/json": ".json"}
+AS_TEXT_NOTE = "offered as .txt: a spreadsheet would run some of its cells as formulas"
 
 
 def chart_label(i: int, kernel: str) -> str:
@@ -29,12 +31,20 @@ def chart_label(i: int, kernel: str) -> str:
     return f"#{i + 1}"
 
 
-def blob_href(source: dict[str, Any], root: str) -> str:
-    return f"{root}b/{source['id']}{MEDIA_EXT.get(source['media_type'], '')}"
+def blob_href(source: dict[str, Any], root: str, published: Mapping[str, str] | None = None) -> str:
+    """Where the site offers a blob; ``published`` maps each published blob to its file name
+    suffix (site.build decides it), else the suffix of its media type."""
+    suffix = published.get(source["id"]) if published else None
+    return f"{root}b/{source['id']}{MEDIA_EXT.get(source['media_type'], '') if suffix is None else suffix}"
+
+
+def _source_note(source: dict[str, Any], published: Mapping[str, str] | None) -> str:
+    suffix = published.get(source["id"]) if published else None
+    return AS_TEXT_NOTE if suffix is not None and suffix != MEDIA_EXT.get(source["media_type"], "") else ""
 
 
 def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str]],
-                charts: ChartRenderer, record_bytes: bytes = b"", published: set[str] | None = None) -> Page:
+                charts: ChartRenderer, record_bytes: bytes = b"", published: Mapping[str, str] | None = None) -> Page:
     record = records.whole(record_id)
     root = "../"
     titles = {rid: r["title"] for rid, r in records.records.items()}
@@ -51,8 +61,8 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "record": _record_view(record),
         "claim_groups": _groups(claims),
         "limitations": record["limitations"],
-        "sources": [{**s, "short": short(s["id"]),
-                     "href": blob_href(s, root) if published is None or s["id"] in published else ""}
+        "sources": [{**s, "short": short(s["id"]), "note": _source_note(s, published),
+                     "href": blob_href(s, root, published) if published is None or s["id"] in published else ""}
                     for s in record["sources"]],
         # the exact bytes, for the in-browser hash check where the JSON file cannot be fetched (file://)
         "record_b64": base64.b64encode(record_bytes).decode("ascii"),
@@ -68,7 +78,7 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "superseded_by": None,
     }
     if record["kind"] == "ncu-profile":
-        context["profile"] = _profile_view(record)
+        context["profile"] = _profile_view(record, published)
         context["charts"] = _profile_charts(record, charts) + _roofline(record, records, charts)
         context["tables"] = _environment_changes(record)
     elif record["kind"] == "peak-bandwidth":
@@ -109,7 +119,7 @@ def _record_view(record: Record) -> dict[str, Any]:
             "subject": subject, "method": method_rows}
 
 
-def _profile_view(record: Record) -> dict[str, Any]:
+def _profile_view(record: Record, published: Mapping[str, str] | None = None) -> dict[str, Any]:
     data = record["data"]
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
@@ -135,7 +145,7 @@ def _profile_view(record: Record) -> dict[str, Any]:
         "kernels": kernels, "kernels_more": max(0, data["kernel_count"] - MAX_TABLE_KERNELS),
         "launches": launches, "launches_more": data["launch_count"] - shown,
         "launches_title": "Launches" if complete else f"The {shown} longest launches",
-        "launch_table": next((blob_href(s, "../") for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE), None),
+        "launch_table": next((blob_href(s, "../", published) for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE), None),
     }
 
 

@@ -47,7 +47,7 @@ class Job:
     archive: Path
     records: RecordSet | None  # None in a worker until it has loaded them
     cited_by: dict[str, list[str]]
-    published: set[str]
+    published: dict[str, str]  # blob id -> the file name suffix the site offers it under
     templates: Path | None
     cache: Path | None  # the build's cache folder: charts/ and jinja/ in it
     site: dict[str, Any]

@@ -6,7 +6,6 @@ Templates come from ``--templates DIR`` first, then the ones shipped with the pa
 from __future__ import annotations
 
 import pickle
-import re
 from importlib import resources
 from pathlib import Path
 
@@ -14,9 +13,10 @@ import jinja2
 
 from ikreport import __version__
 from ikreport.errors import BuildError
+from ikreport.formatting import Markdown, md_code, md_text
 from ikreport.site.model import Page
 
-MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+ENVIRONMENT_REVISION = "md-finalize-1"  # change with any option of environment() below
 
 
 def default_templates_dir() -> Path:
@@ -37,7 +37,10 @@ def _bytecode_cache(folder: Path | None) -> jinja2.BytecodeCache | None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None  # only costs time
-    return _BytecodeCache(str(folder))
+    # Compiled code bakes in the environment (finalize, autoescape), which jinja2's cache key
+    # (template name and source) does not cover: name the files after this environment, so
+    # code compiled before the .md finalize existed is never loaded.
+    return _BytecodeCache(str(folder), pattern=f"__jinja2_{ENVIRONMENT_REVISION}_%s.cache")
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -57,16 +60,14 @@ class _BytecodeCache(jinja2.FileSystemBytecodeCache):
             pass  # only costs time
 
 
-def md_text(value: object) -> str:
-    """Text safe inside Markdown: characters that would become markup are escaped."""
-    return MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
-
-
-def md_code(value: object) -> str:
-    """A code span for a kernel name; pipes escaped so it can sit in a table cell."""
-    text = " ".join(str(value).split()).replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
+@jinja2.pass_context
+def _finalize(context: jinja2.runtime.Context, value: object) -> object:
+    """Every ``{{ … }}`` of a .md template is escaped unless md_text/md_code made it already:
+    record text cannot slip into a twin as markup because a template forgot ``| md``.
+    (.html templates are autoescaped by jinja2.)"""
+    if context.name is None or not context.name.endswith(".md") or isinstance(value, Markdown):
+        return value
+    return md_text(value)
 
 
 def environment(override: Path | None, bytecode_dir: Path | None = None) -> jinja2.Environment:
@@ -82,6 +83,7 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> jinj
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_finalize,
     )
     env.filters["md"] = md_text
     env.filters["mdcode"] = md_code

@@ -1,0 +1,69 @@
+"""CSV cells that a spreadsheet would run as formulas (CSV injection), as OWASP describes it.
+
+A cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return can be read as a
+formula by Excel, LibreOffice or Google Sheets. CSVs ikreport writes prefix such a text cell
+with a single quote (OWASP's remedy; spreadsheets show the cell as text and hide the quote),
+and a text cell that already starts with a quote gets one more, so ``restore`` gives back
+exactly what was written. Numbers are typed columns, written bare: -1.5 stays a number.
+Exports kept verbatim cannot be changed (their name is their hash): ``has_formula_cells``
+tells the site to offer such a file as text rather than as a spreadsheet.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# RE2 (pyarrow) syntax; the quote itself is prefixed too, so that restore is exact
+_PREFIX_RE2 = r"^([=+\-@\t\r'])"
+# a trigger at the start of a line or after a delimiter or quote: cheap test before parsing
+_MAYBE = re.compile(r"(?:^|[,\"\n\r])[=+\-@\t\r]", re.MULTILINE)
+
+
+def neutralise(table: pa.Table) -> pa.Table:
+    """``table`` with every text cell that starts with a trigger (or a quote) quote-prefixed."""
+    import pyarrow as pa  # only writers need pyarrow; readers of this module stay light
+    import pyarrow.compute as pc
+
+    for i, field in enumerate(table.schema):
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            column = pc.replace_substring_regex(table.column(i), pattern=_PREFIX_RE2, replacement=r"'\1")
+            table = table.set_column(i, field, column)
+    return table
+
+
+def restore(cell: str) -> str:
+    """A text cell as it was before ``neutralise``."""
+    return cell[1:] if cell.startswith("'") else cell
+
+
+def has_formula_cells(data: bytes) -> bool:
+    """Whether a spreadsheet opening ``data`` as CSV would find a text cell it could run as
+    a formula. A file that cannot be read as CSV counts as having one."""
+    encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
+    text = data.decode(encoding, errors="replace")
+    if not _MAYBE.search(text):
+        return False
+    try:
+        for row in csv.reader(io.StringIO(text, newline="")):
+            for cell in row:
+                if cell.startswith(TRIGGERS) and not _is_number(cell):
+                    return True
+    except csv.Error:
+        return True
+    return False
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True

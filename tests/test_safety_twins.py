@@ -1,0 +1,259 @@
+"""Issue 12, item 9 and the CSV part of item 12: the Markdown twins are as safe as the HTML
+pages, and no CSV the site offers reaches a spreadsheet with a formula in it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from ikreport.archive import Archive
+from ikreport.collect.context import Context
+from ikreport.collect.ncu_import import import_csv
+from ikreport.site.build import build_site
+
+HOSTILE_KERNELS = [
+    "k`<img src=x onerror=alert(1)>`",
+    "``<img src=x onerror=alert(2)>``x",
+    '`<a href="javascript:alert(3)">x</a>',
+    "a|<img src=x onerror=alert(4)>",
+    "a\\|<img src=x onerror=alert(5)>|",
+    "- <script>alert(6)</script>",
+]
+HOSTILE_REPORT = """---
+title: <img src=x onerror=alert(11)>
+summary: "<a href='javascript:alert(12)'>s</a>"
+---
+Inline <img src=x onerror=alert(13)> and <a href="javascript:alert(14)">link</a> [ev:{rid}] its title
+is [ev:{rid} title].
+
+<div onmouseover="alert(15)">block</div>
+
+<script>alert(16)</script>
+
+`code
+<script>alert(17)</script>` after
+
+| a | b |
+|---|---|
+| <img src=x onerror=alert(18)> | `x` <b onclick=alert(19)>y</b> \\| <i onclick=alert(23)>z</i> |
+
+> quote <img src=x onerror=alert(20)>
+
+- item <details open ontoggle=alert(21)>
+
+[link <img src=x onerror=alert(22)>](https://example.com)
+
+<!-- comment --> and <?php echo 1; ?> <![CDATA[x]]> \\\\<img src=x onerror=alert(24)>
+
+<div
+onmouseover="alert(25)"
+
+Autolink <https://example.com/a> stays a link; code `<b>kept</b>` stays code.
+"""
+# The tags markdown-it makes from Markdown; any other tag came from raw HTML.
+MARKDOWN_TAGS = {"p", "a", "img", "code", "pre", "em", "strong", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol",
+                 "li", "blockquote", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "s", "del"}
+
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+
+def live_markup(html: str, images: tuple[str, ...] = ("../charts/",)) -> list[str]:
+    """What in ``html`` could run or did not come from Markdown syntax; an image is suspect
+    unless its src starts with one of ``images`` (the twins show only charts)."""
+    parser = Tags()
+    parser.feed(html)
+    bad = []
+    for tag, attrs in parser.tags:
+        if tag not in MARKDOWN_TAGS:
+            bad.append(f"<{tag}>")
+        bad += [f"<{tag} {k}>" for k in attrs if k.startswith("on")]
+        if tag == "a" and attrs.get("href", "").strip().lower().startswith(("javascript:", "vbscript:", "data:")):
+            bad.append(f"<a href={attrs['href']}>")
+        if tag == "img" and not attrs.get("src", "").startswith(images):
+            bad.append(f"<img src={attrs.get('src')}>")
+    return bad
+
+
+def github_renderers() -> list[MarkdownIt]:
+    """CommonMark with raw HTML on, as GitHub reads a .md file; and with GFM tables too."""
+    return [MarkdownIt("commonmark", {"html": True}), MarkdownIt("commonmark", {"html": True}).enable("table")]
+
+
+def hostile_csv(path: Path, kernels: list[str], preamble: str = "") -> Path:
+    rows = ['"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"']
+    for i, name in enumerate(kernels):
+        quoted = name.replace('"', '""')
+        rows.append(f'"{i}","{quoted}","GPU Speed Of Light Throughput","Duration","ns","{100 + i}"')
+    path.write_text(preamble + "\n".join(rows) + "\n", "utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("hostile")
+    arch = Archive.create(tmp / "arch")
+    rid = import_csv(arch, [hostile_csv(tmp / "evil.csv", HOSTILE_KERNELS)], Context(
+        title="`<img src=x onerror=alert(7)>` [x](javascript:alert(8))",
+        gpu='<a href="javascript:alert(9)">gpu</a>',
+        limitations=("- <script>alert(10)</script>", "``<img src=x onerror=alert(26)>``")))
+    (arch.root / "reports").mkdir()
+    (arch.root / "reports" / "evil.md").write_text(HOSTILE_REPORT.replace("{rid}", rid), "utf-8")
+    build_site(arch, tmp / "site", cache_dir=tmp / "c")
+    return tmp / "site"
+
+
+def test_every_markdown_twin_of_a_hostile_site_renders_no_live_markup(hostile_site):
+    twins = sorted(hostile_site.rglob("*.md"))
+    assert len(twins) >= 4  # index, changes, the record, the report
+    for twin in twins:
+        for md in github_renderers():
+            assert live_markup(md.render(twin.read_text("utf-8"))) == [], twin.name
+
+
+def test_kernel_names_survive_whole_in_their_code_spans(hostile_site):
+    twin = next((hostile_site / "e").glob("*.md")).read_text("utf-8")
+    tokens = MarkdownIt("commonmark", {"html": True}).enable("table").parse(twin)
+    codes = [c.content for t in tokens if t.type == "inline" for c in t.children or [] if c.type == "code_inline"]
+    for name in HOSTILE_KERNELS:
+        assert " ".join(name.split()) in codes, name
+
+
+def test_a_reports_twin_escapes_raw_html_as_its_page_does_and_keeps_code_and_links(hostile_site):
+    twin = (hostile_site / "r" / "evil.md").read_text("utf-8")
+    html = MarkdownIt("commonmark", {"html": True}).enable("table").render(twin)
+    assert "&lt;img src=x onerror=alert(13)&gt;" in html  # shown as text, as on the page
+    assert "<code>&lt;b&gt;kept&lt;/b&gt;</code>" in html  # no backslash crept into code
+    assert '<a href="https://example.com/a">https://example.com/a</a>' in html
+    assert '<a href="https://example.com">link &lt;img' in html
+    page = (hostile_site / "r" / "evil.html").read_text("utf-8")
+    assert "&lt;img src=x onerror=alert(13)&gt;" in page
+
+
+@pytest.mark.parametrize("text", ["a", "a`b", "``x```", "`a", "a`", "` `", "x ```` y", "<img src=x onerror=alert(1)>"])
+def test_md_code_fences_longer_than_any_backtick_run(text):
+    from ikreport.site.render import md_code
+
+    tokens = MarkdownIt("commonmark", {"html": True}).parseInline(f"before {md_code(text)} after")[0].children
+    assert [t.type for t in tokens] == ["text", "code_inline", "text"]
+    assert tokens[1].content == text
+
+
+def test_md_templates_escape_every_value_even_without_the_md_filter(tmp_path):
+    from ikreport.site.model import Page
+    from ikreport.site.render import environment, render
+
+    (tmp_path / "t.md").write_text("- {{ value }} | {{ value | md }} | {{ name | mdcode }}\n")
+    (tmp_path / "t.html").write_text("<p>{{ value }}</p>\n")
+    page = Page(path="t", template="t", title="t", root="", context={
+        "value": '<img src=x onerror=alert(1)> [a](javascript:alert(2))', "name": "a`<b>`"})
+    html, md = render(environment(tmp_path), page, {})
+    assert "<img" not in html and "&lt;img src=x" in html  # autoescaped once, no backslashes
+    assert "\\\\" not in md and md.count("\\<img") == 2
+    assert live_markup(MarkdownIt("commonmark", {"html": True}).render(md)) == []
+
+
+def test_templates_compiled_before_the_md_finalize_are_not_reused(tmp_path):
+    import jinja2
+
+    from ikreport.site.render import environment
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "bc").mkdir()
+    (tmp_path / "t" / "x.md").write_text("{{ v }}\n")
+    old = jinja2.Environment(loader=jinja2.FileSystemLoader(str(tmp_path / "t")),
+                             bytecode_cache=jinja2.FileSystemBytecodeCache(str(tmp_path / "bc")))
+    assert old.get_template("x.md").render(v="<b>").strip() == "<b>"  # compiled without finalize, and kept
+    assert environment(tmp_path / "t", tmp_path / "bc").get_template("x.md").render(v="<b>") == "\\<b\\>\n"
+
+
+TRIGGER_NAMES = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\tTAB",
+                 "\rCR", "'quoted", "plain"]
+
+
+def test_the_launch_table_neutralises_formula_cells_and_reads_back_the_names(tmp_path, monkeypatch):
+    import ikreport.profile_data as profile_data
+
+    triggers = ("=", "+", "-", "@", "\t", "\r")  # OWASP's list
+
+    monkeypatch.setattr(profile_data, "INLINE_LAUNCHES", 2)  # so the launch table is a blob
+    arch = Archive.create(tmp_path / "arch")
+    rid = import_csv(arch, [hostile_csv(tmp_path / "k.csv", TRIGGER_NAMES)], Context())
+    record = arch.load(rid)
+    blob = next(s for s in record["sources"] if s["role"] == profile_data.LAUNCH_TABLE_ROLE)
+    rows = list(csv.DictReader(io.StringIO(arch.read_blob(blob["id"]).decode("utf-8"), newline="")))
+    assert len(rows) == len(TRIGGER_NAMES)
+    for row in rows:
+        for cell in row.values():
+            assert not cell.startswith(triggers), cell
+    assert {r["kernel"] for r in rows} >= {"'=HYPERLINK(\"http://x\",\"y\")", "'-2+3", "''quoted", "plain"}
+    names = sorted(k["kernel"] for k in record["data"]["kernels"])
+    assert {"=HYPERLINK(\"http://x\",\"y\")", "-2+3", "@SUM(A1)", "'quoted"} <= set(names)
+    assert sorted(profile_data.durations_by_kernel(record, arch.read_blob)) == names  # what compare reads
+
+
+def test_numbers_stay_numbers_in_a_neutralised_table():
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from ikreport.csv_cells import neutralise, restore
+
+    out = io.BytesIO()
+    pacsv.write_csv(neutralise(pa.table({"n": [-1.5, 2.0], "s": ["-1.5", "=1+1"]})), out)
+    assert out.getvalue().decode().splitlines() == ['"n","s"', "-1.5,\"'-1.5\"", "2,\"'=1+1\""]
+    assert [restore(c) for c in ("'-1.5", "'=1+1", "''q", "q")] == ["-1.5", "=1+1", "'q", "q"]
+
+
+def test_an_export_with_formula_cells_is_offered_as_text_and_the_page_says_why(tmp_path):
+    arch = Archive.create(tmp_path / "arch")
+    evil = import_csv(arch, [hostile_csv(tmp_path / "evil.csv", ["=cmd|' /C calc'!A0"])], Context(title="evil"))
+    clean = import_csv(arch, [hostile_csv(tmp_path / "clean.csv", ["k"], preamble="")], Context(title="clean"))
+    site = tmp_path / "site"
+    build_site(arch, site, cache_dir=tmp_path / "c")
+    ids = {rid: next(s["id"] for s in arch.load(rid)["sources"] if s["role"].endswith("-csv")) for rid in (evil, clean)}
+    assert (site / "b" / f"{ids[evil]}.txt").is_file() and not (site / "b" / f"{ids[evil]}.csv").exists()
+    assert (site / "b" / f"{ids[clean]}.csv").is_file()
+    paths = {b["id"]: b["path"] for b in json.loads((site / "manifest.json").read_text())["blobs"]}
+    assert paths[ids[evil]] == f"b/{ids[evil]}.txt" and paths[ids[clean]] == f"b/{ids[clean]}.csv"
+    for ext in ("html", "md"):
+        page = (site / "e" / f"{evil}.{ext}").read_text("utf-8")
+        assert f"{ids[evil]}.txt" in page and "formulas" in page
+        assert "formulas" not in (site / "e" / f"{clean}.{ext}").read_text("utf-8")
+    # a rebuild answers from the cache and gives the same site
+    build_site(arch, site, cache_dir=tmp_path / "c")
+    assert (site / "b" / f"{ids[evil]}.txt").is_file()
+
+
+def test_random_reports_never_give_a_twin_with_live_markup():
+    """Report Markdown made of the pieces raw HTML, code spans, tables and containers are made
+    of; each twin is rendered with and without GFM tables. (Found: a table row that one
+    reader reads as an indented code line and the other as paragraph text.)"""
+    import random
+
+    from ikreport.claims.model import RecordSet
+    from ikreport.reports.render import render_report
+    from ikreport.reports.resolver import RecordResolver
+
+    pieces = ["<img src=x onerror=a()>", "<div onclick=a()>", "`", "``", "\\", "|", "\n", "\n\n", "> ", "- ", "1. ",
+              "   ", "<!--", "-->", "<script>", "</b>", '<a href="javascript:x">', "[", "](", ")", "<https://e.com>",
+              "*", "text", "    code", "```", "\n|---|---|\n", "<", ">", '"', "<b\nonclick=a()>", "&lt;", "#", "\t",
+              "<div", "[a]:\n", "[a]: ", "~~~", "<pre>", "<!X", "<?", "<![CDATA[", "<style>", "<textarea>"]
+    resolver = RecordResolver(RecordSet.of({}), "../")
+    rng = random.Random(12)
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+        twin = render_report(Path("r.md"), text, resolver).markdown
+        for md in github_renderers():
+            assert live_markup(md.render(twin), images=("",)) == [], text
