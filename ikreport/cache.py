@@ -1,12 +1,23 @@
 """Where ikreport keeps what it can always recompute (validated ids and summaries, page
 caches, charts, site state): ``$XDG_CACHE_HOME/ikreport``, else ``~/.cache/ikreport``.
-Deleting it loses nothing, so a file that cannot be kept only costs time."""
+Deleting it loses nothing, so a file that cannot be kept only costs time, and a file that
+cannot be read back whole is a miss, never an error.
+
+Every kept file starts with one line holding the sha256 of the rest, so a truncated,
+bit-flipped or hand-edited file reads as missing instead of being used (or published).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import secrets
 from pathlib import Path
+from typing import Any
+
+HEADER = b"ikreport-cache sha256="
+HEADER_SIZE = len(HEADER) + 64 + 1  # the prefix, the hex digest, a newline
 
 
 def default_cache_dir() -> Path:
@@ -14,14 +25,55 @@ def default_cache_dir() -> Path:
     return Path(base) / "ikreport"
 
 
-def keep(path: Path, text: str) -> bool:
+def keep(path: Path, data: str | bytes) -> bool:
     """Write a cache file whole or not at all (a temp file beside it, then a rename, so
-    concurrent builds never read half a file). False when it could not be written."""
+    concurrent builds never read half a file). False when it could not be written (a full
+    disk, a read-only cache): the next build recomputes it."""
+    body = data.encode("utf-8") if isinstance(data, str) else data
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-        tmp.write_text(text, "utf-8")
+        with open(tmp, "xb") as f:
+            f.write(HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
         os.replace(tmp, path)
         return True
     except OSError:
+        try:
+            os.unlink(tmp)  # ENOSPC mid-write leaves a partial temp file otherwise
+        except OSError:
+            pass
         return False
+
+
+def recall(path: Path | str) -> bytes | None:
+    """The bytes kept at ``path``; None when missing, unreadable, a link, or damaged."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    body = raw[HEADER_SIZE:]
+    if raw[:HEADER_SIZE] != HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n":
+        return None
+    return body
+
+
+def recall_json(path: Path | str) -> Any:
+    """The JSON value kept at ``path``; None on any miss."""
+    body = recall(path)
+    if body is None:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def kept_size(path: Path | str) -> int | None:
+    """The size of what ``keep`` stored at ``path`` (without its header); None when absent."""
+    try:
+        size = os.stat(path).st_size - HEADER_SIZE
+    except OSError:
+        return None
+    return size if size >= 0 else None

@@ -84,3 +84,8 @@ class SupersessionError(RecordError):
 
 class SiteManifestError(IkreportError):
     """A site whose manifest.json cannot be read or is not an ikreport manifest."""
+
+
+# safety: writer
+class NotASiteError(BuildError):
+    """An output folder that an ikreport build did not write, which a build will not replace."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ikreport.archive import Archive, check_id, references
-from ikreport.cache import keep
+from ikreport.cache import keep, recall_json
 from ikreport.summaries import SUMMARY_VERSION, Summary, summarize
 
 Refs = list[tuple[str, str]]
@@ -56,14 +56,18 @@ class Validated:
         made by another version of summaries.py (or never)."""
         if self.root is None:
             return None
-        try:
-            with open(self._path(record_id), encoding="utf-8") as f:
-                kept = json.load(f)
-            refs = [(what, ref) for what, ref in kept["refs"]]
-            summary = kept["summary"] if kept.get("summary_version") == SUMMARY_VERSION else None
-            return refs, summary
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        kept = recall_json(self._path(record_id))
+        # a damaged entry is a miss: the record is parsed again, never an error
+        if not isinstance(kept, dict) or not isinstance(kept.get("refs"), list):
             return None
+        if not all(isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r) for r in kept["refs"]):
+            return None
+        refs = [(what, ref) for what, ref in kept["refs"]]
+        summary = kept.get("summary") if kept.get("summary_version") == SUMMARY_VERSION else None
+        if summary is not None and not (isinstance(summary, dict) and isinstance(summary.get("head"), dict)
+                                        and isinstance(summary.get("facts"), dict)):
+            summary = None
+        return refs, summary
 
     def put(self, record_id: str, refs: Refs, summary: Summary | None = None) -> None:
         if self.root is None:

@@ -131,7 +131,7 @@ def test_build_refuses_to_replace_a_folder_that_is_not_a_site(archive, run, tmp_
     (precious / "thesis.tex").write_text("keep me")
     result = run("build", arch, "-o", precious, "--cache-dir", tmp_path / "cache")
     assert result.exit_code == 1
-    assert result.stderr == f"Error: {precious}: exists and is not an ikreport site; choose another output folder (-o)\n"
+    assert result.stderr == f"Error: {precious}: exists and is not an ikreport site (no manifest.json); choose another output folder (-o)\n"
     assert (precious / "thesis.tex").read_text() == "keep me"
 
 

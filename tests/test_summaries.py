@@ -12,6 +12,7 @@ import pytest
 from conftest import NCU, ROOT
 from ikreport import records as records_module
 from ikreport.archive import Archive
+from ikreport.cache import keep, recall_json
 from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
 from ikreport.errors import BuildError
@@ -70,10 +71,10 @@ def test_summaries_made_by_other_code_are_not_used(arch, tmp_path, decodes):
     build_site(arch, out, cache_dir=cache)
     first = (out / "index.html").read_bytes()
     for kept in (cache / "validated").rglob("*.json"):
-        entry = json.loads(kept.read_text())
+        entry = recall_json(kept)
         entry["summary"]["head"]["title"] = "a title no record has"
         entry["summary_version"] = "another"
-        kept.write_text(json.dumps(entry))
+        keep(kept, json.dumps(entry))
     decodes.clear()
     build_site(arch, out, cache_dir=cache)
     assert len(decodes) >= len(arch.record_ids())  # parsed again, not taken from the kept summaries

@@ -9,12 +9,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ikreport.archive import Archive, references
-from ikreport.cache import default_cache_dir, keep
+from ikreport.cache import default_cache_dir, keep, kept_size, recall, recall_json
 from ikreport.check import check
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
@@ -23,7 +24,7 @@ from ikreport.site.record_pages import Job, render_record_pages
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
-from ikreport.site.writer import SiteFiles, write_site
+from ikreport.site.writer import SiteFiles, parse_state, write_site
 from ikreport.validated import Validated
 
 ASSETS = ("assets/style.css", "assets/site.js")
@@ -31,6 +32,12 @@ MiB = 1 << 20
 DEFAULT_MAX_BLOB_MB = 20.0  # larger blobs (a .ncu-rep) stay in the archive; the page keeps their hash
 WARN_FILE_MB = 50  # GitHub warns at 50 MB a file and refuses at 100 MB
 WARN_SITE_MB = 800  # Pages sites should stay under about 1 GB
+# Every path (file or folder) a build writes: a folder holding anything else is not a site
+# and is never replaced. Reports' names are slugs (reports/render.py); blobs take MEDIA_EXT.
+BUILT_PATHS = re.compile(
+    r"(?:index|changes)\.(?:html|md)|404\.html|manifest\.json|\.nojekyll|assets(?:/[\w.-]+)?"
+    r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|r(?:/[a-z0-9-]+\.(?:html|md))?"
+    r"|b(?:/[0-9a-f]{64}(?:" + "|".join(re.escape(ext) for ext in MEDIA_EXT.values()) + r")?)?")
 Progress = Callable[[int, int], None]
 
 
@@ -49,20 +56,12 @@ def _state_path(cache: Path, output: Path) -> Path:
     return cache / "sites" / (hashlib.sha256(str(output.resolve()).encode()).hexdigest()[:32] + ".json")
 
 
-def _read_state(path: Path) -> dict[str, str]:
-    try:
-        return dict(json.loads(path.read_text("utf-8")))
-    except (OSError, ValueError):
-        return {}
-
-
 def build_site(archive: Archive, output: Path, *, templates: Path | None = None, cache_dir: Path | None = None,
                reports_dir: Path | None = None, strict: bool = False, max_blob_mb: float = DEFAULT_MAX_BLOB_MB,
                workers: int | None = None, progress: Progress | None = None) -> BuildResult:
     """Gather every page and file, then write the site once (see the module docstring)."""
     cache = cache_dir or default_cache_dir()
     state_file = _state_path(cache, output)
-    previous = _read_state(state_file) if output.is_dir() else {}
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
     if failures:
@@ -89,37 +88,44 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     page_cache = PageCache(cache / "pages")
     keys = {rid: record_page_key(rid, records, cited_by, published, digest) for rid in sorted(records.records)}
     metas = {rid: page_cache.get(key) for rid, key in keys.items()}
+    chart_dir = cache / "charts"
+    for rid, meta in metas.items():  # a page whose charts are gone from the cache is a miss too
+        if meta is not None and any(kept_size(chart_dir / f"{k}.svg") != n for k, n in meta["charts"].items()):
+            metas[rid] = None
     todo = [rid for rid, meta in metas.items() if meta is None]
     job = Job(archive.root, records, cited_by, published, templates, cache, site)
     chart_svgs: dict[str, str] = {}
     fresh: dict[str, tuple[str, str]] = {}
     rendered_charts = 0
     for page in render_record_pages(job, todo, workers, progress):
-        meta = {"charts": sorted(page.charts), "claims": page.claims}
-        page_cache.put(keys[page.record_id], page.html, page.md, meta)
-        metas[page.record_id] = meta
+        meta = {"charts": {k: len(svg.encode("utf-8")) for k, svg in page.charts.items()}, "claims": page.claims}
+        metas[page.record_id] = page_cache.put(keys[page.record_id], page.html, page.md, meta)
         fresh[page.record_id] = (page.html, page.md)
         chart_svgs.update(page.charts)
         rendered_charts += len(page.charts)
     claims = 0
-    chart_keys: set[str] = set()
+    chart_owner: dict[str, tuple[str, int]] = {}  # chart key -> (a record whose page shows it, its size)
+    again = functools.partial(_render_again, job, {})
     for rid, key in keys.items():
         meta = metas[rid]
         assert meta is not None
         claims += meta["claims"]
-        chart_keys.update(meta["charts"])
+        for chart, size in meta["charts"].items():
+            chart_owner.setdefault(chart, (rid, size))
         for n, ext in enumerate(("html", "md")):
             if rid in fresh:
                 files.add(f"e/{rid}.{ext}", fresh[rid][n], key)
             else:
-                files.add_lazy(f"e/{rid}.{ext}", functools.partial(page_cache.read, key, ext), meta["sizes"][ext], key)
-    chart_dir = cache / "charts"
-    for key in sorted(chart_keys):  # the Markdown twins show charts as images
+                files.add_lazy(f"e/{rid}.{ext}", functools.partial(
+                    _kept_or, functools.partial(page_cache.read, key, ext), functools.partial(again, rid, n)),
+                    meta["sizes"][ext], key)
+    for key, (rid, size) in sorted(chart_owner.items()):  # the Markdown twins show charts as images
         if key in chart_svgs:
             files.add(f"charts/{key}.svg", chart_svgs[key], key)
         else:
-            files.add_lazy(f"charts/{key}.svg", functools.partial((chart_dir / f"{key}.svg").read_bytes),
-                           (chart_dir / f"{key}.svg").stat().st_size, key)
+            files.add_lazy(f"charts/{key}.svg", functools.partial(
+                _kept_or, functools.partial(recall, chart_dir / f"{key}.svg"), functools.partial(again, rid, key)),
+                size, key)
 
     # Pages about the whole archive: always rendered (they list every record).
     pages = [index_page(records, checked.reports), changelog_page(records)] + [report_page(r) for r in checked.reports]
@@ -145,11 +151,28 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     # Last: its "files" list names every path added above, which is what publish trusts.
     files.add("manifest.json", manifest_json(sorted(records.records), manifest_blobs, sorted(files.entries)))
     warnings = budget_warnings(files)
-    state = write_site(files, output, previous)
+    state = write_site(files, output, parse_state(recall_json(state_file)), BUILT_PATHS)
     # if it cannot be kept, the next build writes every file again: slower, not wrong
     keep(state_file, json.dumps(state, sort_keys=True))
     return BuildResult(len(pages) + len(keys), len(records.records), claims, rendered_charts, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo))
+
+
+def _kept_or(kept: Callable[[], bytes | None], again: Callable[[], bytes]) -> bytes:
+    """What the cache kept, or, when it is gone or damaged since it was looked up, the same
+    bytes made again: a cache entry is never an error."""
+    found = kept()
+    return found if found is not None else again()
+
+
+def _render_again(job: Job, done: dict[str, dict[int | str, bytes]], record_id: str, part: int | str) -> bytes:
+    """Part of a record page rendered again in this process (once per record): 0 its html,
+    1 its Markdown, a chart key that chart's SVG."""
+    if record_id not in done:
+        (page,) = render_record_pages(job, [record_id], workers=1)
+        done[record_id] = {0: page.html.encode("utf-8"), 1: page.md.encode("utf-8"),
+                           **{k: svg.encode("utf-8") for k, svg in page.charts.items()}}
+    return done[record_id][part]
 
 
 def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path) -> str:
@@ -162,12 +185,9 @@ def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path)
     if suffix != ".csv":
         return suffix
     memo = cache / "offered" / blob_id
-    try:
-        kept = memo.read_text("utf-8")
-    except (OSError, UnicodeError):
-        kept = ""
-    if kept in (".csv", ".txt"):
-        return kept
+    kept = recall(memo)  # None when missing or damaged: looked at again
+    if kept in (b".csv", b".txt"):
+        return kept.decode()
     suffix = ".txt" if has_formula_cells(archive.read_blob(blob_id)) else ".csv"
     keep(memo, suffix)  # if it cannot be kept, the next build looks again
     return suffix

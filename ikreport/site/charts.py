@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ikreport.cache import keep
+from ikreport.cache import keep, recall, recall_json
 
 CHART_VERSION = "2"  # bump when a chart's look changes, to drop cached SVGs
 Rows = list[dict[str, Any]]
@@ -46,8 +46,12 @@ class ChartRenderer:
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
         key = _key(kind, rows)
         path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
-        if path is not None and path.is_file():
-            return Chart(key, title, alt, path.read_text("utf-8"), notes)
+        kept = recall(path) if path is not None else None  # missing or damaged: render it again
+        if kept is not None:
+            try:
+                return Chart(key, title, alt, kept.decode("utf-8"), notes)
+            except UnicodeDecodeError:
+                pass
         svg = _to_svg(chart_spec(kind, rows, self._template))
         self.rendered += 1
         if path is not None:
@@ -61,12 +65,12 @@ class ChartRenderer:
             return make_template(kind, shape)
         name = hashlib.sha256(json.dumps([CHART_VERSION, _altair_version(), kind, shape]).encode()).hexdigest()[:32]
         path = self.cache_dir / "templates" / f"{name}.json"
-        try:
-            return dict(json.loads(path.read_text("utf-8")))
-        except (OSError, ValueError):
-            template = make_template(kind, shape)
-            keep(path, json.dumps(template, sort_keys=True))
-            return template
+        kept = recall_json(path)
+        if isinstance(kept, dict):
+            return kept
+        template = make_template(kind, shape)
+        keep(path, json.dumps(template, sort_keys=True))
+        return template
 
 
 def _altair_version() -> str:

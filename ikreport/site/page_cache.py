@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from functools import lru_cache
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 from ikreport import __version__
 from ikreport.archive import references
-from ikreport.cache import keep
+from ikreport.cache import keep, kept_size, recall, recall_json
 from ikreport.claims.gpus import measured_peak_for
 from ikreport.claims.model import RecordSet
 
@@ -64,31 +63,41 @@ def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list
 
 
 class PageCache:
-    """Rendered record pages on disk: <key>.html, <key>.md and <key>.json (chart keys, claims)."""
+    """Rendered record pages on disk: <key>.html, <key>.md and <key>.json (meta: chart keys
+    and sizes, claims, and the sizes of the two pages)."""
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The page's meta, with "sizes" {ext: bytes} of its files; None unless the page is whole."""
+        """The page's meta; None unless the page is whole (a damaged entry is a miss)."""
         if self.root is None:
             return None
-        base = os.path.join(self.root, key)
-        try:
-            with open(base + ".json", encoding="utf-8") as f:
-                found = json.load(f)
-            found["sizes"] = {ext: os.stat(f"{base}.{ext}").st_size for ext in ("html", "md")}
-        except (OSError, ValueError, TypeError):
+        meta = recall_json(self.root / f"{key}.json")
+        if not (isinstance(meta, dict) and isinstance(meta.get("claims"), int) and _sizes(meta.get("charts"))
+                and _sizes(meta.get("sizes")) and set(meta["sizes"]) == {"html", "md"}):
             return None
-        return dict(found)
+        if any(kept_size(self.root / f"{key}.{ext}") != meta["sizes"][ext] for ext in ("html", "md")):
+            return None
+        return meta
 
-    def read(self, key: str, ext: str) -> bytes:
+    def read(self, key: str, ext: str) -> bytes | None:
+        """A page's bytes; None when they are gone or damaged since ``get`` (render it again)."""
         assert self.root is not None
-        return (self.root / f"{key}.{ext}").read_bytes()
+        return recall(self.root / f"{key}.{ext}")
 
-    def put(self, key: str, html: str, md: str, meta: dict[str, Any]) -> None:
+    def put(self, key: str, html: str, md: str, meta: dict[str, Any]) -> dict[str, Any]:
+        """Keep a page; returns ``meta`` with the pages' sizes added, as ``get`` gives it."""
+        pages = {"html": html.encode("utf-8"), "md": md.encode("utf-8")}
+        meta = {**meta, "sizes": {ext: len(data) for ext, data in pages.items()}}
         if self.root is None:
-            return
-        for ext, text in (("html", html), ("md", md), ("json", json.dumps(meta, sort_keys=True))):
-            if not keep(self.root / f"{key}.{ext}", text):  # the .json last: a page is whole or absent
-                return
+            return meta
+        for ext, data in (*pages.items(), ("json", json.dumps(meta, sort_keys=True).encode())):
+            if not keep(self.root / f"{key}.{ext}", data):  # the .json last: a page is whole or absent
+                break
+        return meta
+
+
+def _sizes(value: Any) -> bool:
+    """A {name: byte count} mapping, as meta keeps them."""
+    return isinstance(value, dict) and all(isinstance(k, str) and type(v) is int and v >= 0 for k, v in value.items())

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import select
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ikreport.archive import Archive
 from ikreport.claims.model import RecordSet
+from ikreport.errors import BuildError
 from ikreport.records import bulk_loading
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.pages import record_page
@@ -51,11 +56,35 @@ class Job:
 _JOB: Job | None = None  # the builder's job in-process; each worker's own copy
 
 
-def _init_worker(job: Job) -> None:
+def _init_worker(job: Job, builder: int) -> None:
     global _JOB
+    threading.Thread(target=_exit_with, args=(builder,), name="watch-builder", daemon=True).start()
     archive = Archive(job.archive)
     with bulk_loading():
         _JOB = replace(job, records=RecordSet.of({rid: archive.load(rid) for rid in archive.record_ids()}))
+
+
+def _exit_with(builder: int) -> None:
+    """End this worker as soon as the builder process is gone. A worker's parent is the
+    forkserver, not the builder, and it holds both ends of the pool's queues, so a builder
+    killed with SIGKILL would otherwise leave it waiting for work forever."""
+    try:
+        pidfd = os.pidfd_open(builder)  # readable once the process has exited (Linux 5.3)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):
+        pidfd = None
+    if pidfd is not None:
+        select.select([pidfd], [], [])
+        os._exit(1)
+    while True:  # no pidfd here: look every half second
+        try:
+            os.kill(builder, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except OSError:
+            pass  # alive, just not ours to signal
+        time.sleep(0.5)
 
 
 def _render_one(record_id: str) -> RenderedPage:
@@ -95,10 +124,14 @@ def render_record_pages(job: Job, record_ids: list[str], workers: int | None = N
     context = multiprocessing.get_context("forkserver")
     light = replace(job, records=None)  # workers read the records themselves rather than unpickle them
     results = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(light,)) as pool:
-        for i, page in enumerate(pool.map(_render_one, record_ids, chunksize=8), start=1):
-            results.append(page)
-            if progress:
-                progress(i, total)
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(light, os.getpid())) as pool:
+            for i, page in enumerate(pool.map(_render_one, record_ids, chunksize=8), start=1):
+                results.append(page)
+                if progress:
+                    progress(i, total)
+    except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, say)
+        raise BuildError(f"{job.archive}: a worker process rendering record pages died; "
+                         "build again") from exc
     return results

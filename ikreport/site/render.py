@@ -5,6 +5,7 @@ Templates come from ``--templates DIR`` first, then the ones shipped with the pa
 
 from __future__ import annotations
 
+import pickle
 from importlib import resources
 from pathlib import Path
 
@@ -39,7 +40,24 @@ def _bytecode_cache(folder: Path | None) -> jinja2.BytecodeCache | None:
     # Compiled code bakes in the environment (finalize, autoescape), which jinja2's cache key
     # (template name and source) does not cover: name the files after this environment, so
     # code compiled before the .md finalize existed is never loaded.
-    return jinja2.FileSystemBytecodeCache(str(folder), pattern=f"__jinja2_{ENVIRONMENT_REVISION}_%s.cache")
+    return _BytecodeCache(str(folder), pattern=f"__jinja2_{ENVIRONMENT_REVISION}_%s.cache")
+
+
+class _BytecodeCache(jinja2.FileSystemBytecodeCache):
+    """jinja2's cache, except that a damaged or unreadable file is a miss and a template it
+    cannot save (a full disk, a read-only folder) is not an error (jinja2 raises on both)."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):
+            bucket.reset()  # compiled again from the template
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass  # only costs time
 
 
 @jinja2.pass_context

@@ -5,7 +5,7 @@ that nothing was lost or left half-written, and that a re-run completes the work
 
 Per collect trial: `verify` passes (leftover .tmp- files are notes, never records), and a
 re-run writes the record. Per build trial: the site folder is still the previous complete
-site, byte for byte, and a re-run builds it. Prints a table; exits 1 on any failure.
+site, byte for byte, and a re-run builds it and removes the killed build's leftovers. Prints a table; exits 1 on any failure.
 """
 
 from __future__ import annotations
@@ -83,6 +83,8 @@ def build_trial(work: Path, archive: Path, good: Path, delay: float) -> list[str
         failures.append(f"re-run failed: {rerun.stderr.strip()}")
     elif not same_tree(site, good):
         failures.append("after re-run: the site differs from a clean build")
+    else:  # the re-run removes what the killed build left beside the site
+        failures += [f"after re-run: {p.name} left beside the site" for p in work.glob(".site.*")]
     return failures
 
 

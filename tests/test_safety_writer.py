@@ -1,0 +1,383 @@
+"""Issue 12, the writer's part: `build -o` replaces only a site a build wrote, swaps it in
+with no moment without a site and cleans up after a killed build; the previous site and the
+cache are not trusted; a killed builder leaves no worker processes behind."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from conftest import NCU, ROOT
+from ikreport import cache as cache_module
+from ikreport.archive import Archive
+from ikreport.collect.context import Context
+from ikreport.collect.ncu_import import import_csv
+from ikreport.errors import NotASiteError
+from ikreport.site import writer
+from ikreport.site.build import build_site
+from ikreport.site.page_cache import PageCache
+
+SAMPLE = ROOT / "sample_evidence"
+COMMITTED = ROOT / "site"
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` by relative path; a symbolic link reads as its target's name."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_symlink():
+            out[str(p.relative_to(root))] = b"-> " + os.fsencode(os.readlink(p))
+        elif p.is_file():
+            out[str(p.relative_to(root))] = p.read_bytes()
+    return out
+
+
+@pytest.fixture(scope="module")
+def clean() -> dict[str, bytes]:
+    return tree(COMMITTED)
+
+
+def build(out: Path, cache: Path, **kw) -> None:
+    build_site(Archive.open(SAMPLE), out, cache_dir=cache, **kw)
+
+
+# Item 3: `build -o DIR` never deletes what it did not write.
+
+def test_a_folder_that_only_looks_like_a_site_is_not_replaced(tmp_path):
+    project = tmp_path / "project"
+    (project / "e").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / "src").mkdir()
+    (project / "index.html").write_text("<p>my page</p>")
+    (project / "src" / "main.c").write_text("int main;")
+    before = tree(project)
+    with pytest.raises(NotASiteError, match=r"project: exists and is not an ikreport site \(no manifest.json\)"):
+        build(project, tmp_path / "c")
+    assert tree(project) == before
+
+
+@pytest.mark.parametrize("stray", [".git/HEAD", "src/main.c", "notes.txt", "e/notes.txt"])
+def test_a_site_holding_files_no_build_writes_is_not_replaced(tmp_path, stray):
+    out = tmp_path / "site"
+    build(out, tmp_path / "c")
+    (out / stray).parent.mkdir(exist_ok=True)
+    (out / stray).write_text("keep me")
+    first = stray.split("/")[0] if stray.startswith((".git", "src")) else stray
+    with pytest.raises(NotASiteError, match=f"{first}.* was not written by a build"):
+        build(out, tmp_path / "c")
+    assert (out / stray).read_text() == "keep me"
+
+
+def test_a_site_or_an_empty_folder_is_replaced(tmp_path, clean):
+    out = tmp_path / "site"
+    out.mkdir()
+    build(out, tmp_path / "c")
+    build(out, tmp_path / "c")
+    shutil.copytree(out, tmp_path / "copy")  # a site copied elsewhere is still a build's
+    build(tmp_path / "copy", tmp_path / "c2")
+    assert tree(out) == tree(tmp_path / "copy") == clean
+
+
+def test_there_is_never_a_moment_with_no_site(tmp_path, monkeypatch, clean):
+    out = tmp_path / "site"
+    build(out, tmp_path / "c")
+    gaps = []
+    real = os.rename
+
+    def rename(src, dst, *a, **kw):
+        real(src, dst, *a, **kw)
+        gaps.append(not out.is_dir())  # the moment right after each rename
+
+    monkeypatch.setattr(os, "rename", rename)
+    build(out, tmp_path / "c", templates=_changed_templates(tmp_path))
+    assert not any(gaps)
+    assert (out / "index.html").read_bytes() != clean["index.html"]
+
+
+def test_without_an_atomic_exchange_the_two_renames_still_leave_a_whole_site(tmp_path, monkeypatch, clean):
+    monkeypatch.setattr(writer, "_exchange", lambda a, b: False)  # another platform or file system
+    out = tmp_path / "site"
+    build(out, tmp_path / "c")
+    build(out, tmp_path / "c")
+    assert tree(out) == clean
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
+
+
+def test_leftovers_of_a_killed_build_are_removed_and_nothing_else(tmp_path, clean):
+    out = tmp_path / "site"
+    build(out, tmp_path / "c")
+    half = tmp_path / ".site.tmp-0badcafe"  # a build killed while writing
+    (half / "e").mkdir(parents=True)
+    shutil.copy(out / "index.html", half / "index.html")
+    shutil.copytree(out, tmp_path / ".site.old-deadbeef")  # killed after the swap
+    mine = tmp_path / ".site.tmp-12345678"  # named like a leftover, but holds the user's work
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep me")
+    build(out, tmp_path / "c")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")) == [".site.tmp-12345678"]
+    assert (mine / "thesis.tex").read_text() == "keep me"
+    assert tree(out) == clean
+
+
+def test_builds_into_one_folder_take_turns(tmp_path, clean):
+    out = tmp_path / "site"
+    build(out, tmp_path / "c")
+    # hold the lock a build takes; a second build must wait for it before touching the site
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            build(out, tmp_path / "c", templates=_changed_templates(tmp_path))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        done.set()
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    try:
+        assert not done.wait(3)
+        assert tree(out) == clean
+    finally:
+        os.close(fd)
+    thread.join(60)
+    assert done.is_set() and errors == []
+    assert (out / "index.html").read_bytes() != clean["index.html"]
+
+
+def _changed_templates(tmp_path: Path) -> Path:
+    tpl = tmp_path / "tpl"
+    tpl.mkdir(exist_ok=True)
+    shipped = (ROOT / "templates" / "index.html").read_text("utf-8")
+    (tpl / "index.html").write_text(shipped.replace("<h1>Evidence</h1>", "<h1>Evidence, changed</h1>", 1))
+    return tpl
+
+
+# Item 10 (and the writer's half of item 2): the previous site is not trusted.
+
+def test_an_edit_to_the_previous_site_does_not_survive_a_rebuild(tmp_path, clean):
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build(out, cache)
+    edited = sorted(p for p in clean if p.startswith("e/") and p.endswith(".html"))[0]
+    blob = sorted(p for p in clean if p.startswith("b/"))[0]
+    for name in (edited, blob, edited.replace(".html", ".json")):
+        with open(out / name, "r+b") as f:  # in place, same size: only the hash can tell
+            f.write(b"X")
+    build(out, cache)
+    assert tree(out) == clean
+
+
+def test_unchanged_files_of_the_previous_site_are_still_reused(tmp_path, clean, monkeypatch):
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build(out, cache)
+    inodes = {p: os.lstat(out / p).st_ino for p in clean}
+    hashed = []
+    real = hashlib.file_digest
+    monkeypatch.setattr(hashlib, "file_digest", lambda f, name: hashed.append(f) or real(f, name))
+    build(out, cache)
+    assert tree(out) == clean
+    assert {p: os.lstat(out / p).st_ino for p in clean if p.startswith(("e/", "b/", "charts/"))} == \
+        {p: n for p, n in inodes.items() if p.startswith(("e/", "b/", "charts/"))}
+    assert hashed == []  # inode and ctime unchanged since the last build noted them: no need to re-read
+
+
+def test_a_symbolic_link_in_the_previous_site_is_never_carried_forward(tmp_path, clean):
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build(out, cache)
+    page = sorted(p for p in clean if p.startswith("e/") and p.endswith(".html"))[0]
+    secret = tmp_path / "secret"
+    secret.write_bytes(clean[page])  # even holding the very bytes the page should have
+    (out / page).unlink()
+    (out / page).symlink_to(secret)
+    with pytest.raises(NotASiteError, match=f"{page} is a symbolic link"):
+        build(out, cache)
+    assert (out / page).is_symlink() and secret.read_bytes() == clean[page]
+    # and the writer itself never links one, whatever the state says
+    target = tmp_path / "target"
+    link = os.lstat(out / page)
+    for inode, ctime in ((0, 0), (link.st_ino, link.st_ctime_ns)):
+        before = ["fingerprint", len(clean[page]), hashlib.sha256(clean[page]).hexdigest(), inode, ctime]
+        assert not writer._reuse(str(out / page), str(target), before)
+    assert not target.exists()
+
+
+def test_a_damaged_site_state_is_ignored(tmp_path, clean):
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build(out, cache)
+    for state in (cache / "sites").iterdir():
+        cache_module.keep(state, '{"index.html": 3, "e": ["x"], "manifest.json": [1, 2, 3]}')
+    build(out, cache)
+    for body in ("[1]", "[1, 2"):
+        for state in (cache / "sites").iterdir():
+            cache_module.keep(state, body)
+        build(out, cache)
+    assert tree(out) == clean
+
+
+# Item 10: the cache is not trusted either; a cache fault is never an error.
+
+def _each_cache_file(cache: Path):
+    return sorted(p for p in cache.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("damage", ["delete-charts", "delete-half", "truncate", "garbage", "folders"])
+def test_a_missing_or_damaged_cache_entry_is_a_miss(tmp_path, damage, clean):
+    cache = tmp_path / "c"
+    build(tmp_path / "first", cache)
+    for n, path in enumerate(_each_cache_file(cache)):
+        if damage == "delete-charts" and path.parent.name == "charts":
+            path.unlink()
+        elif damage == "delete-half" and n % 2:
+            path.unlink()
+        elif damage == "truncate":
+            path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        elif damage == "garbage":
+            path.write_bytes(b"\xff\x00garbage" * 3)
+        elif damage == "folders" and n % 2:
+            path.unlink()
+            path.mkdir()
+    build(tmp_path / "site", cache)
+    assert tree(tmp_path / "site") == clean
+    build(tmp_path / "site", cache)  # and the build after it
+    assert tree(tmp_path / "site") == clean
+
+
+def test_a_cache_entry_that_goes_missing_during_the_build_is_rendered_again(tmp_path, monkeypatch, clean):
+    cache = tmp_path / "c"
+    build(tmp_path / "first", cache)
+    real = PageCache.get
+
+    def get(self, key):
+        meta = real(self, key)
+        for ext in ("html", "md"):
+            (self.root / f"{key}.{ext}").unlink(missing_ok=True)  # gone after the look-up
+        return meta
+
+    monkeypatch.setattr(PageCache, "get", get)
+    for svg in (cache / "charts").glob("*.svg"):
+        svg.write_bytes(svg.read_bytes()[:-10])  # damaged, same names
+    build(tmp_path / "site", cache)
+    assert tree(tmp_path / "site") == clean
+
+
+def test_a_full_disk_or_an_unwritable_cache_only_costs_time(tmp_path, monkeypatch, clean):
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def no_space(*args, **kwargs):
+        raise full
+
+    monkeypatch.setattr(cache_module, "open", no_space, raising=False)  # every cache file
+    monkeypatch.setattr(jinja2.bccache.Bucket, "write_bytecode", no_space)  # jinja2's own
+    build(tmp_path / "site", tmp_path / "c")
+    assert tree(tmp_path / "site") == clean
+    assert [p for p in (tmp_path / "c").rglob("*") if p.is_file()] == []  # no partial temp files
+    monkeypatch.undo()
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    build(tmp_path / "site2", not_a_folder)
+    assert tree(tmp_path / "site2") == clean
+
+
+# Item 12: killing a build's main process leaves no worker processes alive.
+
+def _children() -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                out.setdefault(int(fields[1]), []).append(int(name))
+    return out
+
+
+def _descendants(pid: int) -> set[int]:
+    children, found, todo = _children(), set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _build_with_workers(tmp_path: Path) -> tuple[subprocess.Popen[str], set[int]]:
+    """Start `ikreport build` on an archive big enough for worker processes; returns the
+    process and its descendants once the forkserver's workers run."""
+    shutil.copytree(SAMPLE, tmp_path / "arch")
+    arch = Archive.open(tmp_path / "arch")
+    for n in range(6):  # enough record pages for a pool of workers (record_pages.SERIAL_BELOW)
+        import_csv(arch, [NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"], Context(title=f"copy {n}"))
+    script = textwrap.dedent(f"""
+        import os, sys
+        os.cpu_count = lambda: 2  # two workers on any machine
+        sys.argv = ["ikreport", "build", {str(arch.root)!r}, "-o", {str(tmp_path / 'site')!r},
+                    "--cache-dir", {str(tmp_path / 'c')!r}]
+        from ikreport.cli import main
+        main()
+    """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    builder = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and builder.poll() is None:
+        found = _descendants(builder.pid)
+        grandchildren = found - set(_children().get(builder.pid, []))
+        if len(grandchildren) >= 2:  # the forkserver's workers are running
+            return builder, found
+        time.sleep(0.02)
+    builder.kill()
+    builder.communicate()
+    pytest.fail("the build never started its worker processes")
+
+
+def _running() -> set[int]:
+    return {p for kids in _children().values() for p in kids}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_killing_the_builder_leaves_no_worker_alive(tmp_path):
+    builder, workers = _build_with_workers(tmp_path)
+    builder.send_signal(signal.SIGKILL)
+    builder.wait()  # not communicate(): a surviving worker would hold its pipes open
+    builder.stdout.close()
+    builder.stderr.close()
+    deadline = time.monotonic() + 10
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = workers & _running()
+    for pid in alive:  # do not leave them behind for the rest of the suite
+        os.kill(pid, signal.SIGKILL)
+    assert alive == set()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_worker_killed_from_outside_is_a_one_line_error(tmp_path):
+    builder, workers = _build_with_workers(tmp_path)
+    forkserver = set(_children().get(builder.pid, []))
+    os.kill(max(workers - forkserver), signal.SIGKILL)  # as the OOM killer would
+    try:
+        _, stderr = builder.communicate(timeout=60)
+    finally:
+        for pid in _descendants(builder.pid) | (workers & _running()):
+            os.kill(pid, signal.SIGKILL)  # whatever is left, on failure
+    assert builder.returncode == 1
+    assert stderr.startswith("Error: ") and stderr.count("\n") == 1, stderr
+    assert "a worker process rendering record pages died; build again" in stderr
