@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,16 @@ def chart_cache(tmp_path: Path) -> Path:
 def own_cache(tmp_path, monkeypatch):
     """No test reads or writes the user's ~/.cache/ikreport."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
+def git(*args, cwd):
+    """Run git in ``cwd`` and return its stdout; a failing git fails the test."""
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def git_identity(monkeypatch):
+    """Commits made in a test have an author and committer, whatever the machine's git config."""
+    for var, value in (("GIT_AUTHOR_NAME", "t"), ("GIT_AUTHOR_EMAIL", "t@example.invalid"),
+                       ("GIT_COMMITTER_NAME", "t"), ("GIT_COMMITTER_EMAIL", "t@example.invalid")):
+        monkeypatch.setenv(var, value)

@@ -5,28 +5,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import ROOT
+from conftest import ROOT, git
 from ikreport.cli import cli
 from siteserver import serve
 
 SITE = ROOT / "site"
 
 
-def git(*args, cwd):
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
-
-
 @pytest.fixture
-def repo(tmp_path, monkeypatch):
-    for var, value in (("GIT_AUTHOR_NAME", "t"), ("GIT_AUTHOR_EMAIL", "t@example.invalid"),
-                       ("GIT_COMMITTER_NAME", "t"), ("GIT_COMMITTER_EMAIL", "t@example.invalid")):
-        monkeypatch.setenv(var, value)
+def repo(tmp_path, git_identity):
     work = tmp_path / "work"
     work.mkdir()
     git("init", "-q", "-b", "main", cwd=work)

@@ -9,21 +9,16 @@ import json
 import os
 import re
 import shutil
-import subprocess
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import ROOT
+from conftest import ROOT, git
 from ikreport.cli import cli
 
 SITE = ROOT / "site"
 SHA_PIN = re.compile(r"^\s*(?:- )?uses: [\w./-]+@[0-9a-f]{40}  # v\d+\.\d+\.\d+$")
-
-
-def git(*args, cwd):
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
 def run(*args):
@@ -31,11 +26,8 @@ def run(*args):
 
 
 @pytest.fixture
-def repo(tmp_path, monkeypatch):
+def repo(tmp_path, git_identity):
     """A work repository on main with one commit and a copy of the golden site, and a bare remote."""
-    for var, value in (("GIT_AUTHOR_NAME", "t"), ("GIT_AUTHOR_EMAIL", "t@example.invalid"),
-                       ("GIT_COMMITTER_NAME", "t"), ("GIT_COMMITTER_EMAIL", "t@example.invalid")):
-        monkeypatch.setenv(var, value)
     work = tmp_path / "work"
     work.mkdir()
     git("init", "-q", "-b", "main", cwd=work)
