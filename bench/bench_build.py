@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--profiles", type=int, default=1000)
     parser.add_argument("--launches", type=int, default=1000)
     args = parser.parse_args()
-    from ikreport.archive import Archive
+    from ikreport.store.archive import Archive
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv
     from ikreport.site.build import build_site
@@ -73,8 +73,8 @@ def main() -> None:
             t = time.perf_counter()
             subprocess.run([ikreport, "--help"], check=True, stdout=subprocess.DEVNULL)
             helps.append(time.perf_counter() - t)
-        from ikreport.validated import Validated
-        from ikreport.verify import verify_archive
+        from ikreport.store.validated import Validated
+        from ikreport.commands.verify import verify_archive
 
         timings = {}
         for label, validated in (("no cache", Validated(None)), ("validated before", Validated(cache / "validated"))):

@@ -54,7 +54,7 @@ def main() -> None:
 
     import pyarrow.csv as pacsv
 
-    from ikreport.archive import Archive
+    from ikreport.store.archive import Archive
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv
 

@@ -47,14 +47,14 @@ def big_archive(profiles: int, launches: int, path: Path | None = None) -> Path:
     peak-bandwidth record for the B200. Made through the importer's own functions."""
     import os
 
-    from ikreport import records
+    from ikreport.store import records
     from ikreport.analysis.ncu import Profile, read_exports
     from ikreport.analysis.ncu_summary import by_kernel, derive
-    from ikreport.archive import Archive
+    from ikreport.store.archive import Archive
     from ikreport.collect.context import Context
     from ikreport.collect.env import write_env_record
     from ikreport.collect.ncu_import import LIMIT_IMPORTED, launch_table_source, profile_limitations
-    from ikreport.profile_data import profile_data
+    from ikreport.store.profile_data import profile_data
 
     path = path or WORK / f"archive_{profiles}x{launches}"
     if (path / "records").is_dir():

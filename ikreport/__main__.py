@@ -1,5 +1,5 @@
 """``python -m ikreport`` is the ``ikreport`` command."""
 
-from ikreport.cli import main
+from ikreport.cli.main import main
 
 main()

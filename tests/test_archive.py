@@ -9,10 +9,10 @@ import stat
 
 import pytest
 
-from ikreport import records
-from ikreport.archive import Archive
+from ikreport.store import records
+from ikreport.store.archive import Archive
 from ikreport.errors import AmbiguousIdError, ArchiveError, BadIdError, IntegrityError, RecordError, UnknownIdError
-from ikreport.verify import verify_archive
+from ikreport.commands.verify import verify_archive
 
 
 # the least an ncu-profile's data holds (the schema says what each kind's data is)
@@ -170,7 +170,7 @@ def test_reads_never_follow_a_link_out_of_the_archive(archive, tmp_path):
 
 
 def test_verify_parses_a_record_once_but_rehashes_it_every_time(archive, tmp_path, monkeypatch):
-    from ikreport.validated import Validated
+    from ikreport.store.validated import Validated
 
     rid = archive.put_record(make_record(archive))
     validated = Validated(tmp_path / "validated")
@@ -189,7 +189,7 @@ def test_verify_parses_a_record_once_but_rehashes_it_every_time(archive, tmp_pat
 
 def test_verify_in_worker_processes_finds_what_a_serial_verify_finds(archive, monkeypatch):
     """Big archives are checked in worker processes; the findings and their order are the same."""
-    import ikreport.verify as verify
+    import ikreport.commands.verify as verify
 
     ids = [archive.put_record(make_record(archive, title=f"record {i}")) for i in range(12)]
     damaged_record = archive.record_path(ids[3])

@@ -56,7 +56,7 @@ def test_numpy_columns_match_pyarrow_from_pandas_conversion(values):
 
 
 def test_importing_an_export_does_not_import_pandas(tmp_path):
-    code = ("import sys; from ikreport.cli import main; sys.argv = ['ikreport', 'collect', 'ncu', '--from-csv', "
+    code = ("import sys; from ikreport.cli.main import main; sys.argv = ['ikreport', 'collect', 'ncu', '--from-csv', "
             f"{str(NCU / 'ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv')!r}, '-a', {str(tmp_path / 'a')!r}]\n"
             "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
             "print('pandas' in sys.modules)")

@@ -190,7 +190,7 @@ EVIL = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 
 @pytest.fixture(scope="module")
 def hostile_site(tmp_path_factory):
     """A site built from hostile input: kernel name, title, limitation and report."""
-    from ikreport.archive import Archive
+    from ikreport.store.archive import Archive
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv
     from ikreport.site.build import build_site
@@ -240,7 +240,7 @@ def test_the_published_branch_serves_the_site_from_a_sub_path(visit, tmp_path, m
 
     from click.testing import CliRunner
 
-    from ikreport.cli import cli
+    from ikreport.cli.main import cli
 
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import NCU, ROOT
-from ikreport.cli import cli
+from ikreport.cli.main import cli
 
 K3 = str(NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv")
 ERROR_ONLY = str(NCU / "other_llmperfopt_raw_error_only.csv")
@@ -166,7 +166,7 @@ def test_progress_shows_on_a_terminal_and_stays_quiet_otherwise(monkeypatch, cap
     import io
     import sys
 
-    from ikreport.cli_options import progress_reporter
+    from ikreport.cli.options import progress_reporter
 
     class Terminal(io.StringIO):
         def isatty(self):

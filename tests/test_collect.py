@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from conftest import FIXTURES, ROOT
 from ikreport.analysis.nvidia_smi import NvidiaSmiError, parse_nvidia_smi
-from ikreport.archive import Archive
-from ikreport.cli import cli
-from ikreport.verify import verify_archive
+from ikreport.store.archive import Archive
+from ikreport.cli.main import cli
+from ikreport.commands.verify import verify_archive
 
 STANDINS = ROOT / "tests" / "standins"
 SMI_Q = FIXTURES / "nvidia-smi" / "smi_q_gpukernellab_rtx3060laptop.txt"

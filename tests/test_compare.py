@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from ikreport.archive import Archive
-from ikreport.cli import cli
-from ikreport.compare import compare_profiles, verdict
+from ikreport.store.archive import Archive
+from ikreport.cli.main import cli
+from ikreport.commands.compare import compare_profiles, verdict
 
 HEADER = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"'
 

@@ -11,8 +11,8 @@ import tarfile
 from pathlib import Path
 
 from conftest import ROOT
-from ikreport.archive import Archive
-from ikreport.verify import verify_archive
+from ikreport.store.archive import Archive
+from ikreport.commands.verify import verify_archive
 
 STANDINS = ROOT / "tests" / "standins"
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES, NCU
-from ikreport import records
+from ikreport.store import records
 from ikreport.analysis.bandwidth_tools import parse_babelstream, parse_nvbandwidth
 from ikreport.analysis.ncu import read_exports
 from ikreport.analysis.nvidia_smi import parse_nvidia_smi
@@ -100,7 +100,7 @@ def test_truncated_and_binary_exports(data, message):
 def test_wrongly_encoded_file_is_refused_naming_it(tmp_path):
     from click.testing import CliRunner
 
-    from ikreport.cli import cli
+    from ikreport.cli.main import cli
 
     latin = tmp_path / "latin1.csv"
     latin.write_bytes('"ID","Kernel Name"\n"0","kernel_\xe9"\n'.encode("latin-1"))

@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from conftest import ROOT, git
-from ikreport.cli import cli
+from ikreport.cli.main import cli
 from siteserver import serve
 
 SITE = ROOT / "site"

@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import NCU, ROOT
-from ikreport.archive import Archive
-from ikreport.cli import cli
-from ikreport.verify import verify_archive
+from ikreport.store.archive import Archive
+from ikreport.cli.main import cli
+from ikreport.commands.verify import verify_archive
 from reliability import crash_trials
 
 B200 = NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from conftest import FIXTURES, ROOT
 from ikreport.claims.model import RecordSet
-from ikreport.cli import cli
+from ikreport.cli.main import cli
 from ikreport.reports.render import render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.values import format_value

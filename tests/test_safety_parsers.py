@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from conftest import FIXTURES
 from ikreport.analysis.ncu import read_exports
-from ikreport.cli import cli
+from ikreport.cli.main import cli
 from ikreport.errors import ImplausibleValueError, TruncatedExportError
 
 NCU = sorted((FIXTURES / "ncu").glob("ncu_*.csv"))

@@ -15,7 +15,7 @@ import yaml
 from click.testing import CliRunner
 
 from conftest import ROOT, git
-from ikreport.cli import cli
+from ikreport.cli.main import cli
 
 SITE = ROOT / "site"
 SHA_PIN = re.compile(r"^\s*(?:- )?uses: [\w./-]+@[0-9a-f]{40}  # v\d+\.\d+\.\d+$")
@@ -45,7 +45,7 @@ def branches(where):
 
 
 def publish(work, bare, **options):
-    from ikreport.publish import publish as do
+    from ikreport.commands.publish import publish as do
 
     defaults = {"remote": str(bare), "branch": "gh-pages", "no_history": False, "message": None}
     return do(work / "site", **{**defaults, **options})
@@ -229,7 +229,7 @@ def test_init_pages_values_reach_the_workflow_only_through_env(tmp_path):
 ])
 def test_init_pages_refuses_values_no_quoting_makes_safe(tmp_path, option, value):
     from ikreport.errors import WorkflowValueError
-    from ikreport.publish import init_pages
+    from ikreport.commands.publish import init_pages
 
     names = {"--archive": "archive", "--install": "install", "--main": "main"}
     values = {"archive": "evidence", "install": "ikreport", "main": "main", names[option]: value}

@@ -15,16 +15,16 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT
-from ikreport.archive import Archive
+from ikreport.store.archive import Archive
 from ikreport.claims.model import RecordSet
-from ikreport.cli import cli
+from ikreport.cli.main import cli
 from ikreport.errors import ReportFileError
 from ikreport.reports import source
 from ikreport.reports.front_matter import MAX_DEPTH, MAX_FRONT_MATTER_BYTES
 from ikreport.reports.render import render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import MAX_REPORT_BYTES, read_reports
-from ikreport.verify import verify_archive
+from ikreport.commands.verify import verify_archive
 
 SECRET = "ikreport-test-secret-7f3a"
 LINK = "symbolic link in the reports folder; reports are read only from plain files, so remove it"

@@ -17,14 +17,14 @@ import rfc8785
 from click.testing import CliRunner
 
 from conftest import ROOT
-from ikreport import records
-from ikreport.archive import Archive, sha256
-from ikreport.cli import cli
-from ikreport.compare import compare_profiles
+from ikreport.store import records
+from ikreport.store.archive import Archive, sha256
+from ikreport.cli.main import cli
+from ikreport.commands.compare import compare_profiles
 from ikreport.errors import IkreportError, RecordError
-from ikreport.profile_data import durations_by_kernel
+from ikreport.store.profile_data import durations_by_kernel
 from ikreport.site.build import build_site
-from ikreport.verify import verify_archive
+from ikreport.commands.verify import verify_archive
 from reliability import mutate_records
 
 SAMPLE = ROOT / "sample_evidence"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from ikreport.archive import Archive
+from ikreport.store.archive import Archive
 from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
 from ikreport.site.build import build_site
@@ -184,7 +184,7 @@ TRIGGER_NAMES = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3
 
 
 def test_the_launch_table_neutralises_formula_cells_and_reads_back_the_names(tmp_path, monkeypatch):
-    import ikreport.profile_data as profile_data
+    import ikreport.store.profile_data as profile_data
 
     triggers = ("=", "+", "-", "@", "\t", "\r")  # OWASP's list
 

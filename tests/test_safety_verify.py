@@ -18,14 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT
-from ikreport import records
-from ikreport.archive import Archive
-from ikreport.check import check
-from ikreport.cli import cli
+from ikreport.store import records
+from ikreport.store.archive import Archive
+from ikreport.commands.check import check
+from ikreport.cli.main import cli
 from ikreport.errors import NonCanonicalRecordError, SiteManifestError, SupersessionError
-from ikreport.supersede import supersede
-from ikreport.verify import verify_archive
-from ikreport.verify_site import verify_site
+from ikreport.commands.supersede import supersede
+from ikreport.commands.verify import verify_archive
+from ikreport.commands.verify_site import verify_site
 from siteserver import serve
 
 SITE = ROOT / "site"

@@ -21,8 +21,8 @@ import jinja2
 import pytest
 
 from conftest import NCU, ROOT
-from ikreport import cache as cache_module
-from ikreport.archive import Archive
+from ikreport.store import cache as cache_module
+from ikreport.store.archive import Archive
 from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
 from ikreport.errors import NotASiteError
@@ -329,7 +329,7 @@ def _build_with_workers(tmp_path: Path) -> tuple[subprocess.Popen[str], set[int]
         os.cpu_count = lambda: 2  # two workers on any machine
         sys.argv = ["ikreport", "build", {str(arch.root)!r}, "-o", {str(tmp_path / 'site')!r},
                     "--cache-dir", {str(tmp_path / 'c')!r}]
-        from ikreport.cli import main
+        from ikreport.cli.main import main
         main()
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

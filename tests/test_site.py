@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from ikreport.archive import Archive
+from ikreport.store.archive import Archive
 from ikreport.errors import BuildError
 from ikreport.site.build import build_site
 
@@ -157,7 +157,7 @@ def test_dangling_citation_fails_the_build(tmp_path):
         (arch / sub).mkdir(parents=True)
     record = json.loads(next((SAMPLE / "records").rglob("*.json")).read_bytes())
     record["cites"] = ["0" * 64]
-    from ikreport import records
+    from ikreport.store import records
 
     data = records.encode(record)
     rid = hashlib.sha256(data).hexdigest()

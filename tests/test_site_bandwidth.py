@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURES, NCU, ROOT
-from ikreport.archive import Archive
+from ikreport.store.archive import Archive
 from ikreport.claims.gpus import gpu_key
-from ikreport.cli import cli
+from ikreport.cli.main import cli
 from ikreport.site.build import build_site
 
 STANDINS = ROOT / "tests" / "standins"

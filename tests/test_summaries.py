@@ -10,9 +10,9 @@ import shutil
 import pytest
 
 from conftest import NCU, ROOT
-from ikreport import records as records_module
-from ikreport.archive import Archive
-from ikreport.cache import keep, recall_json
+from ikreport.store import records as records_module
+from ikreport.store.archive import Archive
+from ikreport.store.cache import keep, recall_json
 from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
 from ikreport.errors import BuildError

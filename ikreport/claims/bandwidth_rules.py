@@ -8,7 +8,7 @@ from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.claims.profile_rules import TOP_KERNELS
 from ikreport.formatting import fmt_gbs, fmt_pct
-from ikreport.profile_data import first_launch
+from ikreport.store.profile_data import first_launch
 
 CAVEAT_CONVENTION = "Bytes are counted read + write: a copy of N bytes moves 2N."
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "

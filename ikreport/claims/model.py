@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ikreport.summaries import LazyRecord, record_facts
+from ikreport.store.summaries import LazyRecord, record_facts
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
 

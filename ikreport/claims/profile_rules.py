@@ -10,7 +10,7 @@ from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_pct, plural
-from ikreport.profile_data import first_launch
+from ikreport.store.profile_data import first_launch
 
 TOP_KERNELS = 5
 

@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from ikreport import records
+from ikreport.store import records
 from ikreport.analysis import plausible
 from ikreport.analysis.bandwidth import CONVENTION, copy_gbs, summarize_samples, theoretical_peak_gbs
 from ikreport.analysis.bandwidth_tools import (
@@ -20,7 +20,7 @@ from ikreport.analysis.bandwidth_tools import (
     parse_babelstream,
     parse_nvbandwidth,
 )
-from ikreport.archive import Archive
+from ikreport.store.archive import Archive
 from ikreport.collect import bandwidth_run
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record

@@ -15,9 +15,9 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from ikreport import records
+from ikreport.store import records
 from ikreport.analysis.nvidia_smi import NvidiaSmiError, parse_nvidia_smi
-from ikreport.archive import Archive
+from ikreport.store.archive import Archive
 from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.textfile import read_text

@@ -10,16 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ikreport import records
+from ikreport.store import records
 from ikreport.analysis.ncu import Profile, read_exports
 import numpy as np
 
 from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT, LABELS
-from ikreport.archive import Archive
+from ikreport.store.archive import Archive
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
-from ikreport.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
+from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
 
 BIG_EXPORT = 10_000_000  # bytes: an import this big takes long enough to say what it is doing
 LIMIT_REPLAY = (

@@ -15,14 +15,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ikreport import records
+from ikreport.store import records
 from ikreport.analysis.ncu import read_exports
-from ikreport.archive import Archive
+from ikreport.store.archive import Archive
 from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.ncu_import import launch_table_source, profile_limitations
-from ikreport.profile_data import profile_data
+from ikreport.store.profile_data import profile_data
 
 # What the summaries need: throughput (SOL), bytes and rates (MWA), occupancy and its limits,
 # launch shape, and warp-stall reasons (WarpStateStats, SchedulerStats).

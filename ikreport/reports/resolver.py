@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 
-from ikreport import supersede
+from ikreport.commands import supersede
 from ikreport.claims.model import RecordSet
 from ikreport.reports.values import PathError, format_value, lookup
 

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ikreport.archive import Archive, references
-from ikreport.cache import default_cache_dir, keep, kept_size, recall, recall_json
-from ikreport.check import check
+from ikreport.store.archive import Archive, references
+from ikreport.store.cache import default_cache_dir, keep, kept_size, recall, recall_json
+from ikreport.commands.check import check
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
@@ -25,7 +25,7 @@ from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_pa
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
 from ikreport.site.writer import SiteFiles, parse_state, write_site
-from ikreport.validated import Validated
+from ikreport.store.validated import Validated
 
 ASSETS = ("assets/style.css", "assets/site.js")
 MiB = 1 << 20

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ikreport.cache import keep, recall, recall_json
+from ikreport.store.cache import keep, recall, recall_json
 
 CHART_VERSION = "2"  # bump when a chart's look changes, to drop cached SVGs
 Rows = list[dict[str, Any]]

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ikreport import __version__
-from ikreport.archive import references
-from ikreport.cache import keep, kept_size, recall, recall_json
+from ikreport.store.archive import references
+from ikreport.store.cache import keep, kept_size, recall, recall_json
 from ikreport.claims.gpus import measured_peak_for
 from ikreport.claims.model import RecordSet
 

@@ -12,7 +12,7 @@ from ikreport.claims.datasheet import compute_peak_tflops
 from ikreport.claims.gpus import measured_peak_for
 from ikreport.claims.model import Record, RecordSet
 from ikreport.reports.render import RenderedReport
-from ikreport.profile_data import LAUNCH_TABLE_ROLE, first_launch
+from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural, short
 from ikreport.site.charts import Chart, ChartRenderer
 from ikreport.site.model import Page, claim_view

@@ -21,10 +21,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ikreport.archive import Archive
+from ikreport.store.archive import Archive
 from ikreport.claims.model import RecordSet
 from ikreport.errors import BuildError
-from ikreport.records import bulk_loading
+from ikreport.store.records import bulk_loading
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.pages import record_page
 from ikreport.site.render import environment, render

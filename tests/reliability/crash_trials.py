@@ -23,8 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from ikreport.archive import Archive  # noqa: E402
-from ikreport.verify import verify_archive  # noqa: E402
+from ikreport.store.archive import Archive  # noqa: E402
+from ikreport.commands.verify import verify_archive  # noqa: E402
 
 EXPORT = ROOT / "tests" / "fixtures" / "ncu" / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
 IKREPORT = [sys.executable, "-m", "ikreport"]

@@ -27,12 +27,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from ikreport import records  # noqa: E402
-from ikreport.archive import Archive, sha256  # noqa: E402
-from ikreport.describe import describe, summary_line  # noqa: E402
+from ikreport.store import records  # noqa: E402
+from ikreport.store.archive import Archive, sha256  # noqa: E402
+from ikreport.commands.describe import describe, summary_line  # noqa: E402
 from ikreport.errors import IkreportError  # noqa: E402
 from ikreport.site.build import build_site  # noqa: E402
-from ikreport.verify import verify_archive  # noqa: E402
+from ikreport.commands.verify import verify_archive  # noqa: E402
 
 SAMPLE = ROOT / "sample_evidence"
 MAX_LINE = 300  # a one-line error a terminal shows whole

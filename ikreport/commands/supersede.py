@@ -12,11 +12,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ikreport import records
-from ikreport.archive import Archive
+from ikreport.store import records
+from ikreport.store.archive import Archive
 from ikreport.collect.context import utc_now
 from ikreport.errors import IkreportError, RecordError, SupersessionError
-from ikreport.records import bulk_loading
+from ikreport.store.records import bulk_loading
 
 KIND = "supersession"
 

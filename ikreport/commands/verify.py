@@ -12,14 +12,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from ikreport import supersede
-from ikreport.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, sha256
+from ikreport.commands import supersede
+from ikreport.store.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, sha256
 from ikreport.errors import IkreportError
-from ikreport.records import bulk_loading
+from ikreport.store.records import bulk_loading
 from ikreport.reports.source import folder_problems
-from ikreport.summaries import LazyRecord, Summary
-from ikreport.validated import Refs, Validated, checked_entry
-from ikreport.verify_site import verify_site
+from ikreport.store.summaries import LazyRecord, Summary
+from ikreport.store.validated import Refs, Validated, checked_entry
+from ikreport.commands.verify_site import verify_site
 
 __all__ = ["verify_archive", "verify_site"]  # verify_site's home is verify_site.py; kept here for callers
 

@@ -19,10 +19,10 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from ikreport import records
-from ikreport.archive import Archive
+from ikreport.store import records
+from ikreport.store.archive import Archive
 from ikreport.errors import RecordError
-from ikreport.profile_data import durations_by_kernel
+from ikreport.store.profile_data import durations_by_kernel
 
 DEFAULT_THRESHOLD_PCT = 5.0
 DEFAULT_MIN_SAMPLES = 3

@@ -1,4 +1,4 @@
-"""Options and helpers shared by the ``ikreport`` commands (see cli.py)."""
+"""Options and helpers shared by the ``ikreport`` commands (see main.py)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 
-from ikreport.archive import ID_RX
+from ikreport.store.archive import ID_RX
 from ikreport.errors import SiteManifestError
 from ikreport.terminal import safe_text
 

@@ -17,7 +17,7 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-from ikreport import records
+from ikreport.store import records
 from ikreport.errors import (
     AmbiguousIdError,
     ArchiveError,

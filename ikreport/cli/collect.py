@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ikreport.cli_options import archive_option, context_options, make_context, progress_reporter
+from ikreport.cli.options import archive_option, context_options, make_context, progress_reporter
 
 
 @click.group()
@@ -53,7 +53,7 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
     Every option that changes results is passed to ncu explicitly and recorded.
     Prints the new record's id as the last line.
     """
-    from ikreport.archive import Archive
+    from ikreport.store.archive import Archive
 
     fields = {k: options.pop(k) for k in ("title", "gpu", "engine", "model", "workload")}
     context = make_context(context_file, limitations, fields)
@@ -92,7 +92,7 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
 def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, ...], context_file: Path | None,
                 **fields: Any) -> None:
     """Record the GPU and software environment (nvidia-smi, NVML, host, Python packages)."""
-    from ikreport.archive import Archive
+    from ikreport.store.archive import Archive
     from ikreport.collect.env import collect_env as collect
 
     click.echo(collect(Archive.create(archive), make_context(context_file, limitations, fields), from_file))
@@ -117,7 +117,7 @@ def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | No
 
     Bytes are counted read + write (a copy of N bytes moves 2N); the record says so.
     """
-    from ikreport.archive import Archive
+    from ikreport.store.archive import Archive
     from ikreport.collect import bandwidth
 
     if from_babelstream and from_nvbandwidth:

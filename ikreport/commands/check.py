@@ -26,16 +26,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ikreport import supersede
-from ikreport.archive import Archive, references
+from ikreport.commands import supersede
+from ikreport.store.archive import Archive, references
 from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError
-from ikreport.records import bulk_loading
+from ikreport.store.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import read_reports
-from ikreport.summaries import LazyRecord, summarize
-from ikreport.validated import Validated
+from ikreport.store.summaries import LazyRecord, summarize
+from ikreport.store.validated import Validated
 
 RULES = {
     "IK101": "dangling citation", "IK102": "missing blob", "IK103": "unknown citation",

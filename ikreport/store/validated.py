@@ -13,9 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ikreport.archive import Archive, check_id, references
-from ikreport.cache import keep, recall_json
-from ikreport.summaries import SUMMARY_VERSION, Summary, summarize
+from ikreport.store.archive import Archive, check_id, references
+from ikreport.store.cache import keep, recall_json
+from ikreport.store.summaries import SUMMARY_VERSION, Summary, summarize
 
 Refs = list[tuple[str, str]]
 
@@ -31,7 +31,7 @@ def schema_digest() -> str:
     (RULES names them; the file's bytes catch a changed rule): a change starts a new cache."""
     package = resources.files("ikreport")
     digest = hashlib.sha256(package.joinpath("schema/record-1.json").read_bytes() + RULES)
-    digest.update(package.joinpath("records.py").read_bytes())
+    digest.update(package.joinpath("store/records.py").read_bytes())
     return digest.hexdigest()[:16]
 
 

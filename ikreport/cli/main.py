@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from ikreport import __version__
-from ikreport.cli_collect import collect
-from ikreport.cli_options import ARCHIVE_ENV, DEFAULT_ARCHIVE, archive_option, progress_reporter
+from ikreport.cli.collect import collect
+from ikreport.cli.options import ARCHIVE_ENV, DEFAULT_ARCHIVE, archive_option, progress_reporter
 from ikreport.errors import IkreportError
 from ikreport.formatting import plural
 
@@ -51,8 +51,8 @@ def cli() -> None:
               help="Print the record's stored JSON (DEL and C1 control characters as \\u escapes).")
 def show(record_id: str, archive: Path, as_json: bool) -> None:
     """Show one record (ID: its hash, or a unique prefix of at least 8 digits)."""
-    from ikreport.archive import Archive
-    from ikreport.describe import describe
+    from ikreport.store.archive import Archive
+    from ikreport.commands.describe import describe
     from ikreport.terminal import safe_json
 
     store = Archive.open(archive)
@@ -68,8 +68,8 @@ def show(record_id: str, archive: Path, as_json: bool) -> None:
 @archive_option()
 def list_records(archive: Path) -> None:
     """List the records of an archive: id, kind, GPU, title."""
-    from ikreport.archive import Archive
-    from ikreport.describe import summary_line
+    from ikreport.store.archive import Archive
+    from ikreport.commands.describe import summary_line
 
     store = Archive.open(archive)
     for record_id in store.record_ids():
@@ -87,10 +87,10 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
 
     One line per problem; exit status 1 if there is any.
     """
-    from ikreport.archive import Archive
+    from ikreport.store.archive import Archive
     from ikreport.terminal import safe_text
-    from ikreport.verify import verify_archive
-    from ikreport.verify_site import verify_site
+    from ikreport.commands.verify import verify_archive
+    from ikreport.commands.verify_site import verify_site
 
     # Problems name files found in the archive or site: a planted name must not break a line
     # or reach the terminal as an escape sequence.
@@ -103,8 +103,8 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
         click.echo(f"{site}: {plural(checked, 'record', 'records')} verified against manifest.json")
         return
     store = Archive.open(archive or Path(os.environ.get(ARCHIVE_ENV, DEFAULT_ARCHIVE)))
-    from ikreport.cache import default_cache_dir
-    from ikreport.validated import Validated
+    from ikreport.store.cache import default_cache_dir
+    from ikreport.store.validated import Validated
 
     notes: list[str] = []
     problems = verify_archive(store, notes=notes,
@@ -136,7 +136,7 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
 def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path | None, reports_dir: Path | None,
           strict: bool, max_blob_mb: float) -> None:
     """Build the static HTML + Markdown site of ARCHIVE [default: sample_evidence]."""
-    from ikreport.archive import Archive
+    from ikreport.store.archive import Archive
     from ikreport.site.build import build_site
 
     result = build_site(Archive.open(archive), output, templates=templates, cache_dir=cache_dir,
@@ -169,7 +169,7 @@ def publish(site: Path, remote: str, branch: str, no_history: bool, message: str
     Refuses a site holding links or files its manifest.json does not list, and (unless
     --force) a branch that is checked out or holds commits publish did not write.
     """
-    from ikreport.publish import publish as run
+    from ikreport.commands.publish import publish as run
 
     click.echo(run(site, remote=remote, branch=branch, no_history=no_history, message=message, repo=repo,
                    push=not no_push, force=force))
@@ -186,7 +186,7 @@ def publish(site: Path, remote: str, branch: str, no_history: bool, message: str
 @click.option("--force", is_flag=True, help="Replace an existing workflow file.")
 def init_pages(repo: Path, archive_path: str, install: str, main_branch: str, force: bool) -> None:
     """Write .github/workflows/ikreport-pages.yml: GitHub builds the site and deploys it to Pages."""
-    from ikreport.publish import init_pages as write
+    from ikreport.commands.publish import init_pages as write
 
     path = write(repo, archive=archive_path, install=install, main=main_branch, force=force)
     click.echo(f"{path}: written; in the repository's Settings > Pages, set Source to 'GitHub Actions'")
@@ -207,8 +207,8 @@ def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: in
     FASTER / SLOWER / SAME / UNDECIDED verdict per kernel, and writes a comparison record
     citing both (its id is the last line).
     """
-    from ikreport.archive import Archive
-    from ikreport.compare import compare_records, markdown_table
+    from ikreport.store.archive import Archive
+    from ikreport.commands.compare import compare_records, markdown_table
 
     if threshold_pct <= 0 or min_samples < 1:
         raise click.UsageError("--threshold must be > 0 and --min-samples >= 1")
@@ -226,8 +226,8 @@ def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: in
 @archive_option()
 def supersede(old: str, new: str, reason: str, archive: Path) -> None:
     """Record that NEW corrects and replaces OLD. OLD keeps its page, with a banner to NEW."""
-    from ikreport.archive import Archive
-    from ikreport.supersede import supersede as write
+    from ikreport.store.archive import Archive
+    from ikreport.commands.supersede import supersede as write
 
     click.echo(write(Archive.open(archive), old, new, reason))
 
@@ -245,8 +245,8 @@ def check_command(archive: Path, reports_dir: Path | None, strict: bool, as_json
     """
     import json
 
-    from ikreport.archive import Archive
-    from ikreport.check import check
+    from ikreport.store.archive import Archive
+    from ikreport.commands.check import check
 
     checked = check(Archive.open(archive), reports_dir)
     for finding in checked.findings:
