@@ -19,22 +19,20 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ikreport.commands import supersede
-from ikreport.store.archive import Archive, references
-from ikreport.claims.model import RecordSet
+from ikreport.store import recordset
+from ikreport.store.archive import Archive
+from ikreport.store.recordset import RecordSet
 from ikreport.errors import IkreportError
 from ikreport.store.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import read_reports
-from ikreport.store.summaries import LazyRecord, summarize
 from ikreport.store.validated import Validated
 
 RULES = {
@@ -48,6 +46,8 @@ RULES = {
 
 @dataclass(frozen=True)
 class CheckFinding:
+    """One finding: where (file, line), its rule id and what to do."""
+
     file: str
     line: int | None
     code: str
@@ -55,6 +55,7 @@ class CheckFinding:
 
     @property
     def is_error(self) -> bool:
+        """IK1xx findings stop a build; IK2xx ones only under --strict."""
         return self.code.startswith("IK1")
 
     def __str__(self) -> str:
@@ -62,52 +63,48 @@ class CheckFinding:
         return f"{where}: {self.code} {self.message}"
 
     def as_dict(self) -> dict[str, object]:
+        """The finding as JSON output gives it, with its rule's name and severity."""
         return {**asdict(self), "rule": RULES[self.code], "severity": "error" if self.is_error else "warning"}
 
 
 @dataclass(frozen=True)
 class Checked:
+    """What ``check`` found, with the records and reports it loaded (a build goes on from them)."""
+
     records: RecordSet
     reports: list[RenderedReport]
     findings: list[CheckFinding]
 
     def failures(self, strict: bool) -> list[CheckFinding]:
+        """The findings that stop a build (warnings too when ``strict``)."""
         return [f for f in self.findings if f.is_error or strict]
 
 
 def default_reports_dir(archive: Archive) -> Path:
+    """ARCHIVE/reports: where reports are read from unless --reports names a folder."""
     return archive.root / "reports"
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
           validated: Validated | None = None) -> Checked:
+    """Every finding about ``archive`` and its reports, with the records and rendered reports."""
     findings: list[CheckFinding] = []
-    loaded = {}
-    validated = validated or Validated(None)
+
+    def damaged(rid: str, exc: IkreportError) -> None:
+        findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
+
     with bulk_loading():
-        for rid in archive.record_ids():
-            try:
-                kept = validated.entry(rid)
-                if kept is not None and kept[1] is not None:
-                    archive.record_bytes(rid)  # always re-hashed: the id is the promise
-                    loaded[rid] = LazyRecord(kept[1], functools.partial(archive.load, rid, known_valid=True))
-                    continue
-                record = archive.load(rid, known_valid=kept is not None)
-                validated.put(rid, references(record), summarize(record))  # later builds need not parse it
-                loaded[rid] = record
-            except IkreportError as exc:
-                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
+        records = recordset.load(archive, validated or Validated(None), damaged)
     blobs = set(archive.blob_ids())
-    for rid, record in sorted(loaded.items()):
-        for what, ref in references(record):
+    for rid in sorted(records.records):
+        for what, ref in records.references(rid):
             if what == "blob" and ref not in blobs:
                 findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK102",
                                              f"cites blob {ref[:12]}, which is not in the archive; copy it in"))
-            elif what == "record" and ref not in loaded:
+            elif what == "record" and ref not in records.records:
                 findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK101",
                                              f"cites record {ref[:12]}, which is not in the archive; copy it in"))
-    findings += _source_sizes(archive, loaded, blobs) + _supersessions(archive, loaded)
-    records = RecordSet.of(loaded)
+    findings += _source_sizes(archive, records.records, blobs) + _supersessions(archive, records)
     reports = []
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
     if reports_dir is not None and not folder.is_dir():
@@ -129,9 +126,8 @@ def _source_sizes(archive: Archive, loaded: Mapping[str, Mapping[str, Any]], blo
     out = []
     for rid, record in sorted(loaded.items()):
         for source in record["sources"]:
-            try:
-                size = os.stat(archive.blob_path(source["id"]), follow_symlinks=False).st_size
-            except OSError:
+            size = archive.blob_size(source["id"])
+            if size is None:
                 continue  # a missing blob is IK102's
             if source["id"] in blobs and size != source["size"]:
                 out.append(CheckFinding(str(archive.record_path(rid)), None, "IK108",
@@ -140,11 +136,10 @@ def _source_sizes(archive: Archive, loaded: Mapping[str, Mapping[str, Any]], blo
     return out
 
 
-def _supersessions(archive: Archive, loaded: Mapping[str, Mapping[str, Any]]) -> list[CheckFinding]:
-    edges = [edge for rid, record in sorted(loaded.items()) for edge in supersede.of_record(rid, record)]
-    kinds = {rid: record["kind"] for rid, record in loaded.items()}
+def _supersessions(archive: Archive, records: RecordSet) -> list[CheckFinding]:
+    """IK109 for each supersession that breaks supersede.py's rules."""
     return [CheckFinding(str(archive.record_path(by)), None, "IK109", why)
-            for by, why in supersede.problems(edges, kinds)]
+            for by, why in supersede.problems(records.supersessions(), records.kinds())]
 
 
 def _after_path(message: str) -> str:

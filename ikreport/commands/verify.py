@@ -13,7 +13,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ikreport.commands import supersede
-from ikreport.store.archive import ID_RX, RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX, Archive, sha256
+from ikreport.store.archive import ID_RX, Archive, sha256
+from ikreport.store.local import RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX
+from ikreport.store.recordset import RecordSet
 from ikreport.errors import IkreportError
 from ikreport.store.records import bulk_loading
 from ikreport.reports.source import folder_problems
@@ -85,6 +87,7 @@ def _check_all(archive: Archive, validated: Validated, files: list[tuple[str, st
 
 def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None,
             validated: Validated | None) -> list[str]:
+    """verify_archive's work, with the garbage collector paused (see ``bulk_loading``)."""
     validated = validated or Validated(None)
     notes = notes if notes is not None else []
     order: list[str | int] = []  # a problem found while scanning, or the index of a file to check
@@ -119,7 +122,7 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
     order.extend(folder_problems(archive.root / "reports"))
     checked = _check_all(archive, validated, files, progress)
     problems: list[str] = []
-    records_ok: dict[str, tuple[Refs, Summary]] = {}
+    records_ok: dict[str, Summary] = {}
     blobs_ok: set[str] = set()
     for slot in order:
         if isinstance(slot, str):
@@ -129,7 +132,7 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
         if problem:
             problems.append(problem)
         elif is_record and refs is not None and summary is not None:  # a good record has both
-            records_ok[file_id] = (refs, summary)
+            records_ok[file_id] = summary
         else:
             blobs_ok.add(file_id)
     if writable:
@@ -138,33 +141,30 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
         notes.append(f"{archive.root}: {writable} files are writable (ikreport writes them read-only; a git "
                      f"checkout does not keep that); 'chmod -R a-w {archive.root}/records {archive.root}/blobs' "
                      "restores it")
-    for record_id, (refs, _summary) in sorted(records_ok.items()):
-        for what, ref in refs:
-            present = ref in blobs_ok if what == "blob" else ref in records_ok
+    heads = RecordSet.of({rid: LazyRecord(summary, functools.partial(archive.load, rid, known_valid=True))
+                          for rid, summary in records_ok.items()})
+    for record_id in sorted(heads.records):
+        for what, ref in heads.references(record_id):
+            present = ref in blobs_ok if what == "blob" else ref in heads.records
             if not present:
                 problems.append(
                     f"{archive.record_path(record_id)}: cites {what} {ref[:12]}, which is missing or damaged; "
                     "copy it from the archive it was collected in"
                 )
-    problems += _record_problems(archive, records_ok, blobs_ok, sizes)
+    problems += _record_problems(archive, heads, blobs_ok, sizes)
     return problems
 
 
-def _record_problems(archive: Archive, records_ok: dict[str, tuple[Refs, Summary]], blobs_ok: set[str],
-                     sizes: dict[str, int]) -> list[str]:
+def _record_problems(archive: Archive, heads: RecordSet, blobs_ok: set[str], sizes: dict[str, int]) -> list[str]:
     """What sound files can still get wrong together: a source's declared size that is not
     its blob's, and supersessions that break supersede.py's rules."""
     problems = []
-    heads = {rid: LazyRecord(summary, functools.partial(archive.load, rid, known_valid=True))
-             for rid, (_refs, summary) in records_ok.items()}
-    for rid, record in sorted(heads.items()):
+    for rid, record in sorted(heads.records.items()):
         for source in record.get("sources", []):
             blob = source["id"]
             if blob in blobs_ok and sizes.get(blob) != source["size"]:
                 problems.append(f"{archive.record_path(rid)}: declares blob {blob[:12]} as {source['size']} bytes, "
                                 f"but it is {sizes.get(blob)}; the record is wrong about its source: re-collect it")
-    edges = [edge for rid, record in sorted(heads.items()) for edge in supersede.of_record(rid, record)]
-    kinds = {rid: record["kind"] for rid, record in heads.items()}
-    for by, why in supersede.problems(edges, kinds):
+    for by, why in supersede.problems(heads.supersessions(), heads.kinds()):
         problems.append(f"{archive.record_path(by)}: {why}")
     return problems

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import bisect
-
-from ikreport.commands import supersede
-from ikreport.claims.model import RecordSet
+from ikreport.store.recordset import RecordSet
 from ikreport.reports.values import PathError, format_value, lookup
 
 
@@ -14,42 +11,35 @@ class RecordResolver:
 
     def __init__(self, records: RecordSet, root: str) -> None:
         self.records = records
-        self.ids = sorted(records.records)
         self.root = root
-        # supersede.py decides the successor, so a report and a record page never name different ones
-        self.newer = supersede.successors(edge for rid in records.by_kind.get(supersede.KIND, [])
-                                          for edge in supersede.of_record(rid, records.records[rid]))
 
     def resolve(self, prefix: str) -> str:
-        prefix = prefix.lower()
-        at = bisect.bisect_left(self.ids, prefix)
-        hits = []
-        while at < len(self.ids) and self.ids[at].startswith(prefix) and len(hits) < 3:
-            hits.append(self.ids[at])
-            at += 1
-        if not hits:
-            raise LookupError(f"no record starts with {prefix}; 'ikreport list' lists the records")
-        if len(hits) > 1:
-            raise LookupError(f"{prefix} names several records ({', '.join(h[:12] for h in hits)}); give more digits")
-        return hits[0]
+        """The one record id starting with ``prefix``; LookupError saying why not."""
+        return self.records.resolve(prefix)
 
     def value(self, record_id: str, path: str) -> str:
+        """The record's value at ``path``, formatted as a report shows it; LookupError if none."""
         try:
             return format_value(path, lookup(self.records.whole(record_id), path))
         except PathError as exc:
             raise LookupError(f"record {record_id[:8]}: {exc}") from exc
 
     def href(self, record_id: str) -> str:
+        """The link to the record's page."""
         return f"{self.root}e/{record_id}.html"
 
     def md_href(self, record_id: str) -> str:
+        """The link to the record's Markdown twin."""
         return f"{self.root}e/{record_id}.md"
 
     def title(self, record_id: str) -> str:
+        """The record's title."""
         return self.records.records[record_id]["title"]
 
     def limitations(self, record_id: str) -> list[str]:
+        """The record's stated limitations."""
         return list(self.records.records[record_id]["limitations"])
 
     def superseded_by(self, record_id: str) -> str | None:
-        return self.newer.get(record_id)
+        """The id of the record that replaces this one, as its page names it."""
+        return self.records.superseded_by(record_id)

@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ikreport import __version__
-from ikreport.store.archive import references
 from ikreport.store.cache import keep, kept_size, recall, recall_json
 from ikreport.claims.gpus import measured_peak_for
-from ikreport.claims.model import RecordSet
+from ikreport.store.recordset import RecordSet
 
 
 @lru_cache(maxsize=1)
@@ -36,6 +35,7 @@ def code_digest() -> str:
 
 
 def templates_digest(dirs: list[str]) -> str:
+    """A digest of every file in the template folders: a changed template invalidates every page."""
     h = hashlib.sha256()
     for base in dirs:
         for path in sorted(Path(base).rglob("*")):
@@ -45,16 +45,16 @@ def templates_digest(dirs: list[str]) -> str:
     return h.hexdigest()
 
 
-def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list[str]], published: Mapping[str, str],
-                    templates: str) -> str:
+def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, str], templates: str) -> str:
+    """The hash of everything the record's page depends on (see the module docstring)."""
     record = records.records[record_id]
+    newer = records.supersession_of(record_id)
     deps: dict[str, Any] = {
         "record": record_id,
-        "refs": sorted({ref for _, ref in references(record)}),
-        "cited_by": sorted(cited_by.get(record_id, [])),
+        "refs": sorted({ref for _, ref in records.references(record_id)}),
+        "cited_by": records.cited_by(record_id),
         "peak": measured_peak_for(record, records) if record["kind"] == "ncu-profile" else None,
-        "superseded_by": sorted(r for r in records.by_kind.get("supersession", [])
-                                if any(s["id"] == record_id for s in records.records[r]["supersedes"])),
+        "superseded_by": [newer.by] if newer else [],
         "published": sorted(s["id"] for s in record["sources"] if s["id"] in published),
         "templates": templates,
         "code": code_digest(),

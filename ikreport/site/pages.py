@@ -10,7 +10,7 @@ from ikreport.claims.engine import claims_for
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.datasheet import compute_peak_tflops
 from ikreport.claims.gpus import measured_peak_for
-from ikreport.claims.model import Record, RecordSet
+from ikreport.store.recordset import Record, RecordSet
 from ikreport.reports.render import RenderedReport
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural, short
@@ -43,8 +43,9 @@ def _source_note(source: dict[str, Any], published: Mapping[str, str] | None) ->
     return AS_TEXT_NOTE if suffix is not None and suffix != MEDIA_EXT.get(source["media_type"], "") else ""
 
 
-def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str]],
-                charts: ChartRenderer, record_bytes: bytes = b"", published: Mapping[str, str] | None = None) -> Page:
+def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, record_bytes: bytes = b"",
+                published: Mapping[str, str] | None = None) -> Page:
+    """A record's page: its head, claims, view, charts and links to what it cites and what cites it."""
     record = records.whole(record_id)
     root = "../"
     titles = {rid: r["title"] for rid, r in records.records.items()}
@@ -69,7 +70,7 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "environment": ref(record["environment"]) if record.get("environment") else None,
         "cites": [ref(c) for c in record["cites"]],
         "supersedes": [{**ref(s["id"]), "reason": s["reason"]} for s in record["supersedes"]],
-        "cited_by": [ref(c) for c in cited_by.get(record_id, [])],
+        "cited_by": [ref(c) for c in records.cited_by(record_id)],
         "json_href": f"{record_id}.json",
         "charts": [],
         "profile": None,
@@ -89,10 +90,10 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
     elif record["kind"] == "comparison":
         context["facts"], context["tables"] = comparison_view(record, ref)
         context["charts"] = _comparison_charts(record, charts)
-    newer = _superseded_by(record_id, records)
+    newer = records.supersession_of(record_id)
     if newer:
-        context["superseded_by"] = {**ref(newer["data"]["new"]), "reason": newer["data"]["reason"],
-                                    "when": newer["collected_at"]}
+        by = records.records[newer.by]
+        context["superseded_by"] = {**ref(newer.new), "reason": by["data"]["reason"], "when": by["collected_at"]}
     return Page(path=f"e/{record_id}", template="record", title=record["title"], root=root, context=context)
 
 
@@ -224,13 +225,6 @@ def _roofline(record: Record, records: RecordSet, charts: ChartRenderer) -> list
     alt = (f"Log-log roofline of {plural(len(points), 'kernel', 'kernels')}: FLOP/s against FLOP per DRAM byte, "
            "first launch of each.")
     return [charts.render("roofline", "Roofline", alt, rows, tuple(notes))]
-
-
-def _superseded_by(record_id: str, records: RecordSet) -> Record | None:
-    """The latest supersession of this record, if any."""
-    found = [records.records[r] for r in records.by_kind.get("supersession", [])
-             if any(s["id"] == record_id for s in records.records[r]["supersedes"])]
-    return sorted(found, key=lambda r: (r["collected_at"] or "", r["data"]["new"]))[-1] if found else None
 
 
 def _comparison_charts(record: Record, charts: ChartRenderer) -> list[Chart]:

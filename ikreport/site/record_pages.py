@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ikreport.store import recordset
 from ikreport.store.archive import Archive
-from ikreport.claims.model import RecordSet
+from ikreport.store.recordset import RecordSet
 from ikreport.errors import BuildError
 from ikreport.store.records import bulk_loading
 from ikreport.site.charts import ChartRenderer
@@ -46,7 +47,6 @@ class RenderedPage:
 class Job:
     archive: Path
     records: RecordSet | None  # None in a worker until it has loaded them
-    cited_by: dict[str, list[str]]
     published: dict[str, str]  # blob id -> the file name suffix the site offers it under
     templates: Path | None
     cache: Path | None  # the build's cache folder: charts/ and jinja/ in it
@@ -61,7 +61,7 @@ def _init_worker(job: Job, builder: int) -> None:
     threading.Thread(target=_exit_with, args=(builder,), name="watch-builder", daemon=True).start()
     archive = Archive(job.archive)
     with bulk_loading():
-        _JOB = replace(job, records=RecordSet.of({rid: archive.load(rid) for rid in archive.record_ids()}))
+        _JOB = replace(job, records=recordset.load(archive))
 
 
 def _exit_with(builder: int) -> None:
@@ -92,8 +92,7 @@ def _render_one(record_id: str) -> RenderedPage:
     assert job is not None and job.records is not None
     env = _env(job.templates, job.cache / "jinja" if job.cache else None)
     charts = ChartRenderer(job.cache / "charts" if job.cache else None)
-    page = record_page(record_id, job.records, job.cited_by, charts, Archive(job.archive).record_bytes(record_id),
-                       job.published)
+    page = record_page(record_id, job.records, charts, Archive(job.archive).record_bytes(record_id), job.published)
     html, md = render(env, page, job.site)
     claims = sum(len(g["claims"]) for g in page.context.get("claim_groups", []))
     return RenderedPage(record_id, html, md, {c.key: c.svg for c in page.context["charts"]}, claims)
