@@ -20,7 +20,7 @@ from ikreport.errors import IkreportError
 from ikreport.store.records import bulk_loading
 from ikreport.reports.source import folder_problems
 from ikreport.store.summaries import LazyRecord, Summary
-from ikreport.store.validated import Refs, Validated, checked_entry
+from ikreport.store.validated import Validated, check_record
 from ikreport.commands.verify_site import verify_site
 
 __all__ = ["verify_archive", "verify_site"]  # verify_site's home is verify_site.py; kept here for callers
@@ -39,7 +39,7 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
 
 PARALLEL_FROM = 512  # files: below this, starting worker processes costs more than it saves
 BATCH = 64
-Checked = tuple[str | None, Refs | None, Summary | None]  # (problem, a good record's references and summary)
+Checked = tuple[str | None, Summary | None]  # (problem, a good record's summary)
 
 
 def _check_files(job: tuple[str, str | None, list[tuple[str, str, bool]]]) -> list[Checked]:
@@ -53,13 +53,13 @@ def _check_files(job: tuple[str, str | None, list[tuple[str, str, bool]]]) -> li
         for path, file_id, is_record in files:
             try:
                 if is_record:
-                    out.append((None, *checked_entry(archive, file_id, validated)))
+                    out.append((None, check_record(archive, file_id, validated)[0]))
                 elif sha256(Path(path).read_bytes()) != file_id:
-                    out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None, None))
+                    out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None))
                 else:
-                    out.append((None, None, None))
+                    out.append((None, None))
             except (IkreportError, OSError) as exc:
-                out.append((str(exc), None, None))
+                out.append((str(exc), None))
     return out
 
 
@@ -128,10 +128,10 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
         if isinstance(slot, str):
             problems.append(slot)
             continue
-        (_path, file_id, is_record), (problem, refs, summary) = files[slot], checked[slot]
+        (_path, file_id, is_record), (problem, summary) = files[slot], checked[slot]
         if problem:
             problems.append(problem)
-        elif is_record and refs is not None and summary is not None:  # a good record has both
+        elif is_record and summary is not None:  # a good record has one
             records_ok[file_id] = summary
         else:
             blobs_ok.add(file_id)

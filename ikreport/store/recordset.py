@@ -21,8 +21,8 @@ from typing import Any
 
 from ikreport.errors import IkreportError
 from ikreport.store.archive import Archive, references as record_references
-from ikreport.store.summaries import LazyRecord, record_facts, summarize
-from ikreport.store.validated import Validated
+from ikreport.store.summaries import LazyRecord, record_facts
+from ikreport.store.validated import Validated, check_record
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
 SUPERSESSION = "supersession"  # the kind of record that says a correction replaces a record
@@ -159,15 +159,9 @@ def load(archive: Archive, validated: Validated | None = None,
     loaded: dict[str, Record] = {}
     for rid in archive.record_ids():
         try:
-            kept = validated.entry(rid)
-            if kept is not None and kept[1] is not None:
-                archive.record_bytes(rid)  # always re-hashed: the id is the promise
-                loaded[rid] = LazyRecord(kept[1], partial(archive.load, rid, known_valid=True))
-                continue
-            record = archive.load(rid, known_valid=kept is not None)
-            if validated.root is not None:  # later builds need not parse it
-                validated.put(rid, record_references(record), summarize(record))
-            loaded[rid] = record
+            summary, record = check_record(archive, rid, validated)
+            loaded[rid] = record if record is not None else LazyRecord(
+                summary, partial(archive.load, rid, known_valid=True))
         except IkreportError as exc:
             if failed is None:
                 raise
