@@ -43,6 +43,8 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class BuildResult:
+    """What a build made: counts for the CLI's summary line, and warnings to print."""
+
     pages: int
     records: int
     claims: int
@@ -199,6 +201,7 @@ def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: lis
 
 
 def budget_warnings(files: SiteFiles) -> list[str]:
+    """Warnings for files and a site too big for GitHub Pages."""
     out = []
     total = 0
     for path, size in sorted(files.sizes().items()):

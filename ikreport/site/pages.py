@@ -239,6 +239,7 @@ def _comparison_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
 
 
 def changelog_page(records: RecordSet) -> Page:
+    """The changelog: every supersession, newest first."""
     rows = []
     for rid in records.by_kind.get("supersession", []):
         r = records.records[rid]
@@ -263,6 +264,7 @@ def _bandwidth_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
 
 
 def report_page(report: RenderedReport) -> Page:
+    """A report's page, with the records it cites."""
     return Page(path=f"r/{report.slug}", template="report", title=report.title, root="../", context={
         "report": report, "body": report.html, "markdown": report.markdown,
         "cited_paragraphs": report.html.count('<p class="claim"'),

@@ -36,6 +36,8 @@ SERIAL_BELOW = 16  # a pool costs more than it saves for a few pages
 
 @dataclass(frozen=True)
 class RenderedPage:
+    """A record page rendered in full: both formats, its charts and its claim count."""
+
     record_id: str
     html: str
     md: str
@@ -45,6 +47,8 @@ class RenderedPage:
 
 @dataclass(frozen=True)
 class Job:
+    """What rendering record pages needs, sent to each worker (without the records)."""
+
     archive: Path
     records: RecordSet | None  # None in a worker until it has loaded them
     published: dict[str, str]  # blob id -> the file name suffix the site offers it under
@@ -109,6 +113,7 @@ def _env(templates: Path | None, bytecode_dir: Path | None) -> Any:
 
 def render_record_pages(job: Job, record_ids: list[str], workers: int | None = None,
                         progress: Progress | None = None) -> list[RenderedPage]:
+    """The pages of ``record_ids``, in that order; in worker processes when there are many."""
     global _JOB
     _JOB = job
     total = len(record_ids)

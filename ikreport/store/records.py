@@ -232,6 +232,7 @@ def new_record(
     cites: list[str] | None = None,
     supersedes: list[dict[str, str]] | None = None,
 ) -> Record:
+    """A new, validated record/1 (cites sorted, limitations deduplicated); RecordError if invalid."""
     record: Record = {
         "schema": SCHEMA,
         "kind": kind,
