@@ -13,8 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ikreport.commands import supersede
-from ikreport.store.archive import ID_RX, Archive, sha256
-from ikreport.store.local import RECORD_SUFFIX, SHARD_RX, TEMP_PREFIX
+from ikreport.store.archive import Archive, sha256
 from ikreport.store.recordset import RecordSet
 from ikreport.errors import IkreportError
 from ikreport.store.records import bulk_loading
@@ -90,34 +89,8 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
     """verify_archive's work, with the garbage collector paused (see ``bulk_loading``)."""
     validated = validated or Validated(None)
     notes = notes if notes is not None else []
-    order: list[str | int] = []  # a problem found while scanning, or the index of a file to check
-    files: list[tuple[str, str, bool]] = []
-    writable = 0
-    sizes: dict[str, int] = {}  # blob id -> bytes on disk
-    for top, suffix in ((archive.blobs_dir, ""), (archive.records_dir, RECORD_SUFFIX)):
-        if not top.is_dir():
-            continue
-        for entry in sorted(os.scandir(top), key=lambda e: e.name):
-            if not (SHARD_RX.match(entry.name) and entry.is_dir(follow_symlinks=False)):
-                order.append(f"{entry.path}: unexpected entry in the archive; move it out")
-                continue
-            for item in sorted(os.scandir(entry.path), key=lambda e: e.name):
-                name = item.name
-                if name.startswith(TEMP_PREFIX):
-                    notes.append(f"{item.path}: temporary file left by an interrupted write; safe to delete")
-                    continue
-                stem = name[: len(name) - len(suffix)] if suffix and name.endswith(suffix) else (None if suffix else name)
-                if stem is None or not ID_RX.match(entry.name + stem) or not item.is_file(follow_symlinks=False):
-                    what = "symbolic link" if item.is_symlink() else "unexpected file"
-                    order.append(f"{item.path}: {what} in the archive; remove it")
-                    continue
-                st = item.stat(follow_symlinks=False)
-                if st.st_mode & 0o222:
-                    writable += 1
-                if not suffix:
-                    sizes[entry.name + stem] = st.st_size
-                order.append(len(files))
-                files.append((item.path, entry.name + stem, bool(suffix)))
+    found = archive.layout.survey(notes)
+    order, files, sizes = found.order, found.files, found.sizes
     # Reports are read into the site too: the same rules as build's (no links, no FIFOs).
     order.extend(folder_problems(archive.root / "reports"))
     checked = _check_all(archive, validated, files, progress)
@@ -135,10 +108,10 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
             records_ok[file_id] = summary
         else:
             blobs_ok.add(file_id)
-    if writable:
+    if found.writable:
         # The hashes, not the mode bits, are what guarantee integrity, and git checkouts do
         # not keep read-only modes: a note, not a problem.
-        notes.append(f"{archive.root}: {writable} files are writable (ikreport writes them read-only; a git "
+        notes.append(f"{archive.root}: {found.writable} files are writable (ikreport writes them read-only; a git "
                      f"checkout does not keep that); 'chmod -R a-w {archive.root}/records {archive.root}/blobs' "
                      "restores it")
     heads = RecordSet.of({rid: LazyRecord(summary, functools.partial(archive.load, rid, known_valid=True))

@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
@@ -75,6 +76,48 @@ class LocalFolder:
     def write_once(self, area: Area, file_id: str, data: bytes) -> None:
         """Write the file unless it is there: temp file, fsync, link, read-only."""
         _write_once(self.path(area, file_id), data)
+
+    def survey(self, notes: list[str]) -> Survey:
+        """Every entry of the folder, in name order, for ``verify``: what does not belong is a
+        problem, a leftover temp file a note (it can never be taken for a file of the archive)."""
+        found = Survey()
+        areas: tuple[Area, ...] = ("blobs", "records")  # blobs first: problems are listed in this order
+        for area in areas:
+            top, suffix = self.root / area, SUFFIX[area]
+            if not top.is_dir():
+                continue
+            for entry in sorted(os.scandir(top), key=lambda e: e.name):
+                if not (SHARD_RX.match(entry.name) and entry.is_dir(follow_symlinks=False)):
+                    found.order.append(f"{entry.path}: unexpected entry in the archive; move it out")
+                    continue
+                for item in sorted(os.scandir(entry.path), key=lambda e: e.name):
+                    name = item.name
+                    if name.startswith(TEMP_PREFIX):
+                        notes.append(f"{item.path}: temporary file left by an interrupted write; safe to delete")
+                        continue
+                    stem = name[: len(name) - len(suffix)] if suffix and name.endswith(suffix) else (None if suffix else name)
+                    if stem is None or not ID_RX.match(entry.name + stem) or not item.is_file(follow_symlinks=False):
+                        what = "symbolic link" if item.is_symlink() else "unexpected file"
+                        found.order.append(f"{item.path}: {what} in the archive; remove it")
+                        continue
+                    st = item.stat(follow_symlinks=False)
+                    if st.st_mode & 0o222:
+                        found.writable += 1
+                    if not suffix:
+                        found.sizes[entry.name + stem] = st.st_size
+                    found.order.append(len(found.files))
+                    found.files.append((item.path, entry.name + stem, bool(suffix)))
+        return found
+
+
+@dataclass
+class Survey:
+    """What a walk of an archive folder found, for ``verify``."""
+
+    order: list[str | int] = field(default_factory=list)  # a problem, or the index of a file to check
+    files: list[tuple[str, str, bool]] = field(default_factory=list)  # (path, id, is a record)
+    writable: int = 0  # files with a write bit set (ikreport writes them read-only)
+    sizes: dict[str, int] = field(default_factory=dict)  # blob id -> bytes on disk
 
 
 def _read_no_follow(path: Path) -> bytes:
