@@ -19,10 +19,8 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from ikreport.commands import supersede
 from ikreport.store import recordset
@@ -96,15 +94,14 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     with bulk_loading():
         records = recordset.load(archive, validated or Validated(None), damaged)
     blobs = set(archive.blob_ids())
-    for rid in sorted(records.records):
-        for what, ref in records.references(rid):
-            if what == "blob" and ref not in blobs:
-                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK102",
-                                             f"cites blob {ref[:12]}, which is not in the archive; copy it in"))
-            elif what == "record" and ref not in records.records:
-                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK101",
-                                             f"cites record {ref[:12]}, which is not in the archive; copy it in"))
-    findings += _source_sizes(archive, records.records, blobs) + _supersessions(archive, records)
+    for rid, what, ref in records.dangling(blobs):
+        code = "IK102" if what == "blob" else "IK101"
+        findings.append(CheckFinding(str(archive.record_path(rid)), None, code,
+                                     f"cites {what} {ref[:12]}, which is not in the archive; copy it in"))
+    # a missing blob is IK102's, not a wrong size too
+    sized = records.wrong_sizes(lambda blob: archive.blob_size(blob) if blob in blobs else None)
+    findings += [CheckFinding(str(archive.record_path(rid)), None, "IK108", why) for rid, why in sized]
+    findings += _supersessions(archive, records)
     reports = []
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
     if reports_dir is not None and not folder.is_dir():
@@ -119,21 +116,6 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
             reports.append(report)
             findings += [CheckFinding(str(source.path), f.line, f.code, f.message) for f in report.findings]
     return Checked(records, reports, findings)
-
-
-def _source_sizes(archive: Archive, loaded: Mapping[str, Mapping[str, Any]], blobs: set[str]) -> list[CheckFinding]:
-    """IK108 for a source whose declared size is not its blob's: the page would state it."""
-    out = []
-    for rid, record in sorted(loaded.items()):
-        for source in record["sources"]:
-            size = archive.blob_size(source["id"])
-            if size is None:
-                continue  # a missing blob is IK102's
-            if source["id"] in blobs and size != source["size"]:
-                out.append(CheckFinding(str(archive.record_path(rid)), None, "IK108",
-                                        f"declares blob {source['id'][:12]} as {source['size']} bytes, but it is "
-                                        f"{size}; the record is wrong about its source: re-collect it"))
-    return out
 
 
 def _supersessions(archive: Archive, records: RecordSet) -> list[CheckFinding]:

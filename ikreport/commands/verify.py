@@ -116,14 +116,9 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
                      "restores it")
     heads = RecordSet.of({rid: LazyRecord(summary, functools.partial(archive.load, rid, known_valid=True))
                           for rid, summary in records_ok.items()})
-    for record_id in sorted(heads.records):
-        for what, ref in heads.references(record_id):
-            present = ref in blobs_ok if what == "blob" else ref in heads.records
-            if not present:
-                problems.append(
-                    f"{archive.record_path(record_id)}: cites {what} {ref[:12]}, which is missing or damaged; "
-                    "copy it from the archive it was collected in"
-                )
+    for record_id, what, ref in heads.dangling(blobs_ok):
+        problems.append(f"{archive.record_path(record_id)}: cites {what} {ref[:12]}, which is missing or damaged; "
+                        "copy it from the archive it was collected in")
     problems += _record_problems(archive, heads, blobs_ok, sizes)
     return problems
 
@@ -131,13 +126,8 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
 def _record_problems(archive: Archive, heads: RecordSet, blobs_ok: set[str], sizes: dict[str, int]) -> list[str]:
     """What sound files can still get wrong together: a source's declared size that is not
     its blob's, and supersessions that break supersede.py's rules."""
-    problems = []
-    for rid, record in sorted(heads.records.items()):
-        for source in record.get("sources", []):
-            blob = source["id"]
-            if blob in blobs_ok and sizes.get(blob) != source["size"]:
-                problems.append(f"{archive.record_path(rid)}: declares blob {blob[:12]} as {source['size']} bytes, "
-                                f"but it is {sizes.get(blob)}; the record is wrong about its source: re-collect it")
+    problems = [f"{archive.record_path(rid)}: {why}"
+                for rid, why in heads.wrong_sizes(lambda blob: sizes.get(blob) if blob in blobs_ok else None)]
     for by, why in supersede.problems(heads.supersessions(), heads.kinds()):
         problems.append(f"{archive.record_path(by)}: {why}")
     return problems

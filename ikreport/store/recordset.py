@@ -14,7 +14,7 @@ supersessions broken (IK109) on top of :func:`chosen`.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import partial
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,6 +117,24 @@ class RecordSet:
         """("blob"|"record", id) for everything the record points at, in record order (read from
         its head: a summarised record is not loaded for this)."""
         return record_references(self.records[record_id])
+
+    def dangling(self, blobs: Collection[str]) -> list[tuple[str, str, str]]:
+        """(record id, "blob"|"record", id) for each reference to a record not in the set or a
+        blob not in ``blobs``, by record id and then in record order."""
+        return [(rid, what, ref) for rid in sorted(self.records) for what, ref in self.references(rid)
+                if ref not in (blobs if what == "blob" else self.records)]
+
+    def wrong_sizes(self, size_of: Callable[[str], int | None]) -> list[tuple[str, str]]:
+        """(record id, what is wrong) for each source whose declared size is not its blob's;
+        ``size_of`` gives a blob's size, or None for a blob not to be judged (absent, damaged)."""
+        out = []
+        for rid in sorted(self.records):
+            for source in self.records[rid]["sources"]:
+                size = size_of(source["id"])
+                if size is not None and size != source["size"]:
+                    out.append((rid, f"declares blob {source['id'][:12]} as {source['size']} bytes, but it is "
+                                     f"{size}; the record is wrong about its source: re-collect it"))
+        return out
 
     def cited_by(self, record_id: str) -> list[str]:
         """The ids of the records that point at ``record_id`` (cite, environment, supersede), sorted."""
