@@ -40,7 +40,6 @@ class ChartRenderer:
 
     def __init__(self, cache_dir: Path | None) -> None:
         self.cache_dir = cache_dir
-        self.rendered = 0
 
     def render(self, kind: str, title: str, alt: str, rows: Rows,
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
@@ -53,7 +52,6 @@ class ChartRenderer:
             except UnicodeDecodeError:
                 pass
         svg = _to_svg(chart_spec(kind, rows, self._template))
-        self.rendered += 1
         if path is not None:
             keep(path, svg)
         return Chart(key, title, alt, svg, notes)

@@ -50,7 +50,6 @@ class Job:
     published: dict[str, str]  # blob id -> the file name suffix the site offers it under
     templates: Path | None
     cache: Path | None  # the build's cache folder: charts/ and jinja/ in it
-    site: dict[str, Any]
 
 
 _JOB: Job | None = None  # the builder's job in-process; each worker's own copy
@@ -94,7 +93,7 @@ def _render_one(record_id: str) -> RenderedPage:
     charts = ChartRenderer(job.cache / "charts" if job.cache else None)
     page = record_page(record_id, job.records, job.cited_by, charts, Archive(job.archive).record_bytes(record_id),
                        job.published)
-    html, md = render(env, page, job.site)
+    html, md = render(env, page)
     claims = sum(len(g["claims"]) for g in page.context.get("claim_groups", []))
     return RenderedPage(record_id, html, md, {c.key: c.svg for c in page.context["charts"]}, claims)
 

@@ -76,9 +76,6 @@ class SiteFiles:
     def sizes(self) -> dict[str, int]:
         return {path: e.size for path, e in self.entries.items()}
 
-    def read(self, path: str) -> bytes:
-        return self.entries[path].load()
-
 
 def parse_state(value: Any) -> State:
     """The state a build kept (JSON), keeping only well-formed entries: a damaged state
