@@ -21,11 +21,7 @@ import re
 from typing import Any
 
 from ikreport.analysis import plausible
-from ikreport.errors import IkreportError
-
-
-class BandwidthOutputError(IkreportError):
-    """Saved bandwidth-tool output that cannot be read, or does not measure device memory."""
+from ikreport.errors import BandwidthOutputError
 
 
 # one number: "1394571.325", "0.00038", "3.8e-04"; also the signed, "nan" and "inf" C++ streams

@@ -6,12 +6,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from ikreport.errors import IkreportError
+from ikreport.errors import ToolError
 
-
-class ToolError(IkreportError):
-    """An external tool that is missing or failed."""
-
+__all__ = ["ToolError", "INSTALL_HINT"]  # ToolError's home is errors.py; callers say tools.ToolError
 
 INSTALL_HINT = {
     "ncu": "install Nsight Compute, or put its folder (e.g. /usr/local/cuda/bin) on PATH",

@@ -12,6 +12,7 @@ import yaml
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from ikreport.errors import AmbiguousIdError, UnknownIdError
 from ikreport.formatting import Markdown, md_text
 from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin
 from ikreport.reports.front_matter import front_matter_problem
@@ -62,7 +63,7 @@ def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedRe
     for rid in meta["records"]:
         try:
             resolver.resolve(rid)
-        except LookupError as exc:
+        except (UnknownIdError, AmbiguousIdError) as exc:
             state.findings.append(Finding("IK107", 1, f"front matter 'records': {exc}"))
     cites: list[str] = []
     for c in state.citations:
