@@ -166,19 +166,21 @@ def test_progress_shows_on_a_terminal_and_stays_quiet_otherwise(monkeypatch, cap
     import io
     import sys
 
-    from ikreport.cli.options import progress_reporter
+    from ikreport.cli.options import terminal_progress
 
     class Terminal(io.StringIO):
         def isatty(self):
             return True
 
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert progress_reporter("pages") is None
+    with terminal_progress("pages") as progress:
+        assert progress is None
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    report = progress_reporter("record pages rendered")
-    report(1, 2)
-    report(2, 2)
-    report("exporting the raw page")
-    assert terminal.getvalue() == ("\r  1/2 record pages rendered\r  2/2 record pages rendered\n"
-                                   "  exporting the raw page…\n")
+    with terminal_progress("record pages rendered") as progress:
+        progress.count(1, 2)
+        progress.count(2, 2)
+        progress.step("exporting the raw page")
+    shown = terminal.getvalue()
+    assert "record pages rendered" in shown and "2/2" in shown  # click.progressbar draws the bar itself
+    assert shown.endswith("  exporting the raw page…\n")

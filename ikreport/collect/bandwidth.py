@@ -25,6 +25,7 @@ from ikreport.collect import bandwidth_run
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.textfile import read_text
+from ikreport.progress import Progress
 
 LIMIT_COPY = ("A copy kernel measures what a simple streaming read and write achieves; kernels with other "
               "access patterns (strided, random, read-only) can reach less, and the datasheet peak is not reached.")
@@ -49,7 +50,7 @@ def _record(archive: Archive, context: Context, *, title: str, gpu: str | None, 
 
 
 def measure_bandwidth(archive: Archive, context: Context, *, sizes_mib: list[int], warmup: int, repeats: int,
-                      backend: str | None = None, progress: bandwidth_run.Progress | None = None) -> str:
+                      backend: str | None = None, progress: Progress | None = None) -> str:
     chosen = bandwidth_run.available_backend(backend)
     raw_env, env = snapshot()  # the GPU's state as the copies start; written only if they make sense
     result = bandwidth_run.measure(chosen, [s * bandwidth_run.MiB for s in sizes_mib], warmup, repeats, progress)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,13 +21,13 @@ from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.ncu_import import launch_table_source, profile_limitations
+from ikreport.progress import Progress
 from ikreport.store.profile_data import profile_data
 
 # What the summaries need: throughput (SOL), bytes and rates (MWA), occupancy and its limits,
 # launch shape, and warp-stall reasons (WarpStateStats, SchedulerStats).
 DEFAULT_SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats", "WarpStateStats",
                     "SchedulerStats")
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ def _export(report: Path, progress: Progress | None) -> dict[str, bytes]:
     pages = {}
     for page in ("raw", "details"):
         if progress:
-            progress(f"exporting the {page} page")
+            progress.step(f"exporting the {page} page")
         result = tools.run(["ncu", "--import", str(report), "--csv", "--page", page], timeout=3600)
         problem = ncu_failure(result)
         if problem:
@@ -184,13 +183,13 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
     tools.find("ncu")
     version = ncu_version()
     if progress:
-        progress("environment before profiling")
+        progress.step("environment before profiling")
     raw_before, before = snapshot()  # written only once profiling has worked: a failure leaves nothing
     with tempfile.TemporaryDirectory(prefix="ikreport-ncu-") as tmp:
         report = Path(tmp) / "profile.ncu-rep"
         argv = ["ncu", *options.argv(), "--export", str(report), "--force-overwrite", *command]
         if progress:
-            progress("profiling with ncu: the workload runs once per replay pass, so this takes a while")
+            progress.step("profiling with ncu: the workload runs once per replay pass, so this takes a while")
         result = tools.run(argv, timeout=None)
         problem = ncu_failure(result)
         if problem is None and not report.exists():
@@ -201,7 +200,7 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
         pages = _export(report, progress)
         report_bytes = report.read_bytes()
     if progress:
-        progress("environment after profiling")
+        progress.step("environment after profiling")
     raw_after, after = snapshot()
     # The snapshots describe the same run: same subject and limitations, the environment's own title.
     snapshot_context = replace(context, title=None)

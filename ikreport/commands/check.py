@@ -30,7 +30,6 @@ from ikreport.commands import supersede
 from ikreport.store.archive import Archive, references
 from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError
-from ikreport.store.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import read_reports
@@ -84,19 +83,18 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     findings: list[CheckFinding] = []
     loaded = {}
     validated = validated or Validated(None)
-    with bulk_loading():
-        for rid in archive.record_ids():
-            try:
-                kept = validated.entry(rid)
-                if kept is not None and kept[1] is not None:
-                    archive.record_bytes(rid)  # always re-hashed: the id is the promise
-                    loaded[rid] = LazyRecord(kept[1], functools.partial(archive.load, rid, known_valid=True))
-                    continue
-                record = archive.load(rid, known_valid=kept is not None)
-                validated.put(rid, references(record), summarize(record))  # later builds need not parse it
-                loaded[rid] = record
-            except IkreportError as exc:
-                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
+    for rid in archive.record_ids():
+        try:
+            kept = validated.entry(rid)
+            if kept is not None and kept[1] is not None:
+                archive.record_bytes(rid)  # always re-hashed: the id is the promise
+                loaded[rid] = LazyRecord(kept[1], functools.partial(archive.load, rid, known_valid=True))
+                continue
+            record = archive.load(rid, known_valid=kept is not None)
+            validated.put(rid, references(record), summarize(record))  # later builds need not parse it
+            loaded[rid] = record
+        except IkreportError as exc:
+            findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
     blobs = set(archive.blob_ids())
     for rid, record in sorted(loaded.items()):
         for what, ref in references(record):

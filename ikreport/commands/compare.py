@@ -145,3 +145,10 @@ def compare_records(archive: Archive, a: str, b: str, threshold_pct: float, min_
         data={"a": a_id, "b": b_id, **result}, limitations=limitations, cites=[a_id, b_id],
     )
     return archive.put_record(record), result
+
+
+def compare(archive: Archive, a: str, b: str, threshold_pct: float, min_samples: int) -> tuple[str, str]:
+    """What ``ikreport compare`` prints: the Markdown table, and the id of the comparison record it wrote."""
+    record_id, result = compare_records(archive, a, b, threshold_pct, min_samples)
+    data = archive.load(record_id)["data"]
+    return markdown_table(result, data["a"], data["b"]), record_id

@@ -16,7 +16,6 @@ from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.collect.context import utc_now
 from ikreport.errors import IkreportError, RecordError, SupersessionError
-from ikreport.store.records import bulk_loading
 
 KIND = "supersession"
 
@@ -129,12 +128,11 @@ def _archive_supersessions(archive: Archive) -> tuple[list[Supersession], dict[s
     is left out: 'ikreport verify' reports it)."""
     edges: list[Supersession] = []
     kinds: dict[str, str] = {}
-    with bulk_loading():
-        for rid in archive.record_ids():
-            try:
-                record = archive.load(rid)
-            except IkreportError:
-                continue
-            kinds[rid] = record["kind"]
-            edges.extend(of_record(rid, record))
+    for rid in archive.record_ids():
+        try:
+            record = archive.load(rid)
+        except IkreportError:
+            continue
+        kinds[rid] = record["kind"]
+        edges.extend(of_record(rid, record))
     return edges, kinds

@@ -19,6 +19,7 @@ from ikreport.store.cache import default_cache_dir, keep, kept_size, recall, rec
 from ikreport.commands.check import check
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
+from ikreport.progress import Progress
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
 from ikreport.site.record_pages import Job, render_record_pages
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
@@ -38,7 +39,6 @@ BUILT_PATHS = re.compile(
     r"(?:index|changes)\.(?:html|md)|404\.html|manifest\.json|\.nojekyll|assets(?:/[\w.-]+)?"
     r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|r(?:/[a-z0-9-]+\.(?:html|md))?"
     r"|b(?:/[0-9a-f]{64}(?:" + "|".join(re.escape(ext) for ext in MEDIA_EXT.values()) + r")?)?")
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
