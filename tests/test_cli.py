@@ -184,3 +184,21 @@ def test_progress_shows_on_a_terminal_and_stays_quiet_otherwise(monkeypatch, cap
     shown = terminal.getvalue()
     assert "record pages rendered" in shown and "2/2" in shown  # click.progressbar draws the bar itself
     assert shown.endswith("  exporting the raw page…\n")
+
+
+def test_every_archive_command_takes_archive_the_same_ways(archive, run, monkeypatch, tmp_path):
+    arch, rid = archive
+    # positional shorthand, --archive, and IKREPORT_ARCHIVE all name the same archive
+    assert run("check", arch).exit_code == 0
+    assert run("check", "--archive", arch).exit_code == 0
+    verified = f"{arch}: 1 record and 1 blob verified\n"
+    assert run("verify", "--archive", arch).stdout == verified
+    monkeypatch.setenv("IKREPORT_ARCHIVE", str(arch))
+    assert run("verify").stdout == verified
+    assert run("list").stdout.startswith(rid[:12])
+    result = run("build", "-o", tmp_path / "site", "--cache-dir", tmp_path / "cache")
+    assert result.exit_code == 0 and result.stdout.startswith(f"{tmp_path / 'site'}: ")
+    # the argument wins over the variable; naming two different archives is refused
+    assert run("check", tmp_path / "missing").exit_code == 1
+    result = run("check", arch, "--archive", tmp_path / "other")
+    assert result.exit_code == 2 and "give the archive as ARCHIVE or --archive, not both" in result.output
