@@ -22,6 +22,7 @@ BACKENDS = ("cupy", "torch", "nvcc")
 
 
 def available_backend(wanted: str | None) -> str:
+    """The backend to measure with: ``wanted`` if it is usable here, else the first of CuPy, PyTorch, nvcc."""
     if wanted:
         if wanted in ("cupy", "torch") and importlib.util.find_spec(wanted) is None:
             raise tools.ToolError(f"--backend {wanted}: {wanted} is not installed in this Python")

@@ -32,6 +32,8 @@ DEFAULT_SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "Laun
 
 @dataclass(frozen=True)
 class NcuOptions:
+    """Every ncu option that changes results, stated explicitly so the record can say what ran."""
+
     clock_control: str = "none"  # the clocks the workload really runs at
     cache_control: str = "all"
     replay_mode: str = "kernel"
@@ -45,6 +47,7 @@ class NcuOptions:
     nvtx_include: tuple[str, ...] = field(default_factory=tuple)
 
     def argv(self) -> list[str]:
+        """The options as ncu command-line arguments."""
         args = ["--clock-control", self.clock_control, "--cache-control", self.cache_control,
                 "--replay-mode", self.replay_mode, "--target-processes", self.target_processes,
                 "--launch-skip", str(self.launch_skip)]
@@ -107,6 +110,7 @@ NCU_FAILURES = (
 
 
 def ncu_failure(result: tools.Result) -> str | None:
+    """The one-line message with the fix for a known ncu failure in its output; None when there is none."""
     said = result.stdout + "\n" + result.stderr
     for rx, message in NCU_FAILURES:
         if rx.search(said):
@@ -120,6 +124,7 @@ def ncu_failure(result: tools.Result) -> str | None:
 
 
 def ncu_version() -> str | None:
+    """The installed ncu's version, or None when it does not say."""
     result = tools.run(["ncu", "--version"], timeout=60)
     m = re.search(r"Version\s+(\S+)", result.stdout)
     return m.group(1) if m else None
@@ -178,6 +183,7 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
 
 def run_profile(archive: Archive, context: Context, command: list[str], options: NcuOptions,
                 progress: Progress | None = None) -> str:
+    """Profile ``command`` with ncu and store the report, its exports and the record; return the record's id."""
     if not command:
         raise tools.ToolError("give the command to profile after '--': ikreport collect ncu -- python step.py")
     tools.find("ncu")
@@ -216,6 +222,7 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
 
 
 def import_report(archive: Archive, context: Context, report: Path, progress: Progress | None = None) -> str:
+    """Export an existing .ncu-rep with ncu and store it with its record; return the record's id."""
     tools.find("ncu")
     if not report.is_file():
         raise tools.ToolError(f"{report}: no such report file")

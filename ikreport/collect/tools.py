@@ -19,6 +19,8 @@ INSTALL_HINT = {
 
 @dataclass(frozen=True)
 class Result:
+    """What a finished tool run returned: its arguments, exit status and output."""
+
     argv: tuple[str, ...]
     returncode: int
     stdout: str
@@ -26,6 +28,7 @@ class Result:
 
 
 def find(tool: str) -> str:
+    """The path of ``tool`` on PATH; ToolError with the install hint when it is missing."""
     path = shutil.which(tool)
     if path is None:
         raise ToolError(f"{tool}: not found on PATH; {INSTALL_HINT.get(tool, 'install it')}")

@@ -47,6 +47,8 @@ RULES = {
 
 @dataclass(frozen=True)
 class CheckFinding:
+    """One finding of ``ikreport check``: where, its rule id (IK1xx error, IK2xx warning) and message."""
+
     file: str
     line: int | None
     code: str
@@ -54,6 +56,7 @@ class CheckFinding:
 
     @property
     def is_error(self) -> bool:
+        """True for an error (IK1xx), False for a warning (IK2xx)."""
         return self.code.startswith("IK1")
 
     def __str__(self) -> str:
@@ -61,25 +64,31 @@ class CheckFinding:
         return f"{where}: {self.code} {self.message}"
 
     def as_dict(self) -> dict[str, object]:
+        """The finding as the JSON object ``check --json`` prints."""
         return {**asdict(self), "rule": RULES[self.code], "severity": "error" if self.is_error else "warning"}
 
 
 @dataclass(frozen=True)
 class Checked:
+    """What check loaded and found: the records, the rendered reports and every finding."""
+
     records: RecordSet
     reports: list[RenderedReport]
     findings: list[CheckFinding]
 
     def failures(self, strict: bool) -> list[CheckFinding]:
+        """The findings that fail: errors, and with ``strict`` warnings too."""
         return [f for f in self.findings if f.is_error or strict]
 
 
 def default_reports_dir(archive: Archive) -> Path:
+    """Where an archive keeps its reports: ARCHIVE/reports."""
     return archive.root / "reports"
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
           validated: Validated | None = None) -> Checked:
+    """Load every record and render every report without writing anything; return what was found."""
     findings: list[CheckFinding] = []
     loaded = {}
     validated = validated or Validated(None)

@@ -15,6 +15,7 @@ from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct
 
 
 def lookup(record: dict[str, Any], path: str) -> Any:
+    """The value at ``path`` in ``record``; PathError naming where the path stops when there is none."""
     node: Any = record
     walked = []
     for part in path.split("."):

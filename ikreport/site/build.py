@@ -43,6 +43,8 @@ BUILT_PATHS = re.compile(
 
 @dataclass(frozen=True)
 class BuildResult:
+    """What a build made: pages, records, claims, warnings, and what it left out or rendered anew."""
+
     pages: int
     records: int
     claims: int
@@ -200,6 +202,7 @@ def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: lis
 
 
 def budget_warnings(files: SiteFiles) -> list[str]:
+    """Warnings for files and a site too big for GitHub Pages."""
     out = []
     total = 0
     for path, size in sorted(files.sizes().items()):

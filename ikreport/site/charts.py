@@ -23,6 +23,8 @@ Rows = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class Chart:
+    """A chart rendered to SVG, with its title and a sentence saying what it shows."""
+
     key: str  # sha256 of what the chart shows
     title: str
     alt: str  # a sentence saying what the chart shows, for screen readers and the Markdown twin
@@ -43,6 +45,7 @@ class ChartRenderer:
 
     def render(self, kind: str, title: str, alt: str, rows: Rows,
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
+        """The chart of ``rows`` as SVG, from the cache when it was rendered before."""
         key = _key(kind, rows)
         path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
         kept = recall(path) if path is not None else None  # missing or damaged: render it again

@@ -34,6 +34,8 @@ SERIAL_BELOW = 16  # a pool costs more than it saves for a few pages
 
 @dataclass(frozen=True)
 class RenderedPage:
+    """One record page rendered: its HTML, Markdown twin, chart SVGs and claim count."""
+
     record_id: str
     html: str
     md: str
@@ -43,6 +45,8 @@ class RenderedPage:
 
 @dataclass(frozen=True)
 class Job:
+    """What rendering record pages needs, small enough to send to worker processes."""
+
     archive: Path
     records: RecordSet | None  # None in a worker until it has loaded them
     cited_by: dict[str, list[str]]
@@ -114,6 +118,7 @@ def _env(templates: Path | None, bytecode_dir: Path | None) -> Any:
 
 def render_record_pages(job: Job, record_ids: list[str], workers: int | None = None,
                         progress: Progress | None = None) -> list[RenderedPage]:
+    """Render the pages of ``record_ids``, in worker processes when there are many; in order."""
     global _JOB
     _JOB = job
     total = len(record_ids)
