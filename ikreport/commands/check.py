@@ -30,7 +30,6 @@ from ikreport.commands import supersede
 from ikreport.store.archive import Archive, references
 from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError
-from ikreport.store.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import read_reports
@@ -48,6 +47,8 @@ RULES = {
 
 @dataclass(frozen=True)
 class CheckFinding:
+    """One finding of ``ikreport check``: where, its rule id (IK1xx error, IK2xx warning) and message."""
+
     file: str
     line: int | None
     code: str
@@ -55,6 +56,7 @@ class CheckFinding:
 
     @property
     def is_error(self) -> bool:
+        """True for an error (IK1xx), False for a warning (IK2xx)."""
         return self.code.startswith("IK1")
 
     def __str__(self) -> str:
@@ -62,41 +64,46 @@ class CheckFinding:
         return f"{where}: {self.code} {self.message}"
 
     def as_dict(self) -> dict[str, object]:
+        """The finding as the JSON object ``check --json`` prints."""
         return {**asdict(self), "rule": RULES[self.code], "severity": "error" if self.is_error else "warning"}
 
 
 @dataclass(frozen=True)
 class Checked:
+    """What check loaded and found: the records, the rendered reports and every finding."""
+
     records: RecordSet
     reports: list[RenderedReport]
     findings: list[CheckFinding]
 
     def failures(self, strict: bool) -> list[CheckFinding]:
+        """The findings that fail: errors, and with ``strict`` warnings too."""
         return [f for f in self.findings if f.is_error or strict]
 
 
 def default_reports_dir(archive: Archive) -> Path:
+    """Where an archive keeps its reports: ARCHIVE/reports."""
     return archive.root / "reports"
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
           validated: Validated | None = None) -> Checked:
+    """Load every record and render every report without writing anything; return what was found."""
     findings: list[CheckFinding] = []
     loaded = {}
     validated = validated or Validated(None)
-    with bulk_loading():
-        for rid in archive.record_ids():
-            try:
-                kept = validated.entry(rid)
-                if kept is not None and kept[1] is not None:
-                    archive.record_bytes(rid)  # always re-hashed: the id is the promise
-                    loaded[rid] = LazyRecord(kept[1], functools.partial(archive.load, rid, known_valid=True))
-                    continue
-                record = archive.load(rid, known_valid=kept is not None)
-                validated.put(rid, references(record), summarize(record))  # later builds need not parse it
-                loaded[rid] = record
-            except IkreportError as exc:
-                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
+    for rid in archive.record_ids():
+        try:
+            kept = validated.entry(rid)
+            if kept is not None and kept[1] is not None:
+                archive.record_bytes(rid)  # always re-hashed: the id is the promise
+                loaded[rid] = LazyRecord(kept[1], functools.partial(archive.load, rid, known_valid=True))
+                continue
+            record = archive.load(rid, known_valid=kept is not None)
+            validated.put(rid, references(record), summarize(record))  # later builds need not parse it
+            loaded[rid] = record
+        except IkreportError as exc:
+            findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
     blobs = set(archive.blob_ids())
     for rid, record in sorted(loaded.items()):
         for what, ref in references(record):

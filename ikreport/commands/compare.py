@@ -44,6 +44,7 @@ def method_facts(record: Record, env: Record | None) -> dict[str, str | None]:
 
 
 def differences(a: dict[str, str | None], b: dict[str, str | None]) -> list[dict[str, Any]]:
+    """The environment and method facts that differ between A and B, or that either does not record."""
     out = []
     for key in a:
         if a[key] is None or b[key] is None:
@@ -78,6 +79,7 @@ def verdict(a: list[float], b: list[float], like_for_like: bool, threshold_pct: 
 def compare_profiles(a: Record, b: Record, env_a: Record | None, env_b: Record | None,
                      threshold_pct: float = DEFAULT_THRESHOLD_PCT, min_samples: int = DEFAULT_MIN_SAMPLES,
                      read_blob: Callable[[str], bytes] | None = None) -> dict[str, Any]:
+    """The per-kernel verdicts of B against A, and whether the two are like-for-like (see the module docstring)."""
     diffs = differences(method_facts(a, env_a), method_facts(b, env_b))
     like = not diffs
     da, db = durations_by_kernel(a, read_blob or _no_blobs), durations_by_kernel(b, read_blob or _no_blobs)
@@ -104,6 +106,7 @@ def compare_profiles(a: Record, b: Record, env_a: Record | None, env_b: Record |
 
 
 def markdown_table(result: dict[str, Any], a_id: str, b_id: str) -> str:
+    """The comparison as the Markdown ``ikreport compare`` prints: differences, then one row per kernel."""
     lines = [f"A = {a_id[:8]} (before), B = {b_id[:8]} (after); threshold {result['threshold_pct']:g}%, "
              f"at least {result['min_samples']} matched launches per kernel", ""]
     if not result["like_for_like"]:
@@ -145,3 +148,10 @@ def compare_records(archive: Archive, a: str, b: str, threshold_pct: float, min_
         data={"a": a_id, "b": b_id, **result}, limitations=limitations, cites=[a_id, b_id],
     )
     return archive.put_record(record), result
+
+
+def compare(archive: Archive, a: str, b: str, threshold_pct: float, min_samples: int) -> tuple[str, str]:
+    """What ``ikreport compare`` prints: the Markdown table, and the id of the comparison record it wrote."""
+    record_id, result = compare_records(archive, a, b, threshold_pct, min_samples)
+    data = archive.load(record_id)["data"]
+    return markdown_table(result, data["a"], data["b"]), record_id

@@ -16,7 +16,6 @@ from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.collect.context import utc_now
 from ikreport.errors import IkreportError, RecordError, SupersessionError
-from ikreport.store.records import bulk_loading
 
 KIND = "supersession"
 
@@ -98,6 +97,7 @@ def _cycles(chosen: Mapping[str, Supersession]) -> Iterator[tuple[str, str]]:
 
 
 def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
+    """Write the ``supersession`` record saying ``new`` replaces ``old``; return its id."""
     old_id, new_id = archive.resolve(old), archive.resolve(new)
     if old_id == new_id:
         raise RecordError(f"{old}: a record cannot supersede itself; give the corrected record with --by")
@@ -129,12 +129,11 @@ def _archive_supersessions(archive: Archive) -> tuple[list[Supersession], dict[s
     is left out: 'ikreport verify' reports it)."""
     edges: list[Supersession] = []
     kinds: dict[str, str] = {}
-    with bulk_loading():
-        for rid in archive.record_ids():
-            try:
-                record = archive.load(rid)
-            except IkreportError:
-                continue
-            kinds[rid] = record["kind"]
-            edges.extend(of_record(rid, record))
+    for rid in archive.record_ids():
+        try:
+            record = archive.load(rid)
+        except IkreportError:
+            continue
+        kinds[rid] = record["kind"]
+        edges.extend(of_record(rid, record))
     return edges, kinds

@@ -23,6 +23,8 @@ Rows = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class Chart:
+    """A chart rendered to SVG, with its title and a sentence saying what it shows."""
+
     key: str  # sha256 of what the chart shows
     title: str
     alt: str  # a sentence saying what the chart shows, for screen readers and the Markdown twin
@@ -40,10 +42,10 @@ class ChartRenderer:
 
     def __init__(self, cache_dir: Path | None) -> None:
         self.cache_dir = cache_dir
-        self.rendered = 0
 
     def render(self, kind: str, title: str, alt: str, rows: Rows,
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
+        """The chart of ``rows`` as SVG, from the cache when it was rendered before."""
         key = _key(kind, rows)
         path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
         kept = recall(path) if path is not None else None  # missing or damaged: render it again
@@ -53,7 +55,6 @@ class ChartRenderer:
             except UnicodeDecodeError:
                 pass
         svg = _to_svg(chart_spec(kind, rows, self._template))
-        self.rendered += 1
         if path is not None:
             keep(path, svg)
         return Chart(key, title, alt, svg, notes)

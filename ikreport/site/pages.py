@@ -25,7 +25,7 @@ MEDIA_EXT = {"text/csv": ".csv", "text/plain": ".txt", "application/json": ".jso
 AS_TEXT_NOTE = "offered as .txt: a spreadsheet would run some of its cells as formulas"
 
 
-def chart_label(i: int, kernel: str) -> str:
+def chart_label(i: int) -> str:
     """'#3': the kernel's rank, as numbered in the kernels table beside the chart. Names on
     the axis would cost most of a chart's rendering time (vl-convert measures every glyph)."""
     return f"#{i + 1}"
@@ -155,7 +155,7 @@ def _profile_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
     out = []
     timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
     if timed:
-        rows = [{"label": chart_label(i, k["kernel"]), "kernel": k["kernel"][:300],
+        rows = [{"label": chart_label(i), "kernel": k["kernel"][:300],
                  "total_ms": round(k["total_us"] / 1e3, 6), "launches": k["launches"]} for i, k in enumerate(timed)]
         out.append(charts.render(
             "time-by-kernel", "Profiled GPU time by kernel (bars numbered as in the kernels table)",
@@ -234,7 +234,7 @@ def _superseded_by(record_id: str, records: RecordSet) -> Record | None:
 
 
 def _comparison_charts(record: Record, charts: ChartRenderer) -> list[Chart]:
-    rows = [{"label": chart_label(i, k["kernel"]), "ratio": k["ratio"], "verdict": k["verdict"]}
+    rows = [{"label": chart_label(i), "ratio": k["ratio"], "verdict": k["verdict"]}
             for i, k in enumerate(k for k in record["data"]["kernels"] if k["ratio"] is not None)][:MAX_CHART_KERNELS]
     if not rows:
         return []

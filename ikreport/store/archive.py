@@ -129,7 +129,7 @@ class Archive:
         if len(prefix) == 64:
             if self.record_path(prefix).is_file():
                 return prefix
-            raise UnknownIdError(f"{self.root}: no record {prefix[:12]}…; 'ikreport show --list' lists the records")
+            raise UnknownIdError(f"{self.root}: no record {prefix[:12]}…; 'ikreport list' lists the records")
         shard = self.records_dir / prefix[:2]
         hits = []
         if shard.is_dir():

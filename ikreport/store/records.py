@@ -6,11 +6,8 @@ form), so one record has one byte form and its sha256 is a stable id.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import re
-from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -247,21 +244,3 @@ def _dedupe(items: list[str]) -> list[str]:
             seen.add(text)
             out.append(text)
     return out
-
-
-@contextlib.contextmanager
-def bulk_loading() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many records are parsed, and afterwards move
-    what was loaded out of its reach (``gc.freeze``). A thousand records are millions of small
-    dicts and lists, which the collector would otherwise scan again and again, while loading
-    and at every later full collection (1,000 bench records: loading 1.9 s with it, 0.7 s
-    without; a later full collection 0.2 to 0.8 s each). Records hold no reference cycles, so
-    reference counting still frees them."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was:
-            gc.enable()
