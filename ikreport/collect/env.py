@@ -21,6 +21,7 @@ from ikreport.store.archive import Archive
 from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.textfile import read_text
+from ikreport.kinds.environment import NAME as ENVIRONMENT
 
 PACKAGES = ("torch", "triton", "vllm", "sglang", "tensorrt_llm", "transformers", "cupy", "cupy-cuda12x",
             "cupy-cuda11x", "nvidia-ml-py", "flashinfer-python", "flash-attn")
@@ -115,7 +116,7 @@ def write_env_record(archive: Archive, raw: bytes, parsed: dict[str, Any], conte
         "packages": packages() if live else None,
     }
     record = records.new_record(
-        "environment",
+        ENVIRONMENT,
         context.title or f"Environment: {gpu_label(parsed['gpus']) or 'GPU'}, driver {parsed['driver']}",
         collected_at=utc_now(),
         subject=context.subject(gpu_label(parsed["gpus"])),

@@ -16,9 +16,8 @@ from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.collect.context import utc_now
 from ikreport.errors import IkreportError, RecordError, SupersessionError
+from ikreport.kinds.supersession import NAME as KIND
 from ikreport.store.records import bulk_loading
-
-KIND = "supersession"
 
 
 @dataclass(frozen=True)
@@ -110,7 +109,7 @@ def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
     if refused:
         raise SupersessionError(f"{old}: cannot supersede: this supersession {refused[0]}")
     record = records.new_record(
-        "supersession",
+        KIND,
         f"{new_rec['title']} replaces {old_rec['title']}",
         collected_at=utc_now(),
         subject=new_rec["subject"],

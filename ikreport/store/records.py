@@ -82,16 +82,16 @@ def validate(record: Any, where: str = "record") -> None:
     _check_links(record, where)
 
 
-# Ids inside ``data`` that pages follow, by kind. The schema cannot say "equal to an item of
-# another array", so this checks that each is one the record declares (cites or supersedes):
-# then verify's check that every declared record is present covers them, and a build never
-# meets a record that is not there.
-DATA_LINKS = {"comparison": ("a", "b"), "supersession": ("old", "new")}
-
-
 def _check_links(record: Record, where: str) -> None:
+    """Ids inside ``data`` that pages follow (each kind's ``data_links``). The schema cannot say
+    "equal to an item of another array", so this checks that each is one the record declares
+    (cites or supersedes): then verify's check that every declared record is present covers
+    them, and a build never meets a record that is not there."""
+    # imported when first needed: the kinds sit above the store (see summaries.record_facts)
+    from ikreport.kinds.registry import kind
+
     declared = set(record["cites"]) | {old["id"] for old in record["supersedes"]}
-    for key in DATA_LINKS.get(record["kind"], ()):
+    for key in kind(record["kind"]).data_links:
         if record["data"][key] not in declared:
             raise RecordError(f"{where}: data/{key}: names record {record['data'][key][:12]}, which the record does "
                               "not cite; add it to 'cites' (or 'supersedes') or correct the id")

@@ -1,0 +1,33 @@
+"""The registry of record kinds: what the generic code asks ("the rules for this kind", "its
+view", "its facts", "its charts"). A kind is one module in this package and one line below."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ikreport.kinds import comparison, environment, ncu_profile, peak_bandwidth, supersession
+from ikreport.kinds.base import ChartMakers, Kind
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    ncu_profile.KIND,
+    peak_bandwidth.KIND,
+    environment.KIND,
+    comparison.KIND,
+    supersession.KIND,
+)}
+
+
+def kind(name: str) -> Kind:
+    """The kind called ``name``; one with nothing specific (no facts, rules or view) when unknown."""
+    return KINDS.get(name) or Kind(name)
+
+
+def record_facts(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The few values of a record's data that pages about the whole archive show (see Kind.facts)."""
+    return kind(record["kind"]).facts(record["data"])
+
+
+def chart_makers() -> ChartMakers:
+    """Every kind's charts: chart name -> (template maker, rows -> (shape, datasets))."""
+    return {name: makers for k in KINDS.values() for name, makers in k.charts.items()}
