@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ikreport.claims.model import Claim
+from ikreport.site import links
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,8 @@ class ClaimView:
 
 def claim_view(claim: Claim, root: str, titles: dict[str, str]) -> ClaimView:
     def link(record_id: str) -> dict[str, str]:
-        return {"id": record_id, "short": record_id[:8], "href": f"{root}e/{record_id}.html",
-                "md_href": f"{root}e/{record_id}.md", "title": titles.get(record_id, "")}
+        return {"id": record_id, "short": record_id[:8], "href": links.via_root(links.record_file(record_id), root),
+                "md_href": links.via_root(links.record_file(record_id, "md"), root), "title": titles.get(record_id, "")}
 
     return ClaimView(
         id=claim.id,

@@ -12,6 +12,7 @@ from ikreport.kinds.registry import kind
 from ikreport.kinds.supersession import NAME as SUPERSESSION
 from ikreport.reports.render import RenderedReport
 from ikreport.formatting import short
+from ikreport.site import links
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.model import Page, claim_view
 
@@ -19,37 +20,44 @@ MEDIA_EXT = {"text/csv": ".csv", "text/plain": ".txt", "application/json": ".jso
 AS_TEXT_NOTE = "offered as .txt: a spreadsheet would run some of its cells as formulas"
 
 
-def blob_href(source: dict[str, Any], root: str, published: Mapping[str, str] | None = None) -> str:
-    """Where the site offers a blob; ``published`` maps each published blob to its file name
-    suffix (site.build decides it), else the suffix of its media type."""
+def blob_href(source: Mapping[str, Any], page: str, published: Mapping[str, str] | None = None) -> str:
+    """The link from ``page`` to where the site offers a blob; ``published`` maps each published
+    blob to its file name suffix (site.build decides it), else the suffix of its media type."""
     suffix = published.get(source["id"]) if published else None
-    return f"{root}b/{source['id']}{MEDIA_EXT.get(source['media_type'], '') if suffix is None else suffix}"
+    return links.url(links.blob_file(source["id"], MEDIA_EXT.get(source["media_type"], "") if suffix is None else suffix),
+                     page)
 
 
 class _RecordPage:
     """What a kind's view may ask of the record page it fills (kinds/base.py PageContext)."""
 
-    def __init__(self, records: RecordSet, charts: ChartRenderer, root: str, titles: dict[str, str],
+    def __init__(self, path: str, records: RecordSet, charts: ChartRenderer, titles: dict[str, str],
                  published: Mapping[str, str] | None) -> None:
-        self.records, self.charts, self.root, self.titles, self.published = records, charts, root, titles, published
+        self.path, self.records, self.charts, self.titles, self.published = path, records, charts, titles, published
 
     def ref(self, rid: str) -> dict[str, str]:
         """The short id, title and links of another record, as the page shows it."""
         known = rid in self.records.records
         return {"short": short(rid), "id": rid, "title": self.titles.get(rid, "(not in this archive)"),
-                "href": f"{rid}.html" if known else "", "md_href": f"{rid}.md" if known else ""}
+                **(self.record_link(rid) if known else {"href": "", "md_href": ""})}
 
     def record_link(self, rid: str) -> dict[str, str]:
         """{"href", "md_href", "short"} of another record's page, from this page."""
-        return {"href": f"{rid}.html", "md_href": f"{rid}.md", "short": short(rid)}
+        return _record_link(rid, self.path)
 
     def blob_href(self, source: Mapping[str, Any]) -> str:
         """Where the site offers one of this record's blobs, from this page."""
-        return blob_href(dict(source), self.root, self.published)
+        return blob_href(source, self.path, self.published)
 
     def anchor(self, name: str) -> str:
         """A link to a place on this page."""
-        return f"#{name}"
+        return links.anchor(name)
+
+
+def _record_link(rid: str, page: str) -> dict[str, str]:
+    """{"href", "md_href", "short"}: a record's page and its Markdown twin, linked from ``page``."""
+    return {"href": links.url(links.record_file(rid), page), "md_href": links.url(links.record_file(rid, "md"), page),
+            "short": short(rid)}
 
 
 def _source_note(source: dict[str, Any], published: Mapping[str, str] | None) -> str:
@@ -63,7 +71,7 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
     root = "../"
     titles = {rid: r["title"] for rid, r in records.records.items()}
     claims = [claim_view(c, root, titles) for c in claims_for(record_id, record, records)]
-    page = _RecordPage(records, charts, root, titles, published)
+    page = _RecordPage(links.record_page(record_id), records, charts, titles, published)
     ref = page.ref
 
     context: dict[str, Any] = {
@@ -73,7 +81,7 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "claim_groups": _groups(claims),
         "limitations": record["limitations"],
         "sources": [{**s, "short": short(s["id"]), "note": _source_note(s, published),
-                     "href": blob_href(s, root, published) if published is None or s["id"] in published else ""}
+                     "href": page.blob_href(s) if published is None or s["id"] in published else ""}
                     for s in record["sources"]],
         # the exact bytes, for the in-browser hash check where the JSON file cannot be fetched (file://)
         "record_b64": base64.b64encode(record_bytes).decode("ascii"),
@@ -81,7 +89,7 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "cites": [ref(c) for c in record["cites"]],
         "supersedes": [{**ref(s["id"]), "reason": s["reason"]} for s in record["supersedes"]],
         "cited_by": [ref(c) for c in cited_by.get(record_id, [])],
-        "json_href": f"{record_id}.json",
+        "json_href": links.url(links.record_file(record_id, "json"), page.path),
         "charts": [],
         "profile": None,
         "facts": [],
@@ -95,7 +103,7 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
     if newer:
         context["superseded_by"] = {**ref(newer["data"]["new"]), "reason": newer["data"]["reason"],
                                     "when": newer["collected_at"]}
-    return Page(path=f"e/{record_id}", template="record", title=record["title"], root=root, context=context)
+    return Page(path=page.path, template="record", title=record["title"], root=root, context=context)
 
 
 def _groups(claims: list[Any]) -> list[dict[str, Any]]:
@@ -129,14 +137,15 @@ def _superseded_by(record_id: str, records: RecordSet) -> Record | None:
 
 
 def changelog_page(records: RecordSet) -> Page:
+    """Every supersession, newest first: which record replaced which, and why."""
     rows = []
     for rid in records.by_kind.get(SUPERSESSION, []):
         r = records.records[rid]
         old, new = r["data"]["old"], r["data"]["new"]
-        rows.append({"when": r["collected_at"] or "", "href": f"e/{rid}.html", "md_href": f"e/{rid}.md", "short": short(rid),
-                     "old": {"short": short(old), "href": f"e/{old}.html", "md_href": f"e/{old}.md",
+        rows.append({"when": r["collected_at"] or "", **_record_link(rid, "changes"),
+                     "old": {**_record_link(old, "changes"),
                              "title": records.records[old]["title"] if old in records.records else ""},
-                     "new": {"short": short(new), "href": f"e/{new}.html", "md_href": f"e/{new}.md",
+                     "new": {**_record_link(new, "changes"),
                              "title": records.records[new]["title"] if new in records.records else ""},
                      "reason": r["data"]["reason"]})
     rows.sort(key=lambda x: (x["when"], x["short"]), reverse=True)
@@ -144,10 +153,12 @@ def changelog_page(records: RecordSet) -> Page:
 
 
 def report_page(report: RenderedReport) -> Page:
-    return Page(path=f"r/{report.slug}", template="report", title=report.title, root="../", context={
+    """A report's page: its rendered body and the records it cites."""
+    path = links.report_page(report.slug)
+    return Page(path=path, template="report", title=report.title, root="../", context={
         "report": report, "body": report.html, "markdown": report.markdown,
         "cited_paragraphs": report.html.count('<p class="claim"'),
-        "cited": [{"short": short(rid), "href": f"../e/{rid}.html", "md_href": f"../e/{rid}.md"} for rid in report.cites],
+        "cited": [_record_link(rid, path) for rid in report.cites],
     })
 
 
@@ -160,7 +171,7 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None) 
         record = records.records[rid]
         gpu = record["subject"].get("gpu") or "unnamed GPU"
         gpus[gpu] = gpus.get(gpu, 0) + 1
-        row = {"short": short(rid), "href": f"e/{rid}.html", "md_href": f"e/{rid}.md", "title": record["title"],
+        row = {**_record_link(rid, "index"), "title": record["title"],
                "kind": record["kind"], "gpu": gpu, "launches": "", "time": "", "top": ""}
         index_row = kind(record["kind"]).index_row  # a kind with one goes in the profiles table
         if index_row is not None:
@@ -172,7 +183,8 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None) 
     for record in records.records.values():
         kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
     return Page(path="index", template="index", title="Evidence", root="", context={
-        "reports": [{"title": r.title, "summary": r.summary, "href": f"r/{r.slug}.html", "md_href": f"r/{r.slug}.md",
+        "reports": [{"title": r.title, "summary": r.summary, "href": links.url(links.report_file(r.slug), "index"),
+                     "md_href": links.url(links.report_file(r.slug, "md"), "index"),
                      "cites": len(r.cites)} for r in (reports or [])],
         "record_count": len(records.records),
         "kinds": sorted(kinds.items()),
