@@ -3,8 +3,10 @@ than one kind's view uses (pure)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from ikreport.claims.model import Record, RecordSet, Rule
@@ -64,6 +66,13 @@ class Kind:
     page_inputs: Callable[[Record, RecordSet], Any] | None = None
     # the index's profile-table cells {"launches", "time", "top"} from facts; None: the other table
     index_row: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
+    # its part of the record schema: {"data", "$defs"?, "allOf"?, "limitations_required"} (registry.py)
+    schema: Mapping[str, Any] | None = None
+
+
+def schema_part(module_file: str) -> dict[str, Any]:
+    """The schema part kept beside a kind's module: ``<module>.schema.json``."""
+    return json.loads(Path(module_file).with_suffix(".schema.json").read_text("utf-8"))
 
 
 def chart_label(i: int) -> str:

@@ -13,7 +13,8 @@ from ikreport.claims.datasheet import compute_peak_tflops
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
-from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
+from ikreport.kinds.base import (MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data,
+                                 schema_part)
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
@@ -304,7 +305,8 @@ def _roofline_data(rows: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[st
     return (bool(roofs),), data
 
 
-KIND = Kind(NAME, facts=facts, show=show, rules=(profile_claims, of_peak_claims), view=view,
+KIND = Kind(NAME, schema=schema_part(__file__), facts=facts, show=show, rules=(profile_claims, of_peak_claims),
+            view=view,
             charts={"roofline": (_roofline_spec, _roofline_data), "time-by-kernel": (_time_by_kernel, rows_data),
                     "throughput": (_throughput, rows_data)},
             page_inputs=measured_peak_for, index_row=index_row)

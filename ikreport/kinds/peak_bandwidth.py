@@ -10,7 +10,7 @@ from typing import Any
 from ikreport.claims.gpus import gpu_key
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_gbs, fmt_pct, plural
-from ikreport.kinds.base import Facts, Kind, PageContext, Tables, rows_data
+from ikreport.kinds.base import Facts, Kind, PageContext, Tables, rows_data, schema_part
 
 NAME = "peak-bandwidth"
 
@@ -111,5 +111,5 @@ def _bandwidth_samples() -> dict[str, Any]:
     ).properties(width=420).to_dict(validate=False)
 
 
-KIND = Kind(NAME, facts=facts, rules=(bandwidth_claims,), view=view,
+KIND = Kind(NAME, schema=schema_part(__file__), facts=facts, rules=(bandwidth_claims,), view=view,
             charts={"bandwidth-samples": (_bandwidth_samples, rows_data)})

@@ -24,7 +24,11 @@ Record = dict[str, Any]
 
 
 def _schema() -> dict[str, Any]:
-    return json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8"))
+    """The record schema: the envelope shipped here with each kind's data part (kinds/registry.py)."""
+    # imported when first needed: the kinds sit above the store (see summaries.record_facts)
+    from ikreport.kinds.registry import record_schema
+
+    return record_schema(json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8")))
 
 
 @lru_cache(maxsize=1)

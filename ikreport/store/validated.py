@@ -32,6 +32,10 @@ def schema_digest() -> str:
     package = resources.files("ikreport")
     digest = hashlib.sha256(package.joinpath("schema/record-1.json").read_bytes() + RULES)
     digest.update(package.joinpath("store/records.py").read_bytes())
+    # each kind's part of the schema, and the registry that assembles them in its order
+    for part in sorted(p.name for p in package.joinpath("kinds").iterdir() if p.name.endswith(".schema.json")):
+        digest.update(part.encode() + package.joinpath("kinds", part).read_bytes())
+    digest.update(package.joinpath("kinds/registry.py").read_bytes())
     return digest.hexdigest()[:16]
 
 
