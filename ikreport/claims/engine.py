@@ -8,7 +8,8 @@ from ikreport.errors import BuildError
 from ikreport.kinds.registry import kind
 
 
-def claims_for(record_id: str, record: Record, records: RecordSet, rules: tuple[Rule, ...] | None = None) -> list[Claim]:
+def claims_for(record_id: str, record: Record, records: RecordSet,
+               rules: tuple[Rule, ...] | None = None) -> list[Claim]:
     """The claims on one record's page, in the order the rules (by default its kind's) give them."""
     out: list[Claim] = []
     seen: set[str] = set()

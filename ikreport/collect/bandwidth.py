@@ -51,6 +51,8 @@ def _record(archive: Archive, context: Context, *, title: str, gpu: str | None, 
 
 def measure_bandwidth(archive: Archive, context: Context, *, sizes_mib: list[int], warmup: int, repeats: int,
                       backend: str | None = None, progress: bandwidth_run.Progress | None = None) -> str:
+    """Time device-to-device copies now and write a peak-bandwidth record (and the environment
+    record it cites); returns its id."""
     chosen = bandwidth_run.available_backend(backend)
     raw_env, env = snapshot()  # the GPU's state as the copies start; written only if they make sense
     result = bandwidth_run.measure(chosen, [s * bandwidth_run.MiB for s in sizes_mib], warmup, repeats, progress)
@@ -103,6 +105,7 @@ def _sample_gbs(sample: dict[str, Any], i: int, n: int) -> float:
 
 
 def import_babelstream(archive: Archive, path: Path, context: Context) -> str:
+    """Write a peak-bandwidth record from a BabelStream output file (its Copy kernel); returns its id."""
     raw, text = read_text(path, BandwidthOutputError)
     parsed = parse_babelstream(text, str(path))
     copy = next(k for k in parsed["kernels"] if k["function"] == "Copy")
@@ -133,6 +136,7 @@ def import_babelstream(archive: Archive, path: Path, context: Context) -> str:
 
 
 def import_nvbandwidth(archive: Archive, path: Path, context: Context) -> str:
+    """Write a peak-bandwidth record from an nvbandwidth output file (device_local_copy, doubled); returns its id."""
     raw, text = read_text(path, BandwidthOutputError)
     parsed = parse_nvbandwidth(text, str(path))
     local = nvbandwidth_local_copies(parsed, str(path))  # refuses link-only output

@@ -34,6 +34,7 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class NcuOptions:
+    """The ncu options a profile is collected with (recorded in its method)."""
     clock_control: str = "none"  # the clocks the workload really runs at
     cache_control: str = "all"
     replay_mode: str = "kernel"
@@ -47,6 +48,7 @@ class NcuOptions:
     nvtx_include: tuple[str, ...] = field(default_factory=tuple)
 
     def argv(self) -> list[str]:
+        """These options as ncu's command-line arguments."""
         args = ["--clock-control", self.clock_control, "--cache-control", self.cache_control,
                 "--replay-mode", self.replay_mode, "--target-processes", self.target_processes,
                 "--launch-skip", str(self.launch_skip)]
@@ -109,6 +111,7 @@ NCU_FAILURES = (
 
 
 def ncu_failure(result: tools.Result) -> str | None:
+    """What went wrong, when ncu's output or exit status says it failed; None when it worked."""
     said = result.stdout + "\n" + result.stderr
     for rx, message in NCU_FAILURES:
         if rx.search(said):
@@ -122,6 +125,7 @@ def ncu_failure(result: tools.Result) -> str | None:
 
 
 def ncu_version() -> str | None:
+    """ncu's version as it reports it; None when it does not say."""
     result = tools.run(["ncu", "--version"], timeout=60)
     m = re.search(r"Version\s+(\S+)", result.stdout)
     return m.group(1) if m else None
@@ -180,6 +184,8 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
 
 def run_profile(archive: Archive, context: Context, command: list[str], options: NcuOptions,
                 progress: Progress | None = None) -> str:
+    """Profile ``command`` under ncu and write the ncu-profile record and its two environment
+    records; returns the profile's id."""
     if not command:
         raise tools.ToolError("give the command to profile after '--': ikreport collect ncu -- python step.py")
     tools.find("ncu")
@@ -218,6 +224,7 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
 
 
 def import_report(archive: Archive, context: Context, report: Path, progress: Progress | None = None) -> str:
+    """Export an existing .ncu-rep with ncu and write its ncu-profile record; returns its id."""
     tools.find("ncu")
     if not report.is_file():
         raise tools.ToolError(f"{report}: no such report file")

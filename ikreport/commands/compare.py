@@ -46,6 +46,7 @@ def method_facts(record: Record, env: Record | None) -> dict[str, str | None]:
 
 
 def differences(a: dict[str, str | None], b: dict[str, str | None]) -> list[dict[str, Any]]:
+    """The fields that are unrecorded or differ between two method facts, each with why."""
     out = []
     for key in a:
         if a[key] is None or b[key] is None:
@@ -80,6 +81,7 @@ def verdict(a: list[float], b: list[float], like_for_like: bool, threshold_pct: 
 def compare_profiles(a: Record, b: Record, env_a: Record | None, env_b: Record | None,
                      threshold_pct: float = DEFAULT_THRESHOLD_PCT, min_samples: int = DEFAULT_MIN_SAMPLES,
                      read_blob: Callable[[str], bytes] | None = None) -> dict[str, Any]:
+    """B's kernels against A's: the differences, each kernel's medians, ratio and verdict, and the verdict counts."""
     diffs = differences(method_facts(a, env_a), method_facts(b, env_b))
     like = not diffs
     da, db = durations_by_kernel(a, read_blob or _no_blobs), durations_by_kernel(b, read_blob or _no_blobs)
@@ -106,6 +108,7 @@ def compare_profiles(a: Record, b: Record, env_a: Record | None, env_b: Record |
 
 
 def markdown_table(result: dict[str, Any], a_id: str, b_id: str) -> str:
+    """The comparison as a Markdown table, one row per kernel, under a line naming A and B."""
     lines = [f"A = {a_id[:8]} (before), B = {b_id[:8]} (after); threshold {result['threshold_pct']:g}%, "
              f"at least {result['min_samples']} matched launches per kernel", ""]
     if not result["like_for_like"]:

@@ -97,6 +97,7 @@ def _cycles(chosen: Mapping[str, Supersession]) -> Iterator[tuple[str, str]]:
 
 
 def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
+    """Write a supersession record saying ``new`` replaces ``old`` (refused if it breaks a rule); returns its id."""
     old_id, new_id = archive.resolve(old), archive.resolve(new)
     if old_id == new_id:
         raise RecordError(f"{old}: a record cannot supersede itself; give the corrected record with --by")

@@ -44,7 +44,8 @@ def record_schema(envelope: Mapping[str, Any]) -> dict[str, Any]:
         own_rules.extend(k.schema.get("allOf", []))
     limited = [k.name for k in KINDS.values() if k.schema and k.schema["limitations_required"]]
     # the order of allOf is the order errors are found in, and so which one a message names
-    rules = [{"if": {"properties": {"kind": {"enum": limited}}}, "then": {"properties": {"limitations": {"minItems": 1}}}},
+    rules = [{"if": {"properties": {"kind": {"enum": limited}}},
+              "then": {"properties": {"limitations": {"minItems": 1}}}},
              *by_kind, *own_rules, *envelope["allOf"]]
     return {**envelope, "$defs": defs, "allOf": rules}
 

@@ -44,6 +44,7 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class BuildResult:
+    """What a build made: counts of pages, records, claims and charts rendered, and its warnings."""
     pages: int
     records: int
     claims: int
@@ -205,6 +206,7 @@ def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: lis
 
 
 def budget_warnings(files: SiteFiles) -> list[str]:
+    """Warnings for files and a site larger than GitHub and GitHub Pages accept."""
     out = []
     total = 0
     for path, size in sorted(files.sizes().items()):

@@ -24,6 +24,7 @@ Rows = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class Chart:
+    """A rendered chart: its SVG and the words that go with it."""
     key: str  # sha256 of what the chart shows
     title: str
     alt: str  # a sentence saying what the chart shows, for screen readers and the Markdown twin
@@ -45,6 +46,7 @@ class ChartRenderer:
 
     def render(self, kind: str, title: str, alt: str, rows: Rows,
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
+        """The chart of these rows, from the cache when kept there, else rendered (and kept)."""
         key = _key(kind, rows)
         path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
         kept = recall(path) if path is not None else None  # missing or damaged: render it again

@@ -3,8 +3,9 @@
 Records are immutable, so a record page is a pure function of: the record, the records it
 refers to and that refer to it, what else its kind reads (a profile: the peak-bandwidth
 record its claims use), whether a supersession replaces it, which of its blobs are
-published, the templates, and ikreport's own code. Hash those ids and digests and a page whose key is unchanged need not be rendered
-again (issue: builds of big archives are incremental).
+published, the templates, and ikreport's own code. Hash those ids and digests and a page
+whose key is unchanged need not be rendered again (issue: builds of big archives are
+incremental).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def code_digest() -> str:
 
 
 def templates_digest(dirs: list[str]) -> str:
+    """A digest of every file in the template folders (names and bytes)."""
     h = hashlib.sha256()
     for base in dirs:
         for path in sorted(Path(base).rglob("*")):
@@ -48,6 +50,7 @@ def templates_digest(dirs: list[str]) -> str:
 
 def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list[str]], published: Mapping[str, str],
                     templates: str) -> str:
+    """The cache key of a record page: a digest of everything the page depends on."""
     record = records.records[record_id]
     page_inputs = kind(record["kind"]).page_inputs  # e.g. the peak a profile's roofline and claims use
     deps: dict[str, Any] = {

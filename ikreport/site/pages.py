@@ -24,8 +24,9 @@ def blob_href(source: Mapping[str, Any], page: str, published: Mapping[str, str]
     """The link from ``page`` to where the site offers a blob; ``published`` maps each published
     blob to its file name suffix (site.build decides it), else the suffix of its media type."""
     suffix = published.get(source["id"]) if published else None
-    return links.url(links.blob_file(source["id"], MEDIA_EXT.get(source["media_type"], "") if suffix is None else suffix),
-                     page)
+    if suffix is None:
+        suffix = MEDIA_EXT.get(source["media_type"], "")
+    return links.url(links.blob_file(source["id"], suffix), page)
 
 
 class _RecordPage:
@@ -67,6 +68,7 @@ def _source_note(source: dict[str, Any], published: Mapping[str, str] | None) ->
 
 def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str]],
                 charts: ChartRenderer, record_bytes: bytes = b"", published: Mapping[str, str] | None = None) -> Page:
+    """A record's page: its head, sources, links, claims, and what its kind's view adds."""
     record = records.whole(record_id)
     root = "../"
     titles = {rid: r["title"] for rid, r in records.records.items()}

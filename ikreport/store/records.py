@@ -224,6 +224,7 @@ def new_record(
     cites: list[str] | None = None,
     supersedes: list[dict[str, str]] | None = None,
 ) -> Record:
+    """A new record of this kind, checked against the schema (raises RecordError when it fails)."""
     record: Record = {
         "schema": SCHEMA,
         "kind": kind,

@@ -48,6 +48,7 @@ class LazyRecord(Mapping[str, Any]):
         self._whole: dict[str, Any] | None = None
 
     def whole(self) -> dict[str, Any]:
+        """The whole record, loaded (and checked) the first time it is asked for."""
         if self._whole is None:
             self._whole = self._load()
         return self._whole

@@ -52,6 +52,7 @@ class Validated:
         return self.root / record_id[:2] / f"{record_id[2:]}.json"
 
     def get(self, record_id: str) -> Refs | None:
+        """The references of a record known to be valid; None when it is not known."""
         found = self.entry(record_id)
         return found[0] if found is not None else None
 
@@ -74,6 +75,7 @@ class Validated:
         return refs, summary
 
     def put(self, record_id: str, refs: Refs, summary: Summary | None = None) -> None:
+        """Remember a valid record's references (and summary), when there is a cache folder."""
         if self.root is None:
             return
         path = self._path(record_id)
