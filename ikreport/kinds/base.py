@@ -3,10 +3,8 @@ than one kind's view uses (pure)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from ikreport.claims.model import Record, RecordSet, Rule
@@ -41,38 +39,25 @@ class PageContext(Protocol):
         """A link to a place on this page ("#k-1")."""
 
 
-def _no_facts(data: Mapping[str, Any]) -> dict[str, Any]:
-    return {}
-
-
 def _no_lines(record: Mapping[str, Any]) -> list[str]:
     return []
 
 
 @dataclass(frozen=True)
 class Kind:
-    """Everything specific to one record kind; the registry maps each kind's name to one."""
+    """Everything specific to one record kind but its data part (its schema, data links and
+    facts: kinds/<kind>.schema.json); the registry maps each kind's name to one."""
 
     name: str
-    # the few values of ``data`` pages about the whole archive use; None for one the record lacks
-    facts: Callable[[Mapping[str, Any]], dict[str, Any]] = _no_facts
     show: Callable[[Mapping[str, Any]], list[str]] = _no_lines  # lines `ikreport show` adds
     rules: tuple[Rule, ...] = ()  # claim rules, run in this order on a record of this kind
     # the page context this kind adds (facts, tables, charts, profile) to a record page
     view: Callable[[Record, PageContext], dict[str, Any]] | None = None
     charts: ChartMakers = field(default_factory=dict)
-    data_links: tuple[str, ...] = ()  # keys of ``data`` that name another record
     # what else a page of this kind depends on, beyond its references (page_cache.py)
     page_inputs: Callable[[Record, RecordSet], Any] | None = None
     # the index's profile-table cells {"launches", "time", "top"} from facts; None: the other table
     index_row: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
-    # its part of the record schema: {"data", "$defs"?, "allOf"?, "limitations_required"} (registry.py)
-    schema: Mapping[str, Any] | None = None
-
-
-def schema_part(module_file: str) -> dict[str, Any]:
-    """The schema part kept beside a kind's module: ``<module>.schema.json``."""
-    return json.loads(Path(module_file).with_suffix(".schema.json").read_text("utf-8"))
 
 
 def chart_label(i: int) -> str:

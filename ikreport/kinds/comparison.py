@@ -9,8 +9,7 @@ from typing import Any
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, plural
-from ikreport.kinds.base import (MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, chart_label, na, rows_data,
-                                 schema_part)
+from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, chart_label, na, rows_data
 
 NAME = "comparison"
 
@@ -91,5 +90,5 @@ def _comparison_ratio() -> dict[str, Any]:
     return alt.layer(bars, one).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
 
 
-KIND = Kind(NAME, schema=schema_part(__file__), rules=(comparison_claims,), view=view, data_links=("a", "b"),
+KIND = Kind(NAME, rules=(comparison_claims,), view=view,
             charts={"comparison-ratio": (_comparison_ratio, rows_data)})

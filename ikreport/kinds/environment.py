@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ikreport.claims.model import Record
-from ikreport.kinds.base import Facts, Kind, PageContext, Tables, na, schema_part
+from ikreport.kinds.base import Facts, Kind, PageContext, Tables, na
 
 NAME = "environment"
 
@@ -47,4 +47,4 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
     return {"facts": facts, "tables": tables}
 
 
-KIND = Kind(NAME, schema=schema_part(__file__), view=view)
+KIND = Kind(NAME, view=view)

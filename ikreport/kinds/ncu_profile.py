@@ -13,8 +13,7 @@ from ikreport.claims.datasheet import compute_peak_tflops
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
-from ikreport.kinds.base import (MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data,
-                                 schema_part)
+from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
@@ -40,13 +39,6 @@ CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel
 MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "level not in the export"}
 
 
-def facts(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Launch count, profiled time and top kernel; None for those the record lacks."""
-    kernels = data.get("kernels") or []
-    return {"launch_count": data.get("launch_count"), "profiled_time_us": data.get("profiled_time_us"),
-            "top_kernel": kernels[0].get("kernel") if kernels else None}
-
-
 def show(record: Mapping[str, Any]) -> list[str]:
     """``ikreport show``'s lines: the profile's size, then its ten longest kernels."""
     data = record["data"]
@@ -64,7 +56,8 @@ def show(record: Mapping[str, Any]) -> list[str]:
 
 
 def index_row(facts: Mapping[str, Any]) -> dict[str, str]:
-    """The index's profile-table cells: launches, profiled time, top kernel."""
+    """The index's profile-table cells: launches, profiled time, top kernel (the facts named
+    in ncu_profile.schema.json)."""
     return {"launches": str(facts["launch_count"]) if facts["launch_count"] is not None else "",
             "time": fmt_duration_us(facts["profiled_time_us"]),
             "top": short_kernel(facts["top_kernel"]) if facts["top_kernel"] else ""}
@@ -305,8 +298,7 @@ def _roofline_data(rows: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[st
     return (bool(roofs),), data
 
 
-KIND = Kind(NAME, schema=schema_part(__file__), facts=facts, show=show, rules=(profile_claims, of_peak_claims),
-            view=view,
+KIND = Kind(NAME, show=show, rules=(profile_claims, of_peak_claims), view=view,
             charts={"roofline": (_roofline_spec, _roofline_data), "time-by-kernel": (_time_by_kernel, rows_data),
                     "throughput": (_throughput, rows_data)},
             page_inputs=measured_peak_for, index_row=index_row)

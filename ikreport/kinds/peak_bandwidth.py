@@ -4,22 +4,16 @@ the memory roof of another record's GPU model."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ikreport.claims.gpus import gpu_key
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_gbs, fmt_pct, plural
-from ikreport.kinds.base import Facts, Kind, PageContext, Tables, rows_data, schema_part
+from ikreport.kinds.base import Facts, Kind, PageContext, Tables, rows_data
 
 NAME = "peak-bandwidth"
 
 CAVEAT_CONVENTION = "Bytes are counted read + write: a copy of N bytes moves 2N."
-
-
-def facts(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The measured peak in GB/s (None when the record lacks it)."""
-    return {"peak_gbs": data.get("peak_gbs")}
 
 
 def measured_peak_for(record: Record, records: RecordSet) -> str | None:
@@ -30,7 +24,7 @@ def measured_peak_for(record: Record, records: RecordSet) -> str | None:
         return None
     candidates = [rid for rid in records.by_kind.get(NAME, [])
                   if gpu_key(records.records[rid]["subject"].get("gpu")) == key
-                  and records.facts(rid).get("peak_gbs")]
+                  and records.facts(rid).get("peak_gbs")]  # a fact: see peak_bandwidth.schema.json
     if not candidates:
         return None
     return sorted(candidates, key=lambda rid: (records.records[rid]["collected_at"] or "", rid), reverse=True)[0]
@@ -111,5 +105,5 @@ def _bandwidth_samples() -> dict[str, Any]:
     ).properties(width=420).to_dict(validate=False)
 
 
-KIND = Kind(NAME, schema=schema_part(__file__), facts=facts, rules=(bandwidth_claims,), view=view,
+KIND = Kind(NAME, rules=(bandwidth_claims,), view=view,
             charts={"bandwidth-samples": (_bandwidth_samples, rows_data)})

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ikreport.kinds.base import Kind, schema_part
+from ikreport.kinds.base import Kind
 
 NAME = "supersession"
 
-KIND = Kind(NAME, schema=schema_part(__file__), data_links=("old", "new"))
+KIND = Kind(NAME)

@@ -18,16 +18,14 @@ from typing import Any
 import rfc8785
 
 from ikreport.errors import NonCanonicalRecordError, RecordError
+from ikreport.kinds.schema import data_links, record_schema
 
 SCHEMA = "ikreport.record/1"
 Record = dict[str, Any]
 
 
 def _schema() -> dict[str, Any]:
-    """The record schema: the envelope shipped here with each kind's data part (kinds/registry.py)."""
-    # imported when first needed: the kinds sit above the store (see summaries.record_facts)
-    from ikreport.kinds.registry import record_schema
-
+    """The record schema: the envelope shipped here with each kind's data part (kinds/schema.py)."""
     return record_schema(json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8")))
 
 
@@ -91,11 +89,8 @@ def _check_links(record: Record, where: str) -> None:
     "equal to an item of another array", so this checks that each is one the record declares
     (cites or supersedes): then verify's check that every declared record is present covers
     them, and a build never meets a record that is not there."""
-    # imported when first needed: the kinds sit above the store (see summaries.record_facts)
-    from ikreport.kinds.registry import kind
-
     declared = set(record["cites"]) | {old["id"] for old in record["supersedes"]}
-    for key in kind(record["kind"]).data_links:
+    for key in data_links(record["kind"]):
         if record["data"][key] not in declared:
             raise RecordError(f"{where}: data/{key}: names record {record['data'][key][:12]}, which the record does "
                               "not cite; add it to 'cites' (or 'supersedes') or correct the id")

@@ -13,22 +13,13 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ikreport.kinds.schema import digest_input, record_facts
+
 Summary = dict[str, Any]
 
-# Summaries made by other code are not used: a change to this file or to a kind's facts (in
-# ikreport/kinds/) starts them anew.
-SUMMARY_VERSION = hashlib.sha256(b"".join(
-    path.read_bytes() for path in (Path(__file__), *sorted(Path(__file__).parents[1].joinpath("kinds").glob("*.py")))
-)).hexdigest()[:16]
-
-
-def record_facts(record: Mapping[str, Any]) -> dict[str, Any]:
-    """Facts the schema does not require are None when the record lacks them."""
-    # Each kind says its facts (kinds/); the kinds sit above the store (their rules and views
-    # use claims), so they are imported when first asked for, not when the store loads.
-    from ikreport.kinds.registry import record_facts as facts_of_kind
-
-    return facts_of_kind(record)
+# Summaries made by other code are not used: a change to this file or to a kind's facts (its
+# part, kinds/<kind>.schema.json) starts them anew.
+SUMMARY_VERSION = hashlib.sha256(Path(__file__).read_bytes() + digest_input()).hexdigest()[:16]
 
 
 def summarize(record: Mapping[str, Any]) -> Summary:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ikreport.store.archive import Archive, check_id, references
 from ikreport.store.cache import keep, recall_json
+from ikreport.kinds.schema import digest_input
 from ikreport.store.summaries import SUMMARY_VERSION, Summary, summarize
 
 Refs = list[tuple[str, str]]
@@ -32,10 +33,7 @@ def schema_digest() -> str:
     package = resources.files("ikreport")
     digest = hashlib.sha256(package.joinpath("schema/record-1.json").read_bytes() + RULES)
     digest.update(package.joinpath("store/records.py").read_bytes())
-    # each kind's part of the schema, and the registry that assembles them in its order
-    for part in sorted(p.name for p in package.joinpath("kinds").iterdir() if p.name.endswith(".schema.json")):
-        digest.update(part.encode() + package.joinpath("kinds", part).read_bytes())
-    digest.update(package.joinpath("kinds/registry.py").read_bytes())
+    digest.update(digest_input())  # each kind's part of the schema, and the code that assembles them
     return digest.hexdigest()[:16]
 
 
