@@ -53,6 +53,7 @@ class Kind:
     rules: tuple[Rule, ...] = ()  # claim rules, run in this order on a record of this kind
     # the page context this kind adds (facts, tables, charts, profile) to a record page
     view: Callable[[Record, PageContext], dict[str, Any]] | None = None
+    template: str = "record"  # its page's template: <template>.html and <template>.md
     charts: ChartMakers = field(default_factory=dict)
     # what else a page of this kind depends on, beyond its references (page_cache.py)
     page_inputs: Callable[[Record, RecordSet], Any] | None = None

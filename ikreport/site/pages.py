@@ -98,14 +98,14 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "tables": [],
         "superseded_by": None,
     }
-    view = kind(record["kind"]).view
-    if view is not None:
-        context.update(view(record, page))
+    this = kind(record["kind"])
+    if this.view is not None:
+        context.update(this.view(record, page))
     newer = _superseded_by(record_id, records)
     if newer:
         context["superseded_by"] = {**ref(newer["data"]["new"]), "reason": newer["data"]["reason"],
                                     "when": newer["collected_at"]}
-    return Page(path=page.path, template="record", title=record["title"], root=root, context=context)
+    return Page(path=page.path, template=this.template, title=record["title"], root=root, context=context)
 
 
 def _groups(claims: list[Any]) -> list[dict[str, Any]]:
