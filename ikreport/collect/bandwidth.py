@@ -26,6 +26,7 @@ from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.textfile import read_text
 from ikreport.progress import Progress
+from ikreport.kinds.peak_bandwidth import NAME as PEAK_BANDWIDTH
 
 LIMIT_COPY = ("A copy kernel measures what a simple streaming read and write achieves; kernels with other "
               "access patterns (strided, random, read-only) can reach less, and the datasheet peak is not reached.")
@@ -42,7 +43,7 @@ def _record(archive: Archive, context: Context, *, title: str, gpu: str | None, 
             data: dict[str, Any], limitations: list[str], sources: list[dict[str, Any]],
             environment: str | None = None) -> str:
     record = records.new_record(
-        "peak-bandwidth", context.title or title, collected_at=utc_now(), subject=context.subject(gpu),
+        PEAK_BANDWIDTH, context.title or title, collected_at=utc_now(), subject=context.subject(gpu),
         method=method, data=data, limitations=limitations + list(context.limitations), sources=sources,
         environment=environment, cites=[environment] if environment else [],
     )

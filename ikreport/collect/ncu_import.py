@@ -19,6 +19,7 @@ from ikreport.collect.context import Context, utc_now
 from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
 from ikreport.progress import Progress
+from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
 
 BIG_EXPORT = 10_000_000  # bytes: an import this big takes long enough to say what it is doing
@@ -102,7 +103,7 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     gpu = context.gpu or (profile.devices[0] if len(profile.devices) == 1 else None)
     title = context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}"
     record = records.new_record(
-        "ncu-profile",
+        NCU_PROFILE,
         title,
         collected_at=utc_now(),
         subject=context.subject(gpu),

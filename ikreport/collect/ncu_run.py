@@ -22,6 +22,7 @@ from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.ncu_import import launch_table_source, profile_limitations
 from ikreport.progress import Progress
+from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import profile_data
 
 # What the summaries need: throughput (SOL), bytes and rates (MWA), occupancy and its limits,
@@ -172,7 +173,7 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
             listed = "; ".join(f"GPU {c['gpu']} {c['field']} {c['before']} -> {c['after']}" for c in changes[:4])
             limitations.append(f"The environment changed between the snapshots before and after profiling ({listed}).")
     record = records.new_record(
-        "ncu-profile",
+        NCU_PROFILE,
         context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}",
         collected_at=utc_now(), subject=context.subject(gpu), method=method, data=data,
         limitations=limitations + list(context.limitations), sources=sources,

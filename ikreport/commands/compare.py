@@ -22,6 +22,8 @@ from typing import Any
 from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.errors import RecordError
+from ikreport.kinds.comparison import NAME as COMPARISON
+from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import durations_by_kernel
 
 DEFAULT_THRESHOLD_PCT = 5.0
@@ -129,8 +131,8 @@ def compare_records(archive: Archive, a: str, b: str, threshold_pct: float, min_
     a_id, b_id = archive.resolve(a), archive.resolve(b)
     ra, rb = archive.load(a_id), archive.load(b_id)
     for rid, rec in ((a_id, ra), (b_id, rb)):
-        if rec["kind"] != "ncu-profile":
-            raise RecordError(f"{rid[:12]}: is a {rec['kind']} record; compare takes two ncu-profile records")
+        if rec["kind"] != NCU_PROFILE:
+            raise RecordError(f"{rid[:12]}: is a {rec['kind']} record; compare takes two {NCU_PROFILE} records")
     env_a = archive.load(ra["environment"]) if ra.get("environment") else None
     env_b = archive.load(rb["environment"]) if rb.get("environment") else None
     result = compare_profiles(ra, rb, env_a, env_b, threshold_pct, min_samples, archive.read_blob)
@@ -141,7 +143,7 @@ def compare_records(archive: Archive, a: str, b: str, threshold_pct: float, min_
         fields = ", ".join(f"{d['field']} ({d['why']})" for d in result["differences"])
         limitations.append(f"Not like-for-like, so no difference is called: {fields}.")
     record = records.new_record(
-        "comparison", f"{rb['title']} against {ra['title']}", collected_at=None, subject=rb["subject"],
+        COMPARISON, f"{rb['title']} against {ra['title']}", collected_at=None, subject=rb["subject"],
         method={"tool": "ikreport compare", "tool_version": None, "command": None,
                 "options": {"threshold_pct": threshold_pct, "min_samples": min_samples},
                 "how": "derived from the two cited profiles"},

@@ -16,8 +16,7 @@ from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.collect.context import utc_now
 from ikreport.errors import IkreportError, RecordError, SupersessionError
-
-KIND = "supersession"
+from ikreport.kinds.supersession import NAME as KIND
 
 
 @dataclass(frozen=True)
@@ -110,7 +109,7 @@ def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
     if refused:
         raise SupersessionError(f"{old}: cannot supersede: this supersession {refused[0]}")
     record = records.new_record(
-        "supersession",
+        KIND,
         f"{new_rec['title']} replaces {old_rec['title']}",
         collected_at=utc_now(),
         subject=new_rec["subject"],

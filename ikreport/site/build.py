@@ -20,6 +20,7 @@ from ikreport.commands.check import check
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
+from ikreport.site import links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
 from ikreport.site.record_pages import Job, render_record_pages
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
@@ -112,9 +113,9 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
             chart_owner.setdefault(chart, (rid, size))
         for n, ext in enumerate(("html", "md")):
             if rid in fresh:
-                files.add(f"e/{rid}.{ext}", fresh[rid][n], key)
+                files.add(links.record_file(rid, ext), fresh[rid][n], key)
             else:
-                files.add_lazy(f"e/{rid}.{ext}", functools.partial(
+                files.add_lazy(links.record_file(rid, ext), functools.partial(
                     _kept_or, functools.partial(page_cache.read, key, ext), functools.partial(again, rid, n)),
                     meta["sizes"][ext], key)
     for key, (rid, size) in sorted(chart_owner.items()):  # the Markdown twins show charts as images
@@ -133,12 +134,12 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         files.add(f"{page.path}.md", md)
         claims += page.context.get("cited_paragraphs", 0)
     for rid in sorted(records.records):
-        files.add_lazy(f"e/{rid}.json", functools.partial(archive.record_bytes, rid),
+        files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
                        archive.record_path(rid).stat().st_size, rid)
     manifest_blobs = []
     for blob_id, media_type, size in sources:
         if blob_id in published:
-            path = f"b/{blob_id}{published[blob_id]}"
+            path = links.blob_file(blob_id, published[blob_id])
             files.add_lazy(path, functools.partial(archive.read_blob, blob_id), size, blob_id)
             manifest_blobs.append({"id": blob_id, "path": path})
     for name in ASSETS:

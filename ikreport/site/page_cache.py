@@ -1,10 +1,11 @@
 """What a record page depends on, and a cache of rendered pages keyed by it.
 
 Records are immutable, so a record page is a pure function of: the record, the records it
-refers to and that refer to it, the peak-bandwidth record its claims use, whether a
-supersession replaces it, which of its blobs are published, the templates, and ikreport's
-own code. Hash those ids and digests and a page whose key is unchanged need not be rendered
-again (issue: builds of big archives are incremental).
+refers to and that refer to it, what else its kind reads (a profile: the peak-bandwidth
+record its claims use), whether a supersession replaces it, which of its blobs are
+published, the templates, and ikreport's own code. Hash those ids and digests and a page
+whose key is unchanged need not be rendered again (issue: builds of big archives are
+incremental).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 from ikreport import __version__
 from ikreport.store.archive import references
 from ikreport.store.cache import keep, kept_size, recall, recall_json
-from ikreport.claims.gpus import measured_peak_for
 from ikreport.claims.model import RecordSet
+from ikreport.kinds.registry import kind
+from ikreport.kinds.supersession import NAME as SUPERSESSION
 
 
 @lru_cache(maxsize=1)
@@ -36,6 +38,7 @@ def code_digest() -> str:
 
 
 def templates_digest(dirs: list[str]) -> str:
+    """A digest of every file in the template folders (names and bytes)."""
     h = hashlib.sha256()
     for base in dirs:
         for path in sorted(Path(base).rglob("*")):
@@ -47,13 +50,15 @@ def templates_digest(dirs: list[str]) -> str:
 
 def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list[str]], published: Mapping[str, str],
                     templates: str) -> str:
+    """The cache key of a record page: a digest of everything the page depends on."""
     record = records.records[record_id]
+    page_inputs = kind(record["kind"]).page_inputs  # e.g. the peak a profile's roofline and claims use
     deps: dict[str, Any] = {
         "record": record_id,
         "refs": sorted({ref for _, ref in references(record)}),
         "cited_by": sorted(cited_by.get(record_id, [])),
-        "peak": measured_peak_for(record, records) if record["kind"] == "ncu-profile" else None,
-        "superseded_by": sorted(r for r in records.by_kind.get("supersession", [])
+        "peak": page_inputs(record, records) if page_inputs is not None else None,
+        "superseded_by": sorted(r for r in records.by_kind.get(SUPERSESSION, [])
                                 if any(s["id"] == record_id for s in records.records[r]["supersedes"])),
         "published": sorted(s["id"] for s in record["sources"] if s["id"] in published),
         "templates": templates,

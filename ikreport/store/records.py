@@ -15,13 +15,15 @@ from typing import Any
 import rfc8785
 
 from ikreport.errors import NonCanonicalRecordError, RecordError
+from ikreport.kinds.schema import data_links, record_schema
 
 SCHEMA = "ikreport.record/1"
 Record = dict[str, Any]
 
 
 def _schema() -> dict[str, Any]:
-    return json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8"))
+    """The record schema: the envelope shipped here with each kind's data part (kinds/schema.py)."""
+    return record_schema(json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8")))
 
 
 @lru_cache(maxsize=1)
@@ -79,16 +81,13 @@ def validate(record: Any, where: str = "record") -> None:
     _check_links(record, where)
 
 
-# Ids inside ``data`` that pages follow, by kind. The schema cannot say "equal to an item of
-# another array", so this checks that each is one the record declares (cites or supersedes):
-# then verify's check that every declared record is present covers them, and a build never
-# meets a record that is not there.
-DATA_LINKS = {"comparison": ("a", "b"), "supersession": ("old", "new")}
-
-
 def _check_links(record: Record, where: str) -> None:
+    """Ids inside ``data`` that pages follow (each kind's ``data_links``). The schema cannot say
+    "equal to an item of another array", so this checks that each is one the record declares
+    (cites or supersedes): then verify's check that every declared record is present covers
+    them, and a build never meets a record that is not there."""
     declared = set(record["cites"]) | {old["id"] for old in record["supersedes"]}
-    for key in DATA_LINKS.get(record["kind"], ()):
+    for key in data_links(record["kind"]):
         if record["data"][key] not in declared:
             raise RecordError(f"{where}: data/{key}: names record {record['data'][key][:12]}, which the record does "
                               "not cite; add it to 'cites' (or 'supersedes') or correct the id")
@@ -217,6 +216,7 @@ def new_record(
     cites: list[str] | None = None,
     supersedes: list[dict[str, str]] | None = None,
 ) -> Record:
+    """A new record of this kind, checked against the schema (raises RecordError when it fails)."""
     record: Record = {
         "schema": SCHEMA,
         "kind": kind,
