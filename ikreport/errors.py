@@ -14,6 +14,18 @@ class NcuExportError(IkreportError):
     """An ncu CSV export that cannot be read (no CSV, wrong layout, ncu's own error)."""
 
 
+class ToolError(IkreportError):
+    """An external tool that is missing or failed."""
+
+
+class BandwidthOutputError(IkreportError):
+    """Saved bandwidth-tool output that cannot be read, or does not measure device memory."""
+
+
+class NvidiaSmiError(IkreportError):
+    """Saved nvidia-smi output that cannot be read."""
+
+
 class ArchiveError(IkreportError):
     """An archive that is missing, unreadable, or unwritable."""
 
@@ -36,6 +48,10 @@ class IntegrityError(ArchiveError):
 
 class RecordError(IkreportError):
     """A record that does not match the schema, or has an unknown schema version."""
+
+
+class PathError(IkreportError):
+    """A value path in a citation that does not lead to a value in the record."""
 
 
 class BuildError(IkreportError):
@@ -84,6 +100,10 @@ class SupersessionError(RecordError):
 
 class SiteManifestError(IkreportError):
     """A site whose manifest.json cannot be read or is not an ikreport manifest."""
+
+
+class UnreadableSiteFileError(Exception):
+    """A file of a site that verify cannot check; caught there and reported as one line."""
 
 
 # safety: writer

@@ -166,19 +166,39 @@ def test_progress_shows_on_a_terminal_and_stays_quiet_otherwise(monkeypatch, cap
     import io
     import sys
 
-    from ikreport.cli.options import progress_reporter
+    from ikreport.cli.options import terminal_progress
 
     class Terminal(io.StringIO):
         def isatty(self):
             return True
 
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert progress_reporter("pages") is None
+    with terminal_progress("pages") as progress:
+        assert progress is None
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    report = progress_reporter("record pages rendered")
-    report(1, 2)
-    report(2, 2)
-    report("exporting the raw page")
-    assert terminal.getvalue() == ("\r  1/2 record pages rendered\r  2/2 record pages rendered\n"
-                                   "  exporting the raw page…\n")
+    with terminal_progress("record pages rendered") as progress:
+        progress.count(1, 2)
+        progress.count(2, 2)
+        progress.step("exporting the raw page")
+    shown = terminal.getvalue()
+    assert "record pages rendered" in shown and "2/2" in shown  # click.progressbar draws the bar itself
+    assert shown.endswith("  exporting the raw page…\n")
+
+
+def test_every_archive_command_takes_archive_the_same_ways(archive, run, monkeypatch, tmp_path):
+    arch, rid = archive
+    # positional shorthand, --archive, and IKREPORT_ARCHIVE all name the same archive
+    assert run("check", arch).exit_code == 0
+    assert run("check", "--archive", arch).exit_code == 0
+    verified = f"{arch}: 1 record and 1 blob verified\n"
+    assert run("verify", "--archive", arch).stdout == verified
+    monkeypatch.setenv("IKREPORT_ARCHIVE", str(arch))
+    assert run("verify").stdout == verified
+    assert run("list").stdout.startswith(rid[:12])
+    result = run("build", "-o", tmp_path / "site", "--cache-dir", tmp_path / "cache")
+    assert result.exit_code == 0 and result.stdout.startswith(f"{tmp_path / 'site'}: ")
+    # the argument wins over the variable; naming two different archives is refused
+    assert run("check", tmp_path / "missing").exit_code == 1
+    result = run("check", arch, "--archive", tmp_path / "other")
+    assert result.exit_code == 2 and "give the archive as ARCHIVE or --archive, not both" in result.output

@@ -159,7 +159,7 @@ def test_md_templates_escape_every_value_even_without_the_md_filter(tmp_path):
     (tmp_path / "t.html").write_text("<p>{{ value }}</p>\n")
     page = Page(path="t", template="t", title="t", root="", context={
         "value": '<img src=x onerror=alert(1)> [a](javascript:alert(2))', "name": "a`<b>`"})
-    html, md = render(environment(tmp_path), page, {})
+    html, md = render(environment(tmp_path), page)
     assert "<img" not in html and "&lt;img src=x" in html  # autoescaped once, no backslashes
     assert "\\\\" not in md and md.count("\\<img") == 2
     assert live_markup(MarkdownIt("commonmark", {"html": True}).render(md)) == []

@@ -21,11 +21,7 @@ import re
 from typing import Any
 
 from ikreport.analysis import plausible
-from ikreport.errors import IkreportError
-
-
-class BandwidthOutputError(IkreportError):
-    """Saved bandwidth-tool output that cannot be read, or does not measure device memory."""
+from ikreport.errors import BandwidthOutputError
 
 
 # one number: "1394571.325", "0.00038", "3.8e-04"; also the signed, "nan" and "inf" C++ streams
@@ -38,6 +34,7 @@ BABEL_ARRAYS = {"Copy": 2, "Mul": 2, "Add": 3, "Triad": 3, "Dot": 2, "Nstream": 
 
 
 def parse_babelstream(text: str, name: str) -> dict[str, Any]:
+    """The banner facts and the results table of saved BabelStream output (see the module docstring)."""
     version = re.search(r"^Version:\s*(\S+)", text, re.MULTILINE)
     if "BabelStream" not in text or not version:
         raise BandwidthOutputError(f"{name}: no 'BabelStream' banner with 'Version:'; save the whole output")
@@ -87,6 +84,7 @@ def _line(text: str, at: int) -> int:
 
 
 def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
+    """The banner facts and every testcase's matrix and sum of saved nvbandwidth output."""
     version = NVB_VERSION.search(text)
     if not version:
         raise BandwidthOutputError(f"{name}: no 'nvbandwidth Version:' line; save the whole output of nvbandwidth")

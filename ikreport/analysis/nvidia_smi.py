@@ -12,11 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ikreport.errors import IkreportError
-
-
-class NvidiaSmiError(IkreportError):
-    """Saved nvidia-smi output that cannot be read."""
+from ikreport.errors import NvidiaSmiError
 
 
 GPU_LINE = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")

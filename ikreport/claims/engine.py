@@ -1,21 +1,19 @@
-"""Run every claim rule over every record; claims come out sorted and unique by id."""
+"""Run the claim rules of a record's kind (kinds/registry.py); claims come out in the rules'
+order and unique by id."""
 
 from __future__ import annotations
 
-from ikreport.claims.bandwidth_rules import bandwidth_claims, of_peak_claims
-from ikreport.claims.comparison_rules import comparison_claims
 from ikreport.claims.model import Claim, Record, RecordSet, Rule
-from ikreport.claims.profile_rules import profile_claims
 from ikreport.errors import BuildError
+from ikreport.kinds.registry import kind
 
-RULES: tuple[Rule, ...] = (profile_claims, of_peak_claims, bandwidth_claims, comparison_claims)
 
-
-def claims_for(record_id: str, record: Record, records: RecordSet, rules: tuple[Rule, ...] = RULES) -> list[Claim]:
-    """The claims on one record's page, in the order the rules give them."""
+def claims_for(record_id: str, record: Record, records: RecordSet,
+               rules: tuple[Rule, ...] | None = None) -> list[Claim]:
+    """The claims on one record's page, in the order the rules (by default its kind's) give them."""
     out: list[Claim] = []
     seen: set[str] = set()
-    for rule in rules:
+    for rule in kind(record["kind"]).rules if rules is None else rules:
         for claim in rule(record_id, record, records):
             for cited in claim.cites:
                 if cited not in records.records:

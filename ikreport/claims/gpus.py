@@ -1,10 +1,8 @@
-"""Which records are about the same GPU model (pure)."""
+"""Which GPU names are the same GPU model (pure)."""
 
 from __future__ import annotations
 
 import re
-
-from ikreport.claims.model import Record, RecordSet
 
 
 def gpu_key(name: str | None) -> str | None:
@@ -15,16 +13,3 @@ def gpu_key(name: str | None) -> str | None:
     s = re.sub(r"^nvidia\s+", "", s)
     return " ".join(s.split()) or None
 
-
-def measured_peak_for(record: Record, records: RecordSet) -> str | None:
-    """The peak-bandwidth record of the same GPU model: the latest collected (then the
-    smallest id), so the choice is stable. None when there is none or the GPU is unnamed."""
-    key = gpu_key(record["subject"].get("gpu"))
-    if key is None:
-        return None
-    candidates = [rid for rid in records.by_kind.get("peak-bandwidth", [])
-                  if gpu_key(records.records[rid]["subject"].get("gpu")) == key
-                  and records.facts(rid).get("peak_gbs")]
-    if not candidates:
-        return None
-    return sorted(candidates, key=lambda rid: (records.records[rid]["collected_at"] or "", rid), reverse=True)[0]

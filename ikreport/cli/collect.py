@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ikreport.cli.options import archive_option, context_options, make_context, progress_reporter
+from ikreport.cli.options import archive_option, context_options, make_context, terminal_progress
 
 
 @click.group()
@@ -63,11 +63,13 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
 
         if not args:
             raise click.UsageError("give one or two CSV files after --from-csv")
-        record_id = import_csv(store, [Path(a) for a in args], context, progress_reporter())
+        with terminal_progress() as progress:
+            record_id = import_csv(store, [Path(a) for a in args], context, progress)
     elif report is not None:
         from ikreport.collect.ncu_run import import_report
 
-        record_id = import_report(store, context, report, progress_reporter())
+        with terminal_progress() as progress:
+            record_id = import_report(store, context, report, progress)
     else:
         from ikreport.collect.ncu_run import DEFAULT_SECTIONS, NcuOptions, run_profile
 
@@ -80,7 +82,8 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
             metrics=tuple(options["metrics"]), kernel_name=options["kernel_name"], launch_skip=options["launch_skip"],
             launch_count=options["launch_count"], nvtx_include=tuple(options["nvtx_include"]),
         )
-        record_id = run_profile(store, context, list(args), ncu_options, progress_reporter())
+        with terminal_progress() as progress:
+            record_id = run_profile(store, context, list(args), ncu_options, progress)
     click.echo(record_id)
 
 
@@ -133,7 +136,7 @@ def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | No
 
         if warmup < 0 or repeats < 1 or any(s < 1 for s in sizes):
             raise click.UsageError("--warmup >= 0, --repeats >= 1 and --size-mib >= 1")
-        record_id = bandwidth.measure_bandwidth(store, context, sizes_mib=list(sizes or DEFAULT_SIZES_MIB),
-                                                warmup=warmup, repeats=repeats, backend=backend,
-                                                progress=progress_reporter("copies"))
+        with terminal_progress("copies") as progress:
+            record_id = bandwidth.measure_bandwidth(store, context, sizes_mib=list(sizes or DEFAULT_SIZES_MIB),
+                                                    warmup=warmup, repeats=repeats, backend=backend, progress=progress)
     click.echo(record_id)

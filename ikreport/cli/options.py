@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
+
+from ikreport.progress import Progress
 
 DEFAULT_ARCHIVE = "sample_evidence"
 ARCHIVE_ENV = "IKREPORT_ARCHIVE"
 
 
 def archive_option(required: bool = False) -> Any:
+    """The ``--archive``/``-a`` option, also read from IKREPORT_ARCHIVE."""
     # click enforces required=True only when no default is passed at all (not even None)
     extra: dict[str, Any] = {"required": True} if required else {"default": DEFAULT_ARCHIVE, "show_default": True}
     return click.option(
@@ -21,7 +27,25 @@ def archive_option(required: bool = False) -> Any:
     )
 
 
+def archive_argument(f: Any) -> Any:
+    """An optional positional ARCHIVE, a shorthand for ``--archive`` (which IKREPORT_ARCHIVE sets too)."""
+
+    @functools.wraps(f)
+    def command(*args: Any, archive_arg: Path | None, archive: Path, **kwargs: Any) -> Any:
+        if archive_arg is not None:
+            source = click.get_current_context().get_parameter_source("archive")
+            if source is click.core.ParameterSource.COMMANDLINE and archive != archive_arg:
+                raise click.UsageError("give the archive as ARCHIVE or --archive, not both")
+            archive = archive_arg  # named on the command line, it wins over IKREPORT_ARCHIVE
+        return f(*args, archive=archive, **kwargs)
+
+    command = click.argument("archive_arg", metavar="[ARCHIVE]", required=False,
+                             type=click.Path(file_okay=False, path_type=Path))(command)
+    return archive_option()(command)
+
+
 def context_options(f: Any) -> Any:
+    """The options that describe what was measured (title, GPU, engine, model, workload, limitations)."""
     for decorator in reversed([
         click.option("--title", help="Title of the record."),
         click.option("--gpu", help="GPU model, e.g. 'NVIDIA H200' (default: the name the tool reports, if any)."),
@@ -38,23 +62,51 @@ def context_options(f: Any) -> Any:
 
 
 def make_context(context_file: Path | None, limitations: tuple[str, ...], fields: dict[str, Any]) -> Any:
+    """The Context from the flags, merged over the --context file when there is one (flags win)."""
     from ikreport.collect.context import Context, load_context, merge_context
 
     flags = Context(limitations=limitations, **{k: fields.pop(k) for k in ("title", "gpu", "engine", "model", "workload")})
     return merge_context(load_context(context_file), flags) if context_file else flags
 
 
-def progress_reporter(unit: str = "done") -> Any:
-    """A callback that prints progress on stderr when it is a terminal; None otherwise.
-    Called with (done, total) it updates one line ("  120/1000 record pages"); with a
-    message, it prints the step ("  exporting the raw page…")."""
+class _TerminalProgress:
+    """Progress on stderr with ``click.progressbar``: a bar per counted step, a line per named one."""
+
+    def __init__(self, unit: str) -> None:
+        self.unit = unit
+        self.bar: Any = None
+        self.done = 0
+
+    def step(self, text: str) -> None:
+        """Print the step that begins ("  exporting the raw page…")."""
+        self.close()
+        click.echo(f"  {text}…", err=True)
+
+    def count(self, done: int, total: int) -> None:
+        """Move the bar to ``done`` of ``total``; a new total starts a new bar."""
+        if self.bar is None or self.bar.length != total:
+            self.close()
+            self.bar = click.progressbar(length=total, label=f"  {self.unit}", file=sys.stderr, show_pos=True)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        """End the bar, if one is showing."""
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar, self.done = None, 0
+
+
+@contextlib.contextmanager
+def terminal_progress(unit: str = "done") -> Iterator[Progress | None]:
+    """A Progress that shows on stderr when it is a terminal; None otherwise, so output that
+    scripts and tests read never holds progress."""
     if not sys.stderr.isatty():
-        return None
-
-    def report(*args: Any) -> None:
-        if len(args) == 2:
-            click.echo(f"\r  {args[0]}/{args[1]} {unit}", err=True, nl=args[0] >= args[1])
-        else:
-            click.echo(f"  {args[0]}…", err=True)
-
-    return report
+        yield None
+        return
+    progress = _TerminalProgress(unit)
+    try:
+        yield progress
+    finally:
+        progress.close()

@@ -25,6 +25,8 @@ from ikreport.collect import bandwidth_run
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.textfile import read_text
+from ikreport.progress import Progress
+from ikreport.kinds.peak_bandwidth import NAME as PEAK_BANDWIDTH
 
 LIMIT_COPY = ("A copy kernel measures what a simple streaming read and write achieves; kernels with other "
               "access patterns (strided, random, read-only) can reach less, and the datasheet peak is not reached.")
@@ -41,7 +43,7 @@ def _record(archive: Archive, context: Context, *, title: str, gpu: str | None, 
             data: dict[str, Any], limitations: list[str], sources: list[dict[str, Any]],
             environment: str | None = None) -> str:
     record = records.new_record(
-        "peak-bandwidth", context.title or title, collected_at=utc_now(), subject=context.subject(gpu),
+        PEAK_BANDWIDTH, context.title or title, collected_at=utc_now(), subject=context.subject(gpu),
         method=method, data=data, limitations=limitations + list(context.limitations), sources=sources,
         environment=environment, cites=[environment] if environment else [],
     )
@@ -49,7 +51,8 @@ def _record(archive: Archive, context: Context, *, title: str, gpu: str | None, 
 
 
 def measure_bandwidth(archive: Archive, context: Context, *, sizes_mib: list[int], warmup: int, repeats: int,
-                      backend: str | None = None, progress: bandwidth_run.Progress | None = None) -> str:
+                      backend: str | None = None, progress: Progress | None = None) -> str:
+    """Measure device-to-device copy bandwidth on this machine and store it as a record; return its id."""
     chosen = bandwidth_run.available_backend(backend)
     raw_env, env = snapshot()  # the GPU's state as the copies start; written only if they make sense
     result = bandwidth_run.measure(chosen, [s * bandwidth_run.MiB for s in sizes_mib], warmup, repeats, progress)
@@ -102,6 +105,7 @@ def _sample_gbs(sample: dict[str, Any], i: int, n: int) -> float:
 
 
 def import_babelstream(archive: Archive, path: Path, context: Context) -> str:
+    """Store saved BabelStream output and its ``peak-bandwidth`` record; return the record's id."""
     raw, text = read_text(path, BandwidthOutputError)
     parsed = parse_babelstream(text, str(path))
     copy = next(k for k in parsed["kernels"] if k["function"] == "Copy")
@@ -132,6 +136,7 @@ def import_babelstream(archive: Archive, path: Path, context: Context) -> str:
 
 
 def import_nvbandwidth(archive: Archive, path: Path, context: Context) -> str:
+    """Store saved nvbandwidth output and its ``peak-bandwidth`` record; return the record's id."""
     raw, text = read_text(path, BandwidthOutputError)
     parsed = parse_nvbandwidth(text, str(path))
     local = nvbandwidth_local_copies(parsed, str(path))  # refuses link-only output

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import importlib.util
 import tempfile
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ikreport.collect import tools
+from ikreport.progress import Progress
 
 MiB = 1 << 20
 DEFAULT_SIZES_MIB = (256, 512, 1024)  # H200 L2 is 60 MiB (B200: 126 MiB): every size is far beyond it
 BACKENDS = ("cupy", "torch", "nvcc")
-Progress = Callable[[int, int], None]  # (done, total) copies
 
 
 def available_backend(wanted: str | None) -> str:
+    """The backend to measure with: ``wanted`` if it is usable here, else the first of CuPy, PyTorch, nvcc."""
     if wanted:
         if wanted in ("cupy", "torch") and importlib.util.find_spec(wanted) is None:
             raise tools.ToolError(f"--backend {wanted}: {wanted} is not installed in this Python")
@@ -64,7 +64,7 @@ def _python(backend: str, sizes: list[int], warmup: int, repeats: int, progress:
                 if i >= warmup:
                     samples.append({"buffer_bytes": size, "seconds": start.elapsed_time(stop) / 1e3})
                     if progress:
-                        progress(len(samples), total)
+                        progress.count(len(samples), total)
             del src, dst
             torch.cuda.empty_cache()
     else:
@@ -85,7 +85,7 @@ def _python(backend: str, sizes: list[int], warmup: int, repeats: int, progress:
                 if i >= warmup:
                     samples.append({"buffer_bytes": size, "seconds": cupy.cuda.get_elapsed_time(start, stop) / 1e3})
                     if progress:
-                        progress(len(samples), total)
+                        progress.count(len(samples), total)
             del src, dst
             cupy.get_default_memory_pool().free_all_blocks()
     return {"backend": backend, "backend_version": version, "device": device, "samples": samples}
@@ -121,5 +121,5 @@ def _nvcc(sizes: list[int], warmup: int, repeats: int, progress: Progress | None
                 raise tools.ToolError(f"the bandwidth program printed {line.strip()!r}, not a sample; "
                                       "reinstall ikreport") from exc
     if progress:
-        progress(len(samples), len(sizes) * repeats)
+        progress.count(len(samples), len(sizes) * repeats)
     return {"backend": "nvcc", "backend_version": version[-1] if version else None, "device": device, "samples": samples}

@@ -21,6 +21,7 @@ from ikreport.store.archive import Archive
 from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.textfile import read_text
+from ikreport.kinds.environment import NAME as ENVIRONMENT
 
 PACKAGES = ("torch", "triton", "vllm", "sglang", "tensorrt_llm", "transformers", "cupy", "cupy-cuda12x",
             "cupy-cuda11x", "nvidia-ml-py", "flashinfer-python", "flash-attn")
@@ -32,6 +33,7 @@ LIMIT_IMPORTED = "Imported from saved nvidia-smi output: the host, OS and Python
 
 
 def gpu_label(gpus: list[dict[str, Any]]) -> str | None:
+    """The subject's GPU name: 'NVIDIA H200', '2x NVIDIA H200', or the names joined; None when none is named."""
     names = sorted({g["name"] for g in gpus if g.get("name")})
     if not names:
         return None
@@ -41,6 +43,7 @@ def gpu_label(gpus: list[dict[str, Any]]) -> str | None:
 
 
 def packages() -> dict[str, str]:
+    """The installed versions of the Python packages that matter to a profile, by name."""
     found = {}
     for name in PACKAGES:
         try:
@@ -51,6 +54,7 @@ def packages() -> dict[str, str]:
 
 
 def host() -> dict[str, Any]:
+    """The host's name, OS, CPU, CPU count and Python version."""
     return {"hostname": socket.gethostname(), "os": platform.platform(), "cpu": platform.processor() or platform.machine(),
             "cpu_count": os.cpu_count(), "python": platform.python_version()}
 
@@ -97,6 +101,8 @@ def snapshot() -> tuple[bytes, dict[str, Any]]:
 
 def write_env_record(archive: Archive, raw: bytes, parsed: dict[str, Any], context: Context, *,
                      imported: str | None = None) -> str:
+    """Write an environment record of a parsed nvidia-smi snapshot (its raw output as the
+    blob); returns its id."""
     blob = archive.put_blob(raw)
     live = imported is None
     limitations = [LIMIT_SNAPSHOT]
@@ -115,7 +121,7 @@ def write_env_record(archive: Archive, raw: bytes, parsed: dict[str, Any], conte
         "packages": packages() if live else None,
     }
     record = records.new_record(
-        "environment",
+        ENVIRONMENT,
         context.title or f"Environment: {gpu_label(parsed['gpus']) or 'GPU'}, driver {parsed['driver']}",
         collected_at=utc_now(),
         subject=context.subject(gpu_label(parsed["gpus"])),
@@ -131,6 +137,8 @@ def write_env_record(archive: Archive, raw: bytes, parsed: dict[str, Any], conte
 
 
 def collect_env(archive: Archive, context: Context, from_file: Path | None = None) -> str:
+    """Snapshot the environment now (or read a saved nvidia-smi -q file) and write its record;
+    returns its id."""
     if from_file is not None:
         raw, text = read_text(from_file, NvidiaSmiError)
         parsed = parse_nvidia_smi(text, str(from_file))

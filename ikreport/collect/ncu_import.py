@@ -6,7 +6,6 @@ per-kernel table, and the limitations that follow from what an export does not s
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,8 @@ from ikreport.store.archive import Archive
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
+from ikreport.progress import Progress
+from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
 
 BIG_EXPORT = 10_000_000  # bytes: an import this big takes long enough to say what it is doing
@@ -76,7 +77,7 @@ def launch_table_source(archive: Archive, profile: Profile) -> list[dict[str, An
 
 
 def import_csv(archive: Archive, paths: list[Path], context: Context,
-               progress: Callable[[str], None] | None = None) -> str:
+               progress: Progress | None = None) -> str:
     """Store the exports and their ``ncu-profile`` record; return the record's id."""
     if not paths or len(paths) > 2:
         raise NcuExportError("give one raw and/or one details export (one or two files)")
@@ -86,10 +87,10 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
         raw_bytes[str(path)], texts[str(path)] = read_export(path, NcuExportError)
     size = sum(len(d) for d in raw_bytes.values())
     if progress and size > BIG_EXPORT:
-        progress(f"parsing {size / 1e6:.0f} MB of ncu export")
+        progress.step(f"parsing {size / 1e6:.0f} MB of ncu export")
     profile = read_exports(texts)  # parse everything before writing anything
     if progress and size > BIG_EXPORT:
-        progress(f"writing the record of {profile.launch_count} launches")
+        progress.step(f"writing the record of {profile.launch_count} launches")
     sources = launch_table_source(archive, profile)
     for name, data in raw_bytes.items():
         sources.append({
@@ -102,7 +103,7 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     gpu = context.gpu or (profile.devices[0] if len(profile.devices) == 1 else None)
     title = context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}"
     record = records.new_record(
-        "ncu-profile",
+        NCU_PROFILE,
         title,
         collected_at=utc_now(),
         subject=context.subject(gpu),

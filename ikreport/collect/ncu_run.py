@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,17 +21,20 @@ from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.ncu_import import launch_table_source, profile_limitations
+from ikreport.progress import Progress
+from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import profile_data
 
 # What the summaries need: throughput (SOL), bytes and rates (MWA), occupancy and its limits,
 # launch shape, and warp-stall reasons (WarpStateStats, SchedulerStats).
 DEFAULT_SECTIONS = ("SpeedOfLight", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats", "WarpStateStats",
                     "SchedulerStats")
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class NcuOptions:
+    """Every ncu option that changes results, stated explicitly so the record can say what ran."""
+
     clock_control: str = "none"  # the clocks the workload really runs at
     cache_control: str = "all"
     replay_mode: str = "kernel"
@@ -46,6 +48,7 @@ class NcuOptions:
     nvtx_include: tuple[str, ...] = field(default_factory=tuple)
 
     def argv(self) -> list[str]:
+        """The options as ncu command-line arguments."""
         args = ["--clock-control", self.clock_control, "--cache-control", self.cache_control,
                 "--replay-mode", self.replay_mode, "--target-processes", self.target_processes,
                 "--launch-skip", str(self.launch_skip)]
@@ -108,6 +111,7 @@ NCU_FAILURES = (
 
 
 def ncu_failure(result: tools.Result) -> str | None:
+    """The one-line message with the fix for a known ncu failure in its output; None when there is none."""
     said = result.stdout + "\n" + result.stderr
     for rx, message in NCU_FAILURES:
         if rx.search(said):
@@ -121,6 +125,7 @@ def ncu_failure(result: tools.Result) -> str | None:
 
 
 def ncu_version() -> str | None:
+    """The installed ncu's version, or None when it does not say."""
     result = tools.run(["ncu", "--version"], timeout=60)
     m = re.search(r"Version\s+(\S+)", result.stdout)
     return m.group(1) if m else None
@@ -130,7 +135,7 @@ def _export(report: Path, progress: Progress | None) -> dict[str, bytes]:
     pages = {}
     for page in ("raw", "details"):
         if progress:
-            progress(f"exporting the {page} page")
+            progress.step(f"exporting the {page} page")
         result = tools.run(["ncu", "--import", str(report), "--csv", "--page", page], timeout=3600)
         problem = ncu_failure(result)
         if problem:
@@ -168,7 +173,7 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
             listed = "; ".join(f"GPU {c['gpu']} {c['field']} {c['before']} -> {c['after']}" for c in changes[:4])
             limitations.append(f"The environment changed between the snapshots before and after profiling ({listed}).")
     record = records.new_record(
-        "ncu-profile",
+        NCU_PROFILE,
         context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}",
         collected_at=utc_now(), subject=context.subject(gpu), method=method, data=data,
         limitations=limitations + list(context.limitations), sources=sources,
@@ -179,18 +184,19 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
 
 def run_profile(archive: Archive, context: Context, command: list[str], options: NcuOptions,
                 progress: Progress | None = None) -> str:
+    """Profile ``command`` with ncu and store the report, its exports and the record; return the record's id."""
     if not command:
         raise tools.ToolError("give the command to profile after '--': ikreport collect ncu -- python step.py")
     tools.find("ncu")
     version = ncu_version()
     if progress:
-        progress("environment before profiling")
+        progress.step("environment before profiling")
     raw_before, before = snapshot()  # written only once profiling has worked: a failure leaves nothing
     with tempfile.TemporaryDirectory(prefix="ikreport-ncu-") as tmp:
         report = Path(tmp) / "profile.ncu-rep"
         argv = ["ncu", *options.argv(), "--export", str(report), "--force-overwrite", *command]
         if progress:
-            progress("profiling with ncu: the workload runs once per replay pass, so this takes a while")
+            progress.step("profiling with ncu: the workload runs once per replay pass, so this takes a while")
         result = tools.run(argv, timeout=None)
         problem = ncu_failure(result)
         if problem is None and not report.exists():
@@ -201,7 +207,7 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
         pages = _export(report, progress)
         report_bytes = report.read_bytes()
     if progress:
-        progress("environment after profiling")
+        progress.step("environment after profiling")
     raw_after, after = snapshot()
     # The snapshots describe the same run: same subject and limitations, the environment's own title.
     snapshot_context = replace(context, title=None)
@@ -217,6 +223,7 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
 
 
 def import_report(archive: Archive, context: Context, report: Path, progress: Progress | None = None) -> str:
+    """Export an existing .ncu-rep with ncu and store it with its record; return the record's id."""
     tools.find("ncu")
     if not report.is_file():
         raise tools.ToolError(f"{report}: no such report file")

@@ -6,12 +6,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from ikreport.errors import IkreportError
+from ikreport.errors import ToolError
 
-
-class ToolError(IkreportError):
-    """An external tool that is missing or failed."""
-
+__all__ = ["ToolError", "INSTALL_HINT"]  # ToolError's home is errors.py; callers say tools.ToolError
 
 INSTALL_HINT = {
     "ncu": "install Nsight Compute, or put its folder (e.g. /usr/local/cuda/bin) on PATH",
@@ -22,6 +19,8 @@ INSTALL_HINT = {
 
 @dataclass(frozen=True)
 class Result:
+    """What a finished tool run returned: its arguments, exit status and output."""
+
     argv: tuple[str, ...]
     returncode: int
     stdout: str
@@ -29,6 +28,7 @@ class Result:
 
 
 def find(tool: str) -> str:
+    """The path of ``tool`` on PATH; ToolError with the install hint when it is missing."""
     path = shutil.which(tool)
     if path is None:
         raise ToolError(f"{tool}: not found on PATH; {INSTALL_HINT.get(tool, 'install it')}")

@@ -27,7 +27,6 @@ from ikreport.store import recordset
 from ikreport.store.archive import Archive
 from ikreport.store.recordset import RecordSet
 from ikreport.errors import IkreportError
-from ikreport.store.records import bulk_loading
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import read_reports
@@ -44,7 +43,7 @@ RULES = {
 
 @dataclass(frozen=True)
 class CheckFinding:
-    """One finding: where (file, line), its rule id and what to do."""
+    """One finding of ``ikreport check``: where, its rule id (IK1xx error, IK2xx warning) and message."""
 
     file: str
     line: int | None
@@ -53,7 +52,7 @@ class CheckFinding:
 
     @property
     def is_error(self) -> bool:
-        """IK1xx findings stop a build; IK2xx ones only under --strict."""
+        """True for an error (IK1xx), False for a warning (IK2xx)."""
         return self.code.startswith("IK1")
 
     def __str__(self) -> str:
@@ -61,38 +60,37 @@ class CheckFinding:
         return f"{where}: {self.code} {self.message}"
 
     def as_dict(self) -> dict[str, object]:
-        """The finding as JSON output gives it, with its rule's name and severity."""
+        """The finding as the JSON object ``check --json`` prints."""
         return {**asdict(self), "rule": RULES[self.code], "severity": "error" if self.is_error else "warning"}
 
 
 @dataclass(frozen=True)
 class Checked:
-    """What ``check`` found, with the records and reports it loaded (a build goes on from them)."""
+    """What check loaded and found: the records, the rendered reports and every finding."""
 
     records: RecordSet
     reports: list[RenderedReport]
     findings: list[CheckFinding]
 
     def failures(self, strict: bool) -> list[CheckFinding]:
-        """The findings that stop a build (warnings too when ``strict``)."""
+        """The findings that fail: errors, and with ``strict`` warnings too."""
         return [f for f in self.findings if f.is_error or strict]
 
 
 def default_reports_dir(archive: Archive) -> Path:
-    """ARCHIVE/reports: where reports are read from unless --reports names a folder."""
+    """Where an archive keeps its reports: ARCHIVE/reports."""
     return archive.root / "reports"
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
           validated: Validated | None = None) -> Checked:
-    """Every finding about ``archive`` and its reports, with the records and rendered reports."""
+    """Load every record and render every report without writing anything; return what was found."""
     findings: list[CheckFinding] = []
 
     def damaged(rid: str, exc: IkreportError) -> None:
         findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
 
-    with bulk_loading():
-        records = recordset.load(archive, validated or Validated(None), damaged)
+    records = recordset.load(archive, validated or Validated(None), damaged)
     blobs = set(archive.blob_ids())
     for rid, what, ref in records.dangling(blobs):
         code = "IK102" if what == "blob" else "IK101"

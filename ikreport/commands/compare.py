@@ -22,6 +22,8 @@ from typing import Any
 from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.errors import RecordError
+from ikreport.kinds.comparison import NAME as COMPARISON
+from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import durations_by_kernel
 
 DEFAULT_THRESHOLD_PCT = 5.0
@@ -44,6 +46,7 @@ def method_facts(record: Record, env: Record | None) -> dict[str, str | None]:
 
 
 def differences(a: dict[str, str | None], b: dict[str, str | None]) -> list[dict[str, Any]]:
+    """The environment and method facts that differ between A and B, or that either does not record."""
     out = []
     for key in a:
         if a[key] is None or b[key] is None:
@@ -78,6 +81,7 @@ def verdict(a: list[float], b: list[float], like_for_like: bool, threshold_pct: 
 def compare_profiles(a: Record, b: Record, env_a: Record | None, env_b: Record | None,
                      threshold_pct: float = DEFAULT_THRESHOLD_PCT, min_samples: int = DEFAULT_MIN_SAMPLES,
                      read_blob: Callable[[str], bytes] | None = None) -> dict[str, Any]:
+    """The per-kernel verdicts of B against A, and whether the two are like-for-like (see the module docstring)."""
     diffs = differences(method_facts(a, env_a), method_facts(b, env_b))
     like = not diffs
     da, db = durations_by_kernel(a, read_blob or _no_blobs), durations_by_kernel(b, read_blob or _no_blobs)
@@ -104,6 +108,7 @@ def compare_profiles(a: Record, b: Record, env_a: Record | None, env_b: Record |
 
 
 def markdown_table(result: dict[str, Any], a_id: str, b_id: str) -> str:
+    """The comparison as the Markdown ``ikreport compare`` prints: differences, then one row per kernel."""
     lines = [f"A = {a_id[:8]} (before), B = {b_id[:8]} (after); threshold {result['threshold_pct']:g}%, "
              f"at least {result['min_samples']} matched launches per kernel", ""]
     if not result["like_for_like"]:
@@ -126,8 +131,8 @@ def compare_records(archive: Archive, a: str, b: str, threshold_pct: float, min_
     a_id, b_id = archive.resolve(a), archive.resolve(b)
     ra, rb = archive.load(a_id), archive.load(b_id)
     for rid, rec in ((a_id, ra), (b_id, rb)):
-        if rec["kind"] != "ncu-profile":
-            raise RecordError(f"{rid[:12]}: is a {rec['kind']} record; compare takes two ncu-profile records")
+        if rec["kind"] != NCU_PROFILE:
+            raise RecordError(f"{rid[:12]}: is a {rec['kind']} record; compare takes two {NCU_PROFILE} records")
     env_a = archive.load(ra["environment"]) if ra.get("environment") else None
     env_b = archive.load(rb["environment"]) if rb.get("environment") else None
     result = compare_profiles(ra, rb, env_a, env_b, threshold_pct, min_samples, archive.read_blob)
@@ -138,10 +143,17 @@ def compare_records(archive: Archive, a: str, b: str, threshold_pct: float, min_
         fields = ", ".join(f"{d['field']} ({d['why']})" for d in result["differences"])
         limitations.append(f"Not like-for-like, so no difference is called: {fields}.")
     record = records.new_record(
-        "comparison", f"{rb['title']} against {ra['title']}", collected_at=None, subject=rb["subject"],
+        COMPARISON, f"{rb['title']} against {ra['title']}", collected_at=None, subject=rb["subject"],
         method={"tool": "ikreport compare", "tool_version": None, "command": None,
                 "options": {"threshold_pct": threshold_pct, "min_samples": min_samples},
                 "how": "derived from the two cited profiles"},
         data={"a": a_id, "b": b_id, **result}, limitations=limitations, cites=[a_id, b_id],
     )
     return archive.put_record(record), result
+
+
+def compare(archive: Archive, a: str, b: str, threshold_pct: float, min_samples: int) -> tuple[str, str]:
+    """What ``ikreport compare`` prints: the Markdown table, and the id of the comparison record it wrote."""
+    record_id, result = compare_records(archive, a, b, threshold_pct, min_samples)
+    data = archive.load(record_id)["data"]
+    return markdown_table(result, data["a"], data["b"]), record_id

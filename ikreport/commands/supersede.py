@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from ikreport.store import records, recordset
 from ikreport.store.archive import Archive
-from ikreport.store.recordset import SUPERSESSION, Supersession, chosen
+from ikreport.store.recordset import Supersession, chosen
 from ikreport.collect.context import utc_now
 from ikreport.errors import RecordError, SupersessionError
-from ikreport.store.records import bulk_loading
+from ikreport.kinds.supersession import NAME as KIND
 
 
 def problems(edges: Iterable[Supersession], kinds: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -62,7 +62,7 @@ def _cycles(chosen: Mapping[str, Supersession]) -> Iterator[tuple[str, str]]:
 
 
 def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
-    """Record that ``new`` replaces ``old`` (prefixes) for ``reason``; return the new record's id."""
+    """Write the ``supersession`` record saying ``new`` replaces ``old``; return its id."""
     old_id, new_id = archive.resolve(old), archive.resolve(new)
     if old_id == new_id:
         raise RecordError(f"{old}: a record cannot supersede itself; give the corrected record with --by")
@@ -75,7 +75,7 @@ def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
     if refused:
         raise SupersessionError(f"{old}: cannot supersede: this supersession {refused[0]}")
     record = records.new_record(
-        SUPERSESSION,
+        KIND,
         f"{new_rec['title']} replaces {old_rec['title']}",
         collected_at=utc_now(),
         subject=new_rec["subject"],
@@ -92,6 +92,5 @@ def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
 def _archive_supersessions(archive: Archive) -> tuple[list[Supersession], dict[str, str]]:
     """Every supersession in the archive and every record's kind (a record that does not load
     is left out: 'ikreport verify' reports it)."""
-    with bulk_loading():
-        loaded = recordset.load(archive, failed=lambda rid, exc: None)
+    loaded = recordset.load(archive, failed=lambda rid, exc: None)
     return loaded.supersessions(), loaded.kinds()

@@ -6,25 +6,45 @@ One line per problem, ``PATH: what is wrong; what to do``, sorted, so two runs a
 from __future__ import annotations
 
 import functools
+import gc
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from ikreport.commands import supersede
 from ikreport.store.archive import Archive, sha256
+from ikreport.store.cache import default_cache_dir
 from ikreport.store.recordset import RecordSet
 from ikreport.errors import IkreportError
-from ikreport.store.records import bulk_loading
+from ikreport.progress import Progress
 from ikreport.reports.source import folder_problems
 from ikreport.store.summaries import LazyRecord, Summary
 from ikreport.store.validated import Validated, check_record
 from ikreport.commands.verify_site import verify_site
 
-__all__ = ["verify_archive", "verify_site"]  # verify_site's home is verify_site.py; kept here for callers
+__all__ = ["Verified", "verify", "verify_archive", "verify_site"]  # verify_site's home is verify_site.py; kept here for callers
 
-Progress = Callable[[int], None]
+
+@dataclass(frozen=True)
+class Verified:
+    """What ``ikreport verify`` found: problems (none when all is well), notes, and what it checked."""
+
+    root: Path
+    problems: tuple[str, ...]
+    notes: tuple[str, ...]
+    records: int
+    blobs: int
+
+
+def verify(archive: Archive, *, use_cache: bool = True, progress: Progress | None = None) -> Verified:
+    """Verify ``archive``, skipping the parse of records validated before unless ``use_cache`` is False."""
+    notes: list[str] = []
+    problems = verify_archive(archive, progress, notes=notes,
+                              validated=Validated(default_cache_dir() / "validated" if use_cache else None))
+    return Verified(archive.root, tuple(problems), tuple(notes), len(archive.record_ids()), len(archive.blob_ids()))
 
 
 def verify_archive(archive: Archive, progress: Progress | None = None, notes: list[str] | None = None,
@@ -32,8 +52,7 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
     """Problems found in ``archive`` (empty when all is well). Leftovers of interrupted writes
     (``.tmp-*`` files, which can never be taken for a record) go to ``notes``, not problems.
     Every file is re-hashed; records already validated (``validated``) are not parsed again."""
-    with bulk_loading():
-        return _verify(archive, progress, notes, validated)
+    return _verify(archive, progress, notes, validated)
 
 
 PARALLEL_FROM = 512  # files: below this, starting worker processes costs more than it saves
@@ -48,17 +67,16 @@ def _check_files(job: tuple[str, str | None, list[tuple[str, str, bool]]]) -> li
     archive = Archive(Path(root))
     validated = Validated(Path(validated_root) if validated_root else None)
     out: list[Checked] = []
-    with bulk_loading():
-        for path, file_id, is_record in files:
-            try:
-                if is_record:
-                    out.append((None, check_record(archive, file_id, validated)[0]))
-                elif sha256(Path(path).read_bytes()) != file_id:
-                    out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None))
-                else:
-                    out.append((None, None))
-            except (IkreportError, OSError) as exc:
-                out.append((str(exc), None))
+    for path, file_id, is_record in files:
+        try:
+            if is_record:
+                out.append((None, check_record(archive, file_id, validated)[0]))
+            elif sha256(Path(path).read_bytes()) != file_id:
+                out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None))
+            else:
+                out.append((None, None))
+        except (IkreportError, OSError) as exc:
+            out.append((str(exc), None))
     return out
 
 
@@ -75,18 +93,20 @@ def _check_all(archive: Archive, validated: Validated, files: list[tuple[str, st
         for batch in batches:
             results.extend(batch)
             if progress:
-                progress(len(batch))
+                progress.count(len(results), len(files))
         return results
 
     if len(files) < PARALLEL_FROM or workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():
         return take(map(_check_files, jobs))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+    # The workers only hash and parse, creating no reference cycles: the collector stays off in them.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
+                             initializer=gc.disable) as pool:
         return take(pool.map(_check_files, jobs))
 
 
 def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None,
             validated: Validated | None) -> list[str]:
-    """verify_archive's work, with the garbage collector paused (see ``bulk_loading``)."""
+    """verify_archive's work: walk the folder, check each file, then what records say together."""
     validated = validated or Validated(None)
     notes = notes if notes is not None else []
     found = archive.layout.survey(notes)

@@ -23,7 +23,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 
 from ikreport.store.archive import ID_RX
-from ikreport.errors import SiteManifestError
+from ikreport.errors import SiteManifestError, UnreadableSiteFileError
 from ikreport.terminal import safe_text
 
 MANIFEST_SCHEMA = "ikreport.manifest/1"
@@ -32,10 +32,6 @@ MAX_REMOTE_FILE = 2**30  # bytes; GitHub Pages refuses files over 100 MB, so mor
 BLOCK = 2**20
 TIMEOUT_S = 30
 BLOB_PATH_RX = re.compile(r"^b/([0-9a-f]{64})(\.[A-Za-z0-9]{1,16})?$")
-
-
-class _Unreadable(Exception):
-    """A file of the site that cannot be checked; the message says why (one line)."""
 
 
 def verify_site(site: str, fetch: Callable[[str], bytes] | None = None) -> tuple[int, list[str]]:
@@ -59,7 +55,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     try:
         raw = reader.read("manifest.json", MAX_MANIFEST)
         manifest = json.loads(raw)
-    except (_Unreadable, ValueError, RecursionError) as exc:
+    except (UnreadableSiteFileError, ValueError, RecursionError) as exc:
         raise SiteManifestError(f"{base}manifest.json: cannot read it ({exc}); check the address, or build the "
                                 "site with ikreport 0.1 or later") from exc
     if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
@@ -101,7 +97,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     for path, want in todo:
         try:
             got = reader.sha256(path)
-        except _Unreadable as exc:
+        except UnreadableSiteFileError as exc:
             problems.append(f"{base}{path}: {exc}")
             continue
         if got != want:
@@ -161,14 +157,14 @@ class _Local(_Reader):
             # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below refuses it
             out = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
         except OSError as exc:
-            raise _Unreadable(_why(exc)) from exc
+            raise UnreadableSiteFileError(_why(exc)) from exc
         finally:
             if fd != self.fd:
                 os.close(fd)
         mode = os.fstat(out).st_mode
         if not stat.S_ISREG(mode):
             os.close(out)
-            raise _Unreadable("not a regular file (a device, FIFO or socket); a build writes plain files only: "
+            raise UnreadableSiteFileError("not a regular file (a device, FIFO or socket); a build writes plain files only: "
                               "remove it and rebuild")
         return out
 
@@ -177,7 +173,7 @@ class _Local(_Reader):
         with os.fdopen(fd, "rb") as f:
             data = f.read(limit + 1)
         if len(data) > limit:
-            raise _Unreadable(f"larger than {limit} bytes")
+            raise UnreadableSiteFileError(f"larger than {limit} bytes")
         return data
 
     def sha256(self, rel: str) -> str:
@@ -236,7 +232,7 @@ class _Remote(_Reader):
             if self.fetch is not None:
                 data = self.fetch(url)
                 if len(data) > limit:
-                    raise _Unreadable(f"larger than {limit} bytes")
+                    raise UnreadableSiteFileError(f"larger than {limit} bytes")
                 yield data
                 return
             with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:  # noqa: S310 (the user's URL)
@@ -244,11 +240,11 @@ class _Remote(_Reader):
                 while block := response.read(BLOCK):
                     total += len(block)
                     if total > limit:
-                        raise _Unreadable(f"larger than {limit} bytes; no file of a site is")
+                        raise UnreadableSiteFileError(f"larger than {limit} bytes; no file of a site is")
                     yield block
         except (OSError, http.client.HTTPException, ValueError) as exc:
             # URLError and HTTPError are OSErrors; a cut connection is an HTTPException
-            raise _Unreadable(f"missing or unreachable ({getattr(exc, 'reason', None) or exc})") from exc
+            raise UnreadableSiteFileError(f"missing or unreachable ({getattr(exc, 'reason', None) or exc})") from exc
 
     def read(self, rel: str, limit: int) -> bytes:
         return b"".join(self._blocks(rel, limit))

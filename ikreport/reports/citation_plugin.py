@@ -22,23 +22,30 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from ikreport.errors import AmbiguousIdError, PathError, UnknownIdError
+
 CITE_RX = re.compile(r"\[ev:([0-9a-fA-F]{8,64})(?:[ \t]+([A-Za-z0-9_.\-]+))?\]")
 OPENING = "[ev:"
 
 
 @dataclass
 class Finding:
+    """One problem in a report: its rule id, line and message."""
+
     code: str  # IK1xx errors, IK2xx warnings
     line: int  # 1-based line in the report file
     message: str
 
     @property
     def is_error(self) -> bool:
+        """True for an error (IK1xx), False for a warning (IK2xx)."""
         return self.code.startswith("IK1")
 
 
 @dataclass
 class Citation:
+    """One ``[ev:…]`` citation as written, and the record (and value) it resolved to."""
+
     line: int  # 1-based
     source: str  # exactly as written
     record_id: str | None
@@ -56,8 +63,10 @@ class RenderState:
 
 
 class Resolver(Protocol):
-    def resolve(self, prefix: str) -> str: ...  # raises LookupError with a message
-    def value(self, record_id: str, path: str) -> str: ...  # raises LookupError with a message
+    """What the citation rules ask of the records: ids, values, links, titles, successors."""
+
+    def resolve(self, prefix: str) -> str: ...  # raises UnknownIdError or AmbiguousIdError
+    def value(self, record_id: str, path: str) -> str: ...  # raises PathError
     def href(self, record_id: str) -> str: ...
     def title(self, record_id: str) -> str: ...
     def limitations(self, record_id: str) -> list[str]: ...
@@ -101,17 +110,17 @@ def _core_rule(state: StateCore) -> None:
                 continue
             try:
                 record_id = resolver.resolve(meta["prefix"])
-            except LookupError as exc:
-                code = "IK104" if "give more digits" in str(exc) else "IK103"
-                found.findings.append(Finding(code, line, str(exc.args[0] if exc.args else exc)))
+            except (UnknownIdError, AmbiguousIdError) as exc:
+                code = "IK104" if isinstance(exc, AmbiguousIdError) else "IK103"
+                found.findings.append(Finding(code, line, str(exc)))
                 continue
             citation.record_id = record_id
             meta["id"] = record_id
             if meta["path"]:
                 try:
                     citation.value = meta["value"] = resolver.value(record_id, meta["path"])
-                except LookupError as exc:
-                    found.findings.append(Finding("IK106", line, str(exc.args[0] if exc.args else exc)))
+                except PathError as exc:
+                    found.findings.append(Finding("IK106", line, str(exc)))
             newer = resolver.superseded_by(record_id)
             if newer:
                 found.findings.append(Finding("IK201", line, f"cites {record_id[:8]}, which {newer[:8]} supersedes"))
@@ -139,6 +148,7 @@ def _render_cite(self: Any, tokens: list[Token], idx: int, options: Any, env: di
 
 
 def paragraph_id(cited: list[str], text_hint: str) -> str:
+    """A stable HTML id for a cited paragraph, from its text and the records it cites."""
     return "c-" + hashlib.sha256(("report\x1f" + text_hint + "\x1f" + ",".join(cited)).encode()).hexdigest()[:12]
 
 
@@ -166,6 +176,7 @@ def _render_paragraph_close(self: Any, tokens: list[Token], idx: int, options: A
 
 
 def citation_plugin(md: MarkdownIt) -> None:
+    """Add the citation rules and renderers to ``md`` (a markdown-it plugin)."""
     md.inline.ruler.before("link", "ev_cite", _inline_rule)
     md.core.ruler.after("inline", "ev_resolve", _core_rule)
     md.add_render_rule("ev_cite", _render_cite)

@@ -12,6 +12,7 @@ import yaml
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from ikreport.errors import AmbiguousIdError, UnknownIdError
 from ikreport.formatting import Markdown, md_text
 from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin
 from ikreport.reports.front_matter import front_matter_problem
@@ -23,6 +24,8 @@ SLUG_RX = re.compile(r"[^a-z0-9]+")
 
 @dataclass(frozen=True)
 class RenderedReport:
+    """A report rendered for the site: its HTML, Markdown twin, citations and findings."""
+
     source: str  # the file, as given
     slug: str
     title: str
@@ -34,6 +37,7 @@ class RenderedReport:
 
 
 def markdown_parser(tables: bool = True) -> MarkdownIt:
+    """The Markdown parser reports are read with: CommonMark, raw HTML off, citations on."""
     # Raw HTML in a report is shown as text, never passed through (reports may come from anyone);
     # raw_html_plugin notes where it is, so the Markdown twin shows it as text too.
     md = MarkdownIt("commonmark", {"html": False})
@@ -43,10 +47,12 @@ def markdown_parser(tables: bool = True) -> MarkdownIt:
 
 
 def slug_of(path: Path) -> str:
+    """The page name of a report file: its lowercased stem, with runs of other characters as '-'."""
     return SLUG_RX.sub("-", path.stem.lower()).strip("-") or "report"
 
 
 def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedReport:
+    """Render one report's text against the records; return its HTML, twin and findings."""
     md = markdown_parser()
     state = RenderState()
     env: dict[str, Any] = {"ikreport": resolver, "ikreport_state": state}
@@ -62,7 +68,7 @@ def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedRe
     for rid in meta["records"]:
         try:
             resolver.resolve(rid)
-        except LookupError as exc:
+        except (UnknownIdError, AmbiguousIdError) as exc:
             state.findings.append(Finding("IK107", 1, f"front matter 'records': {exc}"))
     cites: list[str] = []
     for c in state.citations:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ikreport.errors import PathError
+from ikreport.reports.values import format_value, lookup
 from ikreport.store.recordset import RecordSet
-from ikreport.reports.values import PathError, format_value, lookup
 
 
 class RecordResolver:
@@ -14,22 +15,22 @@ class RecordResolver:
         self.root = root
 
     def resolve(self, prefix: str) -> str:
-        """The one record id starting with ``prefix``; LookupError saying why not."""
+        """The one record id starting with ``prefix``; UnknownIdError or AmbiguousIdError otherwise."""
         return self.records.resolve(prefix)
 
     def value(self, record_id: str, path: str) -> str:
-        """The record's value at ``path``, formatted as a report shows it; LookupError if none."""
+        """The value at ``path`` in the record, formatted with its unit; PathError if there is none."""
         try:
             return format_value(path, lookup(self.records.whole(record_id), path))
         except PathError as exc:
-            raise LookupError(f"record {record_id[:8]}: {exc}") from exc
+            raise PathError(f"record {record_id[:8]}: {exc}") from exc
 
     def href(self, record_id: str) -> str:
-        """The link to the record's page."""
+        """The relative link to the record's HTML page."""
         return f"{self.root}e/{record_id}.html"
 
     def md_href(self, record_id: str) -> str:
-        """The link to the record's Markdown twin."""
+        """The relative link to the record's Markdown twin."""
         return f"{self.root}e/{record_id}.md"
 
     def title(self, record_id: str) -> str:
@@ -37,9 +38,9 @@ class RecordResolver:
         return self.records.records[record_id]["title"]
 
     def limitations(self, record_id: str) -> list[str]:
-        """The record's stated limitations."""
+        """What the record says it does not show."""
         return list(self.records.records[record_id]["limitations"])
 
     def superseded_by(self, record_id: str) -> str | None:
-        """The id of the record that replaces this one, as its page names it."""
+        """The id of the record that replaces this one, or None (RecordSet decides, for every reader)."""
         return self.records.superseded_by(record_id)

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ikreport.errors import PathError
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct
 
 
-class PathError(LookupError):
-    """A path that does not lead to a value in the record."""
-
-
 def lookup(record: dict[str, Any], path: str) -> Any:
+    """The value at ``path`` in ``record``; PathError naming where the path stops when there is none."""
     node: Any = record
     walked = []
     for part in path.split("."):

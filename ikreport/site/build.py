@@ -19,6 +19,8 @@ from ikreport.store.cache import default_cache_dir, keep, kept_size, recall, rec
 from ikreport.commands.check import check
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
+from ikreport.progress import Progress
+from ikreport.site import links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
 from ikreport.site.record_pages import Job, render_record_pages
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
@@ -38,17 +40,15 @@ BUILT_PATHS = re.compile(
     r"(?:index|changes)\.(?:html|md)|404\.html|manifest\.json|\.nojekyll|assets(?:/[\w.-]+)?"
     r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|r(?:/[a-z0-9-]+\.(?:html|md))?"
     r"|b(?:/[0-9a-f]{64}(?:" + "|".join(re.escape(ext) for ext in MEDIA_EXT.values()) + r")?)?")
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
 class BuildResult:
-    """What a build made: counts for the CLI's summary line, and warnings to print."""
+    """What a build made: pages, records, claims, warnings, and what it left out or rendered anew."""
 
     pages: int
     records: int
     claims: int
-    charts_rendered: int
     warnings: tuple[str, ...] = ()
     blobs_left_out: int = 0
     pages_rendered: int = 0  # record pages rendered in this build (the rest were unchanged)
@@ -77,7 +77,6 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     published = {blob_id: offered_suffix(archive, blob_id, media_type, cache)
                  for blob_id, media_type, size in sources if size <= max_blob_mb * MiB}
     env = environment(templates, cache / "jinja")
-    site: dict[str, object] = {}
     files = SiteFiles()
 
     # Record pages: reuse what a key says is unchanged, render the rest (in parallel).
@@ -90,16 +89,14 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         if meta is not None and any(kept_size(chart_dir / f"{k}.svg") != n for k, n in meta["charts"].items()):
             metas[rid] = None
     todo = [rid for rid, meta in metas.items() if meta is None]
-    job = Job(archive.root, records, published, templates, cache, site)
+    job = Job(archive.root, records, published, templates, cache)
     chart_svgs: dict[str, str] = {}
     fresh: dict[str, tuple[str, str]] = {}
-    rendered_charts = 0
     for page in render_record_pages(job, todo, workers, progress):
         meta = {"charts": {k: len(svg.encode("utf-8")) for k, svg in page.charts.items()}, "claims": page.claims}
         metas[page.record_id] = page_cache.put(keys[page.record_id], page.html, page.md, meta)
         fresh[page.record_id] = (page.html, page.md)
         chart_svgs.update(page.charts)
-        rendered_charts += len(page.charts)
     claims = 0
     chart_owner: dict[str, tuple[str, int]] = {}  # chart key -> (a record whose page shows it, its size)
     again = functools.partial(_render_again, job, {})
@@ -111,9 +108,9 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
             chart_owner.setdefault(chart, (rid, size))
         for n, ext in enumerate(("html", "md")):
             if rid in fresh:
-                files.add(f"e/{rid}.{ext}", fresh[rid][n], key)
+                files.add(links.record_file(rid, ext), fresh[rid][n], key)
             else:
-                files.add_lazy(f"e/{rid}.{ext}", functools.partial(
+                files.add_lazy(links.record_file(rid, ext), functools.partial(
                     _kept_or, functools.partial(page_cache.read, key, ext), functools.partial(again, rid, n)),
                     meta["sizes"][ext], key)
     for key, (rid, size) in sorted(chart_owner.items()):  # the Markdown twins show charts as images
@@ -127,22 +124,22 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     # Pages about the whole archive: always rendered (they list every record).
     pages = [index_page(records, checked.reports), changelog_page(records)] + [report_page(r) for r in checked.reports]
     for page in pages:
-        html, md = render(env, page, site)
+        html, md = render(env, page)
         files.add(f"{page.path}.html", html)
         files.add(f"{page.path}.md", md)
         claims += page.context.get("cited_paragraphs", 0)
     for rid in sorted(records.records):
-        files.add_lazy(f"e/{rid}.json", functools.partial(archive.record_bytes, rid),
+        files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
                        archive.record_size(rid) or 0, rid)  # 0 only if deleted since it was read: that read fails
     manifest_blobs = []
     for blob_id, media_type, size in sources:
         if blob_id in published:
-            path = f"b/{blob_id}{published[blob_id]}"
+            path = links.blob_file(blob_id, published[blob_id])
             files.add_lazy(path, functools.partial(archive.read_blob, blob_id), size, blob_id)
             manifest_blobs.append({"id": blob_id, "path": path})
     for name in ASSETS:
         files.add(name, asset(env, name))
-    (html_404,) = render(env, Page(path="404", template="404", title="Not found", root=""), site, ("html",))
+    (html_404,) = render(env, Page(path="404", template="404", title="Not found", root=""), ("html",))
     files.add("404.html", html_404)
     files.add(".nojekyll", b"")
     # Last: its "files" list names every path added above, which is what publish trusts.
@@ -151,7 +148,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     state = write_site(files, output, parse_state(recall_json(state_file)), BUILT_PATHS)
     # if it cannot be kept, the next build writes every file again: slower, not wrong
     keep(state_file, json.dumps(state, sort_keys=True))
-    return BuildResult(len(pages) + len(keys), len(records.records), claims, rendered_charts, tuple(warnings),
+    return BuildResult(len(pages) + len(keys), len(records.records), claims, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo))
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ikreport.kinds.registry import chart_makers
 from ikreport.store.cache import keep, recall, recall_json
 
 CHART_VERSION = "2"  # bump when a chart's look changes, to drop cached SVGs
@@ -23,6 +24,8 @@ Rows = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class Chart:
+    """A chart rendered to SVG, with its title and a sentence saying what it shows."""
+
     key: str  # sha256 of what the chart shows
     title: str
     alt: str  # a sentence saying what the chart shows, for screen readers and the Markdown twin
@@ -40,10 +43,10 @@ class ChartRenderer:
 
     def __init__(self, cache_dir: Path | None) -> None:
         self.cache_dir = cache_dir
-        self.rendered = 0
 
     def render(self, kind: str, title: str, alt: str, rows: Rows,
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
+        """The chart of ``rows`` as SVG, from the cache when it was rendered before."""
         key = _key(kind, rows)
         path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
         kept = recall(path) if path is not None else None  # missing or damaged: render it again
@@ -53,7 +56,6 @@ class ChartRenderer:
             except UnicodeDecodeError:
                 pass
         svg = _to_svg(chart_spec(kind, rows, self._template))
-        self.rendered += 1
         if path is not None:
             keep(path, svg)
         return Chart(key, title, alt, svg, notes)
@@ -94,89 +96,12 @@ def _to_svg(spec: dict[str, Any]) -> str:
 # so it is made once and kept beside the SVG cache: a rebuild that renders one new chart
 # fills a kept template and never imports altair.
 
-
-def _time_by_kernel() -> dict[str, Any]:
-    import altair as alt
-
-    chart = alt.Chart(alt.Data(name="rows")).mark_bar(color="#4c78a8").encode(
-        x=alt.X("total_ms:Q", title="profiled GPU time (ms)"),
-        y=alt.Y("label:N", sort=None, title=None),
-    ).properties(width=420, height=alt.Step(18))
-    return chart.to_dict(validate=False)  # the specs are fixed; tests validate them once
-
-
-def _throughput() -> dict[str, Any]:
-    import altair as alt
-
-    base = alt.Chart(alt.Data(name="rows"))
-    points = base.mark_circle(size=60, opacity=0.8).encode(
-        x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
-        y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "mixed", "latency-bound"]),
-    )
-    rules = alt.Chart(alt.Data(values=[{"v": 40}, {"v": 60}])).mark_rule(strokeDash=[4, 4], color="#888")
-    return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict(
-        validate=False)
-
-
-def _bandwidth_samples() -> dict[str, Any]:
-    import altair as alt
-
-    return alt.Chart(alt.Data(name="rows")).mark_tick(thickness=2, size=18, color="#4c78a8").encode(
-        x=alt.X("gbs:Q", title="GB/s (read + write)", scale=alt.Scale(zero=False)),
-        y=alt.Y("size_mib:O", title="buffer (MiB)"),
-    ).properties(width=420).to_dict(validate=False)
-
-
-def _comparison_ratio() -> dict[str, Any]:
-    import altair as alt
-
-    bars = alt.Chart(alt.Data(name="rows")).mark_bar().encode(
-        x=alt.X("ratio:Q", title="B/A median duration (below 1: faster in B)"),
-        y=alt.Y("label:N", sort=None, title=None),
-        color=alt.Color("verdict:N", sort=["FASTER", "SAME", "SLOWER", "UNDECIDED"]),
-    )
-    one = alt.Chart(alt.Data(values=[{"x": 1}])).mark_rule(color="#888", strokeDash=[4, 4]).encode(x="x:Q")
-    return alt.layer(bars, one).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
-
-
-def _roofline(with_roofs: bool) -> dict[str, Any]:
-    import altair as alt
-
-    x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per DRAM byte)", scale=alt.Scale(type="log"))
-    y = alt.Y("tflops:Q", title="TFLOP/s", scale=alt.Scale(type="log"))
-    layers = [alt.Chart(alt.Data(name="points")).mark_circle(size=70, color="#e45756").encode(
-        x=x, y=y, href="href:N")]
-    if with_roofs:
-        layers.insert(0, alt.Chart(alt.Data(name="roofs")).mark_line(color="#4c78a8").encode(
-            x=x, y=y, detail="series:N", strokeDash=alt.StrokeDash("series:N", title="roof")))
-    return alt.layer(*layers).properties(width=420, height=300).to_dict(validate=False)
-
-
 Shape = tuple[Any, ...]
 Datasets = dict[str, Rows]
 
-
-def _rows(rows: Rows) -> tuple[Shape, Datasets]:
-    return (), {"rows": rows}
-
-
-def _roofline_data(rows: Rows) -> tuple[Shape, Datasets]:
-    roofs = [r for r in rows if r["series"] != "kernel"]
-    data = {"points": [r for r in rows if r["series"] == "kernel"]}
-    if roofs:
-        data["roofs"] = roofs
-    return (bool(roofs),), data
-
-
-# kind -> (template maker taking the shape, rows -> (shape, named datasets))
-KINDS: dict[str, tuple[Any, Any]] = {
-    "roofline": (_roofline, _roofline_data),
-    "comparison-ratio": (_comparison_ratio, _rows),
-    "time-by-kernel": (_time_by_kernel, _rows),
-    "throughput": (_throughput, _rows),
-    "bandwidth-samples": (_bandwidth_samples, _rows),
-}
+# chart kind -> (template maker taking the shape, rows -> (shape, named datasets)); each record
+# kind's module (ikreport/kinds/) makes its own charts
+KINDS: dict[str, tuple[Any, Any]] = chart_makers()
 
 
 def make_template(kind: str, shape: Shape) -> dict[str, Any]:

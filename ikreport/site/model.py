@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ikreport.claims.model import Claim
+from ikreport.site import links
 
 
 @dataclass(frozen=True)
 class Page:
+    """One page of the site, complete: where it goes, its template and its finished context."""
     path: str  # "index" or "e/<id>": the .html and .md files share it
     template: str  # base name: <template>.html and <template>.md in the templates folder
     title: str
@@ -34,9 +36,10 @@ class ClaimView:
 
 
 def claim_view(claim: Claim, root: str, titles: dict[str, str]) -> ClaimView:
+    """A claim as a record page shows it, its citations and their limitations linked through ``root``."""
     def link(record_id: str) -> dict[str, str]:
-        return {"id": record_id, "short": record_id[:8], "href": f"{root}e/{record_id}.html",
-                "md_href": f"{root}e/{record_id}.md", "title": titles.get(record_id, "")}
+        return {"id": record_id, "short": record_id[:8], "href": links.via_root(links.record_file(record_id), root),
+                "md_href": links.via_root(links.record_file(record_id, "md"), root), "title": titles.get(record_id, "")}
 
     return ClaimView(
         id=claim.id,

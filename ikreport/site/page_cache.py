@@ -1,10 +1,11 @@
 """What a record page depends on, and a cache of rendered pages keyed by it.
 
 Records are immutable, so a record page is a pure function of: the record, the records it
-refers to and that refer to it, the peak-bandwidth record its claims use, whether a
-supersession replaces it, which of its blobs are published, the templates, and ikreport's
-own code. Hash those ids and digests and a page whose key is unchanged need not be rendered
-again (issue: builds of big archives are incremental).
+refers to and that refer to it, what else its kind reads (a profile: the peak-bandwidth
+record its claims use), whether a supersession replaces it, which of its blobs are
+published, the templates, and ikreport's own code. Hash those ids and digests and a page
+whose key is unchanged need not be rendered again (issue: builds of big archives are
+incremental).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from ikreport import __version__
 from ikreport.store.cache import keep, kept_size, recall, recall_json
-from ikreport.claims.gpus import measured_peak_for
+from ikreport.kinds.registry import kind
 from ikreport.store.recordset import RecordSet
 
 
@@ -35,7 +36,7 @@ def code_digest() -> str:
 
 
 def templates_digest(dirs: list[str]) -> str:
-    """A digest of every file in the template folders: a changed template invalidates every page."""
+    """A digest of every file in the template folders (names and bytes)."""
     h = hashlib.sha256()
     for base in dirs:
         for path in sorted(Path(base).rglob("*")):
@@ -46,14 +47,15 @@ def templates_digest(dirs: list[str]) -> str:
 
 
 def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, str], templates: str) -> str:
-    """The hash of everything the record's page depends on (see the module docstring)."""
+    """The cache key of a record page: a digest of everything the page depends on."""
     record = records.records[record_id]
+    page_inputs = kind(record["kind"]).page_inputs  # e.g. the peak a profile's roofline and claims use
     newer = records.supersession_of(record_id)
     deps: dict[str, Any] = {
         "record": record_id,
         "refs": sorted({ref for _, ref in records.references(record_id)}),
         "cited_by": records.cited_by(record_id),
-        "peak": measured_peak_for(record, records) if record["kind"] == "ncu-profile" else None,
+        "peak": page_inputs(record, records) if page_inputs is not None else None,
         "superseded_by": [newer.by] if newer else [],
         "published": sorted(s["id"] for s in record["sources"] if s["id"] in published),
         "templates": templates,

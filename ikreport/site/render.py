@@ -91,14 +91,14 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> jinj
     return env
 
 
-def render(env: jinja2.Environment, page: Page, site: dict[str, object],
+def render(env: jinja2.Environment, page: Page,
            formats: tuple[str, ...] = ("html", "md")) -> tuple[str, ...]:
     """The page in each format, by default (HTML, Markdown)."""
     out = []
     for ext in formats:
         name = f"{page.template}.{ext}"
         try:
-            out.append(env.get_template(name).render(page=page, site=site, **page.context))
+            out.append(env.get_template(name).render(page=page, **page.context))
         except jinja2.TemplateError as exc:
             raise BuildError(f"{name}: {exc}; fix the template (or drop it from --templates)") from exc
     return tuple(out)

@@ -46,6 +46,8 @@ State = dict[str, list[Any]]
 
 @dataclass(frozen=True)
 class Entry:
+    """One file of the site: how to get its bytes, their size, and what identifies them."""
+
     load: Callable[[], bytes]
     size: int
     fingerprint: str | None
@@ -65,19 +67,19 @@ class SiteFiles:
             raise BuildError(f"{path}: written twice in one build; two pages claim the same file")
 
     def add(self, path: str, data: bytes | str, fingerprint: str | None = None) -> None:
+        """Add a file whose bytes are known now."""
         self._check(path)
         raw = data.encode("utf-8") if isinstance(data, str) else data
         self.entries[path] = Entry(lambda: raw, len(raw), fingerprint)
 
     def add_lazy(self, path: str, load: Callable[[], bytes], size: int, fingerprint: str) -> None:
+        """Add a file whose bytes ``load`` gives when the writer needs them."""
         self._check(path)
         self.entries[path] = Entry(load, size, fingerprint)
 
     def sizes(self) -> dict[str, int]:
+        """Every file's size in bytes, by path."""
         return {path: e.size for path, e in self.entries.items()}
-
-    def read(self, path: str) -> bytes:
-        return self.entries[path].load()
 
 
 def parse_state(value: Any) -> State:

@@ -126,7 +126,7 @@ class Archive:
         if len(prefix) == 64:
             if self.backend.exists("records", prefix):
                 return prefix
-            raise UnknownIdError(f"{self.root}: no record {prefix[:12]}…; 'ikreport show --list' lists the records")
+            raise UnknownIdError(f"{self.root}: no record {prefix[:12]}…; 'ikreport list' lists the records")
         hits = self.backend.ids("records", prefix)
         if not hits:
             raise UnknownIdError(f"{self.root}: no record starts with {prefix}; check the id, or the --archive folder")

@@ -6,11 +6,8 @@ form), so one record has one byte form and its sha256 is a stable id.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import re
-from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -18,13 +15,15 @@ from typing import Any
 import rfc8785
 
 from ikreport.errors import NonCanonicalRecordError, RecordError
+from ikreport.kinds.schema import data_links, record_schema
 
 SCHEMA = "ikreport.record/1"
 Record = dict[str, Any]
 
 
 def _schema() -> dict[str, Any]:
-    return json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8"))
+    """The record schema: the envelope shipped here with each kind's data part (kinds/schema.py)."""
+    return record_schema(json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8")))
 
 
 # Two JSON Schema libraries, on purpose; this is the one place that says why. fastjsonschema
@@ -94,16 +93,13 @@ def validate(record: Any, where: str = "record") -> None:
     _check_links(record, where)
 
 
-# Ids inside ``data`` that pages follow, by kind. The schema cannot say "equal to an item of
-# another array", so this checks that each is one the record declares (cites or supersedes):
-# then verify's check that every declared record is present covers them, and a build never
-# meets a record that is not there.
-DATA_LINKS = {"comparison": ("a", "b"), "supersession": ("old", "new")}
-
-
 def _check_links(record: Record, where: str) -> None:
+    """Ids inside ``data`` that pages follow (each kind's ``data_links``). The schema cannot say
+    "equal to an item of another array", so this checks that each is one the record declares
+    (cites or supersedes): then verify's check that every declared record is present covers
+    them, and a build never meets a record that is not there."""
     declared = set(record["cites"]) | {old["id"] for old in record["supersedes"]}
-    for key in DATA_LINKS.get(record["kind"], ()):
+    for key in data_links(record["kind"]):
         if record["data"][key] not in declared:
             raise RecordError(f"{where}: data/{key}: names record {record['data'][key][:12]}, which the record does "
                               "not cite; add it to 'cites' (or 'supersedes') or correct the id")
@@ -232,7 +228,7 @@ def new_record(
     cites: list[str] | None = None,
     supersedes: list[dict[str, str]] | None = None,
 ) -> Record:
-    """A new, validated record/1 (cites sorted, limitations deduplicated); RecordError if invalid."""
+    """A new record of this kind, checked against the schema (raises RecordError when it fails)."""
     record: Record = {
         "schema": SCHEMA,
         "kind": kind,
@@ -260,21 +256,3 @@ def _dedupe(items: list[str]) -> list[str]:
             seen.add(text)
             out.append(text)
     return out
-
-
-@contextlib.contextmanager
-def bulk_loading() -> Iterator[None]:
-    """Pause the cyclic garbage collector while many records are parsed, and afterwards move
-    what was loaded out of its reach (``gc.freeze``). A thousand records are millions of small
-    dicts and lists, which the collector would otherwise scan again and again, while loading
-    and at every later full collection (1,000 bench records: loading 1.9 s with it, 0.7 s
-    without; a later full collection 0.2 to 0.8 s each). Records hold no reference cycles, so
-    reference counting still frees them."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was:
-            gc.enable()

@@ -5,8 +5,9 @@ One object answers "which record does this prefix name", "what does this record 
 workers and report citations all get the same answer. Before this there were several copies
 of each rule, and two of them named different successors for the same record.
 
-The successor rule lives here too (it needs only the records' own fields): a record has at
-most one successor; when a broken archive gives it two, the first supersession record by id
+The successor rule lives here too: a record whose kind's part names a successor key (the
+supersession kind's does) says that record replaces each one it supersedes; a record has at
+most one successor, and when a broken archive gives it two, the first stating record by id
 wins, so every reader names the same one. commands/supersede.py states what makes a set of
 supersessions broken (IK109) on top of :func:`chosen`.
 """
@@ -19,13 +20,13 @@ from functools import partial
 from dataclasses import dataclass, field
 from typing import Any
 
-from ikreport.errors import IkreportError
+from ikreport.errors import AmbiguousIdError, IkreportError, UnknownIdError
+from ikreport.kinds.schema import record_facts, successor_key
 from ikreport.store.archive import Archive, references as record_references
-from ikreport.store.summaries import LazyRecord, record_facts
+from ikreport.store.summaries import LazyRecord
 from ikreport.store.validated import Validated, check_record
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
-SUPERSESSION = "supersession"  # the kind of record that says a correction replaces a record
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,13 @@ class Supersession:
 
 
 def of_record(record_id: str, record: Mapping[str, Any]) -> list[Supersession]:
-    """The replacements a record states (none unless it is a supersession record)."""
-    if record["kind"] != SUPERSESSION:
+    """The replacements a record states: none unless its kind's part names a successor key
+    (kinds/schema.py), then one per record it supersedes."""
+    key = successor_key(record["kind"])
+    if key is None:
         return []
     data = record["data"]
-    new = data.get("new") if isinstance(data, Mapping) else None
+    new = data.get(key) if isinstance(data, Mapping) else None
     if not isinstance(new, str):
         return []  # the schema's business; nothing to follow
     return [Supersession(record_id, old["id"], new) for old in record["supersedes"]]
@@ -102,15 +105,15 @@ class RecordSet:
         return tuple((rid, tuple(self.records[rid]["limitations"])) for rid in record_ids)
 
     def resolve(self, prefix: str) -> str:
-        """The one loaded record id starting with ``prefix``; LookupError saying why not."""
+        """The one loaded record id starting with ``prefix``; UnknownIdError or AmbiguousIdError otherwise."""
         if "ids" not in self._index:
             self._index["ids"] = sorted(self.records)
         prefix = prefix.lower()
         hits = matching(self._index["ids"], prefix, 3)
         if not hits:
-            raise LookupError(f"no record starts with {prefix}; 'ikreport list' lists the records")
+            raise UnknownIdError(f"no record starts with {prefix}; 'ikreport list' lists the records")
         if len(hits) > 1:
-            raise LookupError(f"{prefix} names several records ({', '.join(h[:12] for h in hits)}); give more digits")
+            raise AmbiguousIdError(f"{prefix} names several records ({', '.join(h[:12] for h in hits)}); give more digits")
         return hits[0]
 
     def references(self, record_id: str) -> list[tuple[str, str]]:
@@ -159,8 +162,9 @@ class RecordSet:
         return edge.new if edge is not None else None
 
     def supersessions(self) -> list[Supersession]:
-        """Every replacement the set's supersession records state (broken ones too), by record id."""
-        return [edge for rid in self.by_kind.get(SUPERSESSION, []) for edge in of_record(rid, self.records[rid])]
+        """Every replacement the set's records state (broken ones too), by record id."""
+        stating = sorted(rid for kind, ids in self.by_kind.items() if successor_key(kind) for rid in ids)
+        return [edge for rid in stating for edge in of_record(rid, self.records[rid])]
 
     def kinds(self) -> dict[str, str]:
         """Each record's kind, by id."""

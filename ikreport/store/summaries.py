@@ -13,25 +13,17 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ikreport.kinds.schema import digest_input, record_facts
+
 Summary = dict[str, Any]
 
-# Summaries made by other code are not used: a change to this file starts them anew.
-SUMMARY_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
-
-
-def record_facts(record: Mapping[str, Any]) -> dict[str, Any]:
-    """Facts the schema does not require are None when the record lacks them."""
-    data = record["data"]
-    if record["kind"] == "ncu-profile":
-        kernels = data.get("kernels") or []
-        return {"launch_count": data.get("launch_count"), "profiled_time_us": data.get("profiled_time_us"),
-                "top_kernel": kernels[0].get("kernel") if kernels else None}
-    if record["kind"] == "peak-bandwidth":
-        return {"peak_gbs": data.get("peak_gbs")}
-    return {}
+# Summaries made by other code are not used: a change to this file or to a kind's facts (its
+# part, kinds/<kind>.schema.json) starts them anew.
+SUMMARY_VERSION = hashlib.sha256(Path(__file__).read_bytes() + digest_input()).hexdigest()[:16]
 
 
 def summarize(record: Mapping[str, Any]) -> Summary:
+    """The record's head (every field but ``data``) and its facts."""
     return {"head": {k: v for k, v in record.items() if k != "data"}, "facts": record_facts(record)}
 
 
@@ -47,6 +39,7 @@ class LazyRecord(Mapping[str, Any]):
         self._whole: dict[str, Any] | None = None
 
     def whole(self) -> dict[str, Any]:
+        """The whole record, loaded (and checked) the first time it is asked for."""
         if self._whole is None:
             self._whole = self._load()
         return self._whole

@@ -16,6 +16,7 @@ from typing import Any
 from ikreport.store.archive import Archive, check_id, references
 from ikreport.store.records import Record
 from ikreport.store.cache import keep, recall_json
+from ikreport.kinds.schema import digest_input
 from ikreport.store.summaries import SUMMARY_VERSION, Summary, summarize
 
 Refs = list[tuple[str, str]]
@@ -33,6 +34,7 @@ def schema_digest() -> str:
     package = resources.files("ikreport")
     digest = hashlib.sha256(package.joinpath("schema/record-1.json").read_bytes() + RULES)
     digest.update(package.joinpath("store/records.py").read_bytes())
+    digest.update(digest_input())  # each kind's part of the schema, and the code that assembles them
     return digest.hexdigest()[:16]
 
 
@@ -67,7 +69,7 @@ class Validated:
         return refs, summary
 
     def put(self, record_id: str, refs: Refs, summary: Summary | None = None) -> None:
-        """Remember that the record is valid, with its references and summary."""
+        """Remember a valid record's references (and summary), when there is a cache folder."""
         if self.root is None:
             return
         path = self._path(record_id)

@@ -1,0 +1,81 @@
+"""What a record kind gives the generic code (the ``Kind`` value), and the helpers that more
+than one kind's view uses (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ikreport.claims.model import Record, RecordSet, Rule
+from ikreport.formatting import fmt_number
+
+MAX_CHART_KERNELS = 15
+MAX_TABLE_KERNELS = 50
+
+Facts = list[tuple[str, str]]
+Tables = list[dict[str, Any]]
+Rows = list[dict[str, Any]]
+# chart name -> (template maker taking the shape, rows -> (shape, named datasets)); see site/charts.py
+ChartMakers = dict[str, tuple[Callable[..., dict[str, Any]], Callable[[Rows], tuple[tuple[Any, ...], dict[str, Rows]]]]]
+
+
+class PageContext(Protocol):
+    """What a kind's view may ask of the record page it fills (site/pages.py gives it)."""
+
+    records: RecordSet
+    charts: Any  # a site.charts.ChartRenderer: render(chart, title, alt, rows, notes) -> Chart
+
+    def ref(self, record_id: str) -> dict[str, str]:
+        """The short id, title and links of another record, as the page shows it."""
+
+    def record_link(self, record_id: str) -> dict[str, str]:
+        """{"href", "md_href", "short"} of another record's page, from this page."""
+
+    def blob_href(self, source: Mapping[str, Any]) -> str:
+        """Where the site offers one of this record's blobs, from this page."""
+
+    def anchor(self, name: str) -> str:
+        """A link to a place on this page ("#k-1")."""
+
+
+def _no_lines(record: Mapping[str, Any]) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Everything specific to one record kind but its data part (its schema, data links and
+    facts: kinds/<kind>.schema.json); the registry maps each kind's name to one."""
+
+    name: str
+    show: Callable[[Mapping[str, Any]], list[str]] = _no_lines  # lines `ikreport show` adds
+    rules: tuple[Rule, ...] = ()  # claim rules, run in this order on a record of this kind
+    # the page context this kind adds (facts, tables, charts, profile) to a record page
+    view: Callable[[Record, PageContext], dict[str, Any]] | None = None
+    template: str = "record"  # its page's template: <template>.html and <template>.md
+    charts: ChartMakers = field(default_factory=dict)
+    # what else a page of this kind depends on, beyond its references (page_cache.py)
+    page_inputs: Callable[[Record, RecordSet], Any] | None = None
+    # the index's profile-table cells {"launches", "time", "top"} from facts; None: the other table
+    index_row: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
+
+
+def chart_label(i: int) -> str:
+    """'#3': the kernel's rank, as numbered in the kernels table beside the chart. Names on
+    the axis would cost most of a chart's rendering time (vl-convert measures every glyph)."""
+    return f"#{i + 1}"
+
+
+def na(value: Any, unit: str = "") -> str:
+    """A value as a page shows it: 'n/a' when missing, floats formatted, then the unit."""
+    if value is None or value == "":
+        return "n/a"
+    if isinstance(value, float):
+        value = fmt_number(value)
+    return f"{value}{unit}"
+
+
+def rows_data(rows: Rows) -> tuple[tuple[Any, ...], dict[str, Rows]]:
+    """A chart of one dataset named "rows" has one shape."""
+    return (), {"rows": rows}

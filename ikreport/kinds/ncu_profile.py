@@ -1,0 +1,304 @@
+"""The ``ncu-profile`` kind: kernels profiled by Nsight Compute (collect ncu, import ncu) — its
+facts for ``show``/``list`` and the index, its claims (each rule reads only the record's
+``data`` and writes its numbers with ``formatting``, so a claim cannot drift from the record it
+cites), its page and its charts (time by kernel, throughput, roofline)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT
+from ikreport.claims.datasheet import compute_peak_tflops
+from ikreport.claims.kernel_names import short_kernel
+from ikreport.claims.model import Claim, Record, RecordSet, make_claim
+from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
+from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
+from ikreport.kinds.peak_bandwidth import measured_peak_for
+from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
+from ikreport.terminal import safe_text as t
+
+NAME = "ncu-profile"
+
+MAX_TABLE_LAUNCHES = 200
+TOP_KERNELS = 5
+
+CAVEAT_SHARE = "Shares are of profiled GPU time (the sum of kernel durations under ncu), not of wall time."
+CAVEAT_BOUND = (
+    f"Speed-of-light rule: a unit at or above {BUSY_PCT:g}% of its peak is the limiter; both below "
+    f"{IDLE_PCT:g}% means latency-bound. The label is for the kernel's most common label across its launches."
+)
+CAVEAT_OCCUPANCY = (
+    "The limiter is the smallest per-resource block limit: it says what caps occupancy, "
+    "not whether more occupancy would make the kernel faster."
+)
+CAVEAT_STALLS = "Stall reasons are shares of the stall metrics ncu collected for the kernel's first launch."
+CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
+                  "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
+
+MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "level not in the export"}
+
+
+def show(record: Mapping[str, Any]) -> list[str]:
+    """``ikreport show``'s lines: the profile's size, then its ten longest kernels."""
+    data = record["data"]
+    lines = [
+        f"  profile:   {plural(data['launch_count'], 'launch', 'launches')} of "
+        f"{plural(data['kernel_count'], 'kernel', 'kernels')}, "
+        f"{fmt_duration_us(data['profiled_time_us'])} profiled GPU time"
+    ]
+    for k in data["kernels"][:10]:
+        lines.append(
+            f"    {fmt_pct(k['share_pct']):>7}  {fmt_duration_us(k['total_us']):>10}  x{k['launches']:<5} "
+            f"{t(k['bound']):<14} {t(k['kernel'][:70])}"
+        )
+    return lines
+
+
+def index_row(facts: Mapping[str, Any]) -> dict[str, str]:
+    """The index's profile-table cells: launches, profiled time, top kernel (the facts named
+    in ncu_profile.schema.json)."""
+    return {"launches": str(facts["launch_count"]) if facts["launch_count"] is not None else "",
+            "time": fmt_duration_us(facts["profiled_time_us"]),
+            "top": short_kernel(facts["top_kernel"]) if facts["top_kernel"] else ""}
+
+
+def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
+    """The profile's size, then each top kernel's share, bound, occupancy limiter and stalls."""
+    data = record["data"]
+    cites = [record_id]
+    claims = []
+    total = data.get("profiled_time_us")
+    text = (f"The profile holds {plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
+            f"of {plural(data['kernel_count'], 'kernel', 'kernels')}")
+    text += f", {fmt_duration_us(total)} of profiled GPU time." if total else "; it has no kernel durations."
+    claims.append(make_claim("profile-size", "", record_id, text, cites, [CAVEAT_SHARE] if total else [], records))
+
+    for kernel in data["kernels"][:TOP_KERNELS]:
+        name = kernel["kernel"]
+        short = short_kernel(name)
+        first = first_launch(data, kernel)
+        if kernel["share_pct"] is not None:
+            text = (f"{short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
+                    f"{fmt_duration_us(kernel['total_us'])} over {kernel['launches']} "
+                    f"launch{'es' if kernel['launches'] != 1 else ''}.")
+            claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
+        if kernel["bound"] != "unknown":
+            claims.append(make_claim("kernel-bound", name, record_id, _bound_text(short, kernel, first),
+                                     cites, [CAVEAT_BOUND], records, name))
+        if first.get("occupancy_limiter"):
+            text = f"{short}'s occupancy is limited by {first['occupancy_limiter']}"
+            parts = []
+            if first.get("occupancy_theoretical_pct") is not None:
+                parts.append(f"theoretical {fmt_pct(first['occupancy_theoretical_pct'])}")
+            if first.get("occupancy_achieved_pct") is not None:
+                parts.append(f"achieved {fmt_pct(first['occupancy_achieved_pct'])}")
+            text += f" ({', '.join(parts)})." if parts else "."
+            claims.append(make_claim("kernel-occupancy", name, record_id, text, cites, [CAVEAT_OCCUPANCY], records, name))
+        if first.get("top_stalls"):
+            reasons = ", ".join(
+                f"{s['reason']} ({fmt_pct(s['share_pct'])})" for s in first["top_stalls"] if s["share_pct"] is not None
+            )
+            if reasons:
+                text = f"{short}'s warps stall most on {reasons} of the stall metrics collected."
+                claims.append(make_claim("kernel-stalls", name, record_id, text, cites, [CAVEAT_STALLS], records, name))
+    return claims
+
+
+def _bound_text(short: str, kernel: dict, first: dict) -> str:
+    label = kernel["bound"]
+    mem, sm = first.get("memory_pct"), first.get("sm_pct")
+    level = MEMORY_LEVEL.get(first.get("memory_level", "unknown"), "")
+    memory = f"memory {fmt_pct(mem)} of peak ({level})" if mem is not None else "memory throughput not in the export"
+    if first.get("memory_level") == "cache" and first.get("dram_pct") is not None:
+        memory = f"memory {fmt_pct(mem)} of peak (L1/L2 cache; DRAM {fmt_pct(first['dram_pct'])})"
+    compute = f"SM {fmt_pct(sm)} of peak" if sm is not None else "SM throughput not in the export"
+    of = f" in {kernel['bound_launches']} of {kernel['launches']} launches" if kernel["launches"] > 1 else ""
+    return f"{short} is {label}{of}: {memory}, {compute} (first launch)."
+
+
+def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
+    """Each top kernel's DRAM throughput as a share of the measured peak of the same GPU model."""
+    peak_id = measured_peak_for(record, records)
+    if peak_id is None:
+        return []
+    peak = records.records[peak_id]["data"]["peak_gbs"]
+    claims = []
+    for kernel in record["data"]["kernels"][:TOP_KERNELS]:
+        first = first_launch(record["data"], kernel)
+        gbs = first.get("dram_gbs")
+        if gbs is None:
+            continue
+        name = kernel["kernel"]
+        text = (f"{short_kernel(name)} moves {fmt_gbs(gbs)} to and from DRAM, {fmt_pct(100 * gbs / peak)} of the "
+                f"measured peak of {fmt_gbs(peak)} on this GPU model (first launch).")
+        claims.append(make_claim("kernel-of-measured-peak", name, record_id, text, [record_id, peak_id],
+                                 [CAVEAT_OF_PEAK], records, name))
+    return claims
+
+
+def view(record: Record, page: PageContext) -> dict[str, Any]:
+    """The profile's tables, its charts (time, throughput, roofline) and what changed in its environment."""
+    return {"profile": _profile_view(record, page),
+            "charts": _profile_charts(record, page) + _roofline(record, page),
+            "tables": _environment_changes(record)}
+
+
+def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
+    data = record["data"]
+    kernels = [{
+        "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
+        "total": fmt_duration_us(k["total_us"]), "mean": fmt_duration_us(k["mean_us"]),
+        "share": fmt_pct(k["share_pct"]), "bound": k["bound"],
+    } for k in data["kernels"][:MAX_TABLE_KERNELS]]
+    launches = [{
+        "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
+        "duration": fmt_duration_us(s["duration_us"]), "dram_gbs": fmt_gbs(s["dram_gbs"]),
+        "memory": fmt_pct(s["memory_pct"]), "sm": fmt_pct(s["sm_pct"]),
+        "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": s["occupancy_limiter"] or "n/a",
+        "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
+        "block": s["block_dims"] or fmt_number(s["block"]), "bound": s["bound"],
+    } for s in data["launches"][:MAX_TABLE_LAUNCHES]]
+    shown = len(launches)
+    complete = data.get("launches_complete", True)
+    return {
+        "size": (f"{plural(data['launch_count'], 'launch', 'launches')} of "
+                 f"{plural(data['kernel_count'], 'kernel', 'kernels')}"),
+        "time": fmt_duration_us(data["profiled_time_us"]), "pages": ", ".join(data["pages"]),
+        "devices": ", ".join(data["devices"]) or "not named in the export",
+        "cc": ", ".join(data["compute_capabilities"]) or "n/a",
+        "kernels": kernels, "kernels_more": max(0, data["kernel_count"] - MAX_TABLE_KERNELS),
+        # the schema cannot tie launch_count to the table's length: never "-3 more launches"
+        "launches": launches, "launches_more": max(0, data["launch_count"] - shown),
+        "launches_title": "Launches" if complete else f"The {shown} longest launches",
+        "launch_table": next((page.blob_href(s) for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE), None),
+    }
+
+
+def _profile_charts(record: Record, page: PageContext) -> list[Any]:
+    data = record["data"]
+    out = []
+    timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
+    if timed:
+        rows = [{"label": chart_label(i), "kernel": k["kernel"][:300],
+                 "total_ms": round(k["total_us"] / 1e3, 6), "launches": k["launches"]} for i, k in enumerate(timed)]
+        out.append(page.charts.render(
+            "time-by-kernel", "Profiled GPU time by kernel (bars numbered as in the kernels table)",
+            f"Bar chart of profiled GPU time for the "
+            f"{plural(len(rows), 'longest-running kernel', 'longest-running kernels')}; "
+            f"the longest is {short_kernel(timed[0]['kernel'])} at {fmt_duration_us(timed[0]['total_us'])}.",
+            rows))
+    points = []
+    for s in (first_launch(data, k) for k in data["kernels"][:MAX_TABLE_KERNELS]):
+        if s.get("memory_pct") is None or s.get("sm_pct") is None:
+            continue
+        points.append({"label": short_kernel(s["kernel"]), "memory_pct": s["memory_pct"],
+                       "sm_pct": s["sm_pct"], "bound": s["bound"]})
+    if points:
+        out.append(page.charts.render(
+            "throughput", "Memory vs SM throughput",
+            f"Scatter plot of memory against SM throughput (% of peak) for the first launch of "
+            f"{plural(len(points), 'kernel', 'kernels')}, with the 40% and 60% lines of the bound rule.", points))
+    return out
+
+
+def _environment_changes(record: Record) -> Tables:
+    changes = record["data"].get("environment_changes")
+    if not changes:
+        return []
+    return [{"title": "Environment before and after profiling", "note": "These differ between the two snapshots.",
+             "columns": ["GPU", "field", "before", "after"],
+             "rows": [[str(c["gpu"]), c["field"], str(c["before"]), str(c["after"])] for c in changes]}]
+
+
+def _roofline(record: Record, page: PageContext) -> list[Any]:
+    """Kernels as FLOP/s against FLOP per DRAM byte, under the roofs that can be named:
+    memory from the cited peak-bandwidth record of the same GPU model, compute from a
+    datasheet value (labelled as such)."""
+    records = page.records
+    data = record["data"]
+    points = []
+    for n, kernel in enumerate(data["kernels"][:MAX_TABLE_KERNELS]):
+        first = first_launch(data, kernel)
+        if first.get("arithmetic_intensity") and first.get("flops_per_s"):
+            points.append({"series": "kernel", "label": short_kernel(kernel["kernel"]), "href": page.anchor(f"k-{n + 1}"),
+                           "intensity": first["arithmetic_intensity"], "tflops": round(first["flops_per_s"] / 1e12, 6)})
+    if not points:
+        return []
+    lo = min(p["intensity"] for p in points) / 10
+    hi = max(p["intensity"] for p in points) * 10
+    rows: list[dict[str, Any]] = list(points)
+    notes: list[dict[str, str]] = []
+    peak_id = measured_peak_for(record, records)
+    compute = compute_peak_tflops(record["subject"].get("gpu"))
+    if peak_id:
+        gbs = records.records[peak_id]["data"]["peak_gbs"]
+        top = compute if compute else max(p["tflops"] for p in points) * 10
+        ridge = min(hi, top * 1e3 / gbs)
+        rows += [{"series": "memory (measured)", "intensity": x, "tflops": round(gbs * x / 1e3, 6)} for x in (lo, ridge)]
+        notes.append({"text": f"Memory roof: the measured peak of {fmt_gbs(gbs)}", **page.record_link(peak_id)})
+    else:
+        notes.append({"text": "No memory roof: no peak-bandwidth record for this GPU model."})
+    if compute:
+        rows += [{"series": "compute (datasheet)", "intensity": x, "tflops": compute} for x in (lo, hi)]
+        notes.append({"text": f"Compute roof: {compute:g} TFLOP/s dense BF16, a datasheet value, not measured."})
+    else:
+        notes.append({"text": "No compute roof: no measured or datasheet compute peak for this GPU model."})
+    notes.append({"text": "FLOPs are ncu's tensor-path op counts (one op counted as one FLOP) plus SASS FP "
+                          "instructions when collected (an FMA as two)."})
+    alt = (f"Log-log roofline of {plural(len(points), 'kernel', 'kernels')}: FLOP/s against FLOP per DRAM byte, "
+           "first launch of each.")
+    return [page.charts.render("roofline", "Roofline", alt, rows, tuple(notes))]
+
+
+# Each chart's spec is made by altair from its shape alone (data is referenced by name): see site/charts.py.
+
+def _time_by_kernel() -> dict[str, Any]:
+    import altair as alt
+
+    chart = alt.Chart(alt.Data(name="rows")).mark_bar(color="#4c78a8").encode(
+        x=alt.X("total_ms:Q", title="profiled GPU time (ms)"),
+        y=alt.Y("label:N", sort=None, title=None),
+    ).properties(width=420, height=alt.Step(18))
+    return chart.to_dict(validate=False)  # the specs are fixed; tests validate them once
+
+
+def _throughput() -> dict[str, Any]:
+    import altair as alt
+
+    base = alt.Chart(alt.Data(name="rows"))
+    points = base.mark_circle(size=60, opacity=0.8).encode(
+        x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
+        y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
+        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "mixed", "latency-bound"]),
+    )
+    rules = alt.Chart(alt.Data(values=[{"v": 40}, {"v": 60}])).mark_rule(strokeDash=[4, 4], color="#888")
+    return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict(
+        validate=False)
+
+
+def _roofline_spec(with_roofs: bool) -> dict[str, Any]:
+    import altair as alt
+
+    x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per DRAM byte)", scale=alt.Scale(type="log"))
+    y = alt.Y("tflops:Q", title="TFLOP/s", scale=alt.Scale(type="log"))
+    layers = [alt.Chart(alt.Data(name="points")).mark_circle(size=70, color="#e45756").encode(
+        x=x, y=y, href="href:N")]
+    if with_roofs:
+        layers.insert(0, alt.Chart(alt.Data(name="roofs")).mark_line(color="#4c78a8").encode(
+            x=x, y=y, detail="series:N", strokeDash=alt.StrokeDash("series:N", title="roof")))
+    return alt.layer(*layers).properties(width=420, height=300).to_dict(validate=False)
+
+
+def _roofline_data(rows: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, list[dict[str, Any]]]]:
+    roofs = [r for r in rows if r["series"] != "kernel"]
+    data = {"points": [r for r in rows if r["series"] == "kernel"]}
+    if roofs:
+        data["roofs"] = roofs
+    return (bool(roofs),), data
+
+
+KIND = Kind(NAME, show=show, rules=(profile_claims, of_peak_claims), view=view,
+            charts={"roofline": (_roofline_spec, _roofline_data), "time-by-kernel": (_time_by_kernel, rows_data),
+                    "throughput": (_throughput, rows_data)},
+            page_inputs=measured_peak_for, index_row=index_row)

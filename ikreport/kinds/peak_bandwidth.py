@@ -1,0 +1,109 @@
+"""The ``peak-bandwidth`` kind: a measured peak memory bandwidth (a streaming copy, BabelStream
+or nvbandwidth) — its facts, its claims, its page and its chart; and which such record gives
+the memory roof of another record's GPU model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ikreport.claims.gpus import gpu_key
+from ikreport.claims.model import Claim, Record, RecordSet, make_claim
+from ikreport.formatting import fmt_gbs, fmt_pct, plural
+from ikreport.kinds.base import Facts, Kind, PageContext, Tables, rows_data
+
+NAME = "peak-bandwidth"
+
+CAVEAT_CONVENTION = "Bytes are counted read + write: a copy of N bytes moves 2N."
+
+
+def measured_peak_for(record: Record, records: RecordSet) -> str | None:
+    """The peak-bandwidth record of the same GPU model: the latest collected (then the
+    smallest id), so the choice is stable. None when there is none or the GPU is unnamed."""
+    key = gpu_key(record["subject"].get("gpu"))
+    if key is None:
+        return None
+    candidates = [rid for rid in records.by_kind.get(NAME, [])
+                  if gpu_key(records.records[rid]["subject"].get("gpu")) == key
+                  and records.facts(rid).get("peak_gbs")]  # a fact: see peak_bandwidth.schema.json
+    if not candidates:
+        return None
+    return sorted(candidates, key=lambda rid: (records.records[rid]["collected_at"] or "", rid), reverse=True)[0]
+
+
+def bandwidth_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
+    """The record's own result: the measured peak, and its share of the theoretical peak."""
+    data = record["data"]
+    text = f"Measured peak memory bandwidth: {fmt_gbs(data['peak_gbs'])} ({data['peak_basis']})"
+    if data.get("max_gbs") is not None:
+        text += f"; the best single measurement was {fmt_gbs(data['max_gbs'])}"
+    text += "."
+    claims = [make_claim("bandwidth-peak", "", record_id, text, [record_id], [CAVEAT_CONVENTION], records)]
+    if data.get("theoretical_gbs"):
+        pct = 100 * data["peak_gbs"] / data["theoretical_gbs"]
+        text = (f"That is {fmt_pct(pct)} of the theoretical {fmt_gbs(data['theoretical_gbs'])} "
+                f"(2 x {data['max_memory_clock_mhz']:g} MHz x {data['memory_bus_width_bits']} bit).")
+        claims.append(make_claim("bandwidth-of-theoretical", "", record_id, text, [record_id],
+                                 ["The theoretical peak is a datasheet-style figure no real access pattern reaches."],
+                                 records))
+    return claims
+
+
+def bandwidth_view(record: Record) -> tuple[Facts, Tables]:
+    """The page's facts and tables: the peak, each buffer size, each copy, each kernel, each GPU."""
+    d = record["data"]
+    facts: Facts = [
+        ("measured peak", f"{fmt_gbs(d['peak_gbs'])} ({d['peak_basis']})"),
+        ("best", fmt_gbs(d.get("max_gbs"))),
+        ("convention", d["convention"]),
+        ("method", d.get("method") or "n/a"),
+        ("backend", d.get("backend") or "n/a"),
+        ("device", d.get("device") or "n/a"),
+        ("theoretical", fmt_gbs(d.get("theoretical_gbs")) if d.get("theoretical_gbs") else "unknown"),
+    ]
+    tables: Tables = []
+    if d.get("by_size"):
+        tables.append({"title": "By buffer size", "note": "", "columns": ["buffer", "median", "max", "copies"],
+                       "rows": [[f"{r['buffer_bytes'] >> 20} MiB", fmt_gbs(r["median_gbs"]), fmt_gbs(r["max_gbs"]),
+                                 str(r["samples"])] for r in d["by_size"]]})
+    if d.get("samples"):
+        tables.append({"title": "Every timed copy", "note": "", "columns": ["buffer", "seconds", "GB/s"],
+                       "rows": [[f"{s['buffer_bytes'] >> 20} MiB", f"{s['seconds']:.6f}", fmt_gbs(s["gbs"])]
+                                for s in d["samples"]]})
+    if d.get("kernels"):
+        tables.append({"title": "BabelStream kernels", "note": "Best from the minimum time; average from the average time.",
+                       "columns": ["kernel", "best", "average"],
+                       "rows": [[k["function"], fmt_gbs(k["best_gbs"]), fmt_gbs(k.get("avg_gbs"))] for k in d["kernels"]]})
+    if d.get("per_gpu"):
+        tables.append({"title": "Per GPU", "note": "nvbandwidth's figure counts the copied size once; doubled here.",
+                       "columns": ["GPU", "device", "nvbandwidth", "read + write"],
+                       "rows": [[str(g["gpu_index"]), g["device"] or "n/a", fmt_gbs(g["copy_gbs_counted_once"]),
+                                 fmt_gbs(g["gbs"])] for g in d["per_gpu"]]})
+    return facts, tables
+
+
+def view(record: Record, page: PageContext) -> dict[str, Any]:
+    """Facts, tables and the strip plot of every timed copy."""
+    facts, tables = bandwidth_view(record)
+    return {"facts": facts, "tables": tables, "charts": _samples_chart(record, page)}
+
+
+def _samples_chart(record: Record, page: PageContext) -> list[Any]:
+    samples = record["data"].get("samples") or []
+    if not samples:
+        return []
+    rows = [{"size_mib": s["buffer_bytes"] // (1 << 20), "gbs": s["gbs"]} for s in samples]
+    alt = f"Strip plot of {plural(len(rows), 'timed copy', 'timed copies')}, GB/s (read + write) by buffer size in MiB."
+    return [page.charts.render("bandwidth-samples", "Copy bandwidth by buffer size", alt, rows)]
+
+
+def _bandwidth_samples() -> dict[str, Any]:
+    import altair as alt
+
+    return alt.Chart(alt.Data(name="rows")).mark_tick(thickness=2, size=18, color="#4c78a8").encode(
+        x=alt.X("gbs:Q", title="GB/s (read + write)", scale=alt.Scale(zero=False)),
+        y=alt.Y("size_mib:O", title="buffer (MiB)"),
+    ).properties(width=420).to_dict(validate=False)
+
+
+KIND = Kind(NAME, rules=(bandwidth_claims,), view=view,
+            charts={"bandwidth-samples": (_bandwidth_samples, rows_data)})

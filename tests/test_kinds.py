@@ -1,0 +1,55 @@
+"""The record kinds: each lives in one module behind the registry (issue 13, item 1)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ikreport.kinds.registry import KINDS, kind
+from ikreport.kinds.schema import data_links, parts, record_facts, record_schema
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ikreport"
+# "environment" is also the name of a record's envelope field (the environment record it cites)
+FIELD_NAMES = {"environment"}
+
+
+def test_facts_follow_the_paths_their_part_names() -> None:
+    record = {"kind": "ncu-profile", "data": {"launch_count": 3, "kernels": [{"kernel": "k"}]}}
+    assert record_facts(record) == {"launch_count": 3, "profiled_time_us": None, "top_kernel": "k"}
+    assert record_facts({**record, "data": {"kernels": []}})["top_kernel"] is None
+
+
+def test_a_kind_name_is_spelled_only_in_its_module() -> None:
+    for name in sorted(set(KINDS) - FIELD_NAMES):
+        quoted = re.compile(rf"[\"']{re.escape(name)}[\"']")
+        found = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if quoted.search(p.read_text()))
+        assert found == [f"kinds/{name.replace('-', '_')}.py"], name
+
+
+def test_the_generic_code_never_asks_for_a_kind_by_name() -> None:
+    asks = re.compile(r"\[\"kind\"\]\s*[!=]=\s*[\"']")
+    assert [p for p in PACKAGE.rglob("*.py") if asks.search(p.read_text())] == []
+
+
+def test_an_unknown_kind_adds_nothing() -> None:
+    other = kind("not-a-kind")
+    assert (other.rules, other.view, other.show({}), other.charts) == ((), None, [], {})
+    assert data_links("not-a-kind") == () and record_facts({"kind": "not-a-kind", "data": {}}) == {}
+
+
+def test_every_kind_has_its_data_part_beside_its_module() -> None:
+    assert sorted(parts()) == sorted(KINDS)
+    for name in KINDS:
+        part = json.loads((PACKAGE / "kinds" / f"{name.replace('-', '_')}.schema.json").read_text())
+        assert part["kind"] == name
+
+
+def test_the_schema_checks_each_kinds_data_by_its_own_part() -> None:
+    envelope = json.loads((PACKAGE / "schema" / "record-1.json").read_text())
+    schema = record_schema(envelope)
+    for name, part in parts().items():
+        assert schema["$defs"][name] == part["data"]
+        assert {"if": {"properties": {"kind": {"const": name}}, "required": ["kind"]},
+                "then": {"properties": {"data": {"$ref": f"#/$defs/{name}"}}}} in schema["allOf"]
+    assert not set(KINDS) & set(envelope["$defs"])  # the envelope holds no kind's data
