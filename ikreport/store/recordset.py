@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ikreport.errors import AmbiguousIdError, IkreportError, UnknownIdError
