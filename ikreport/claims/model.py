@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from ikreport.store.summaries import LazyRecord, record_facts
+from ikreport.store.recordset import Record, RecordSet
 
-Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
+__all__ = ["Claim", "Record", "RecordSet", "Rule", "claim_id", "make_claim"]  # claim rules take RecordSet from here
 
 
 @dataclass(frozen=True)
@@ -27,38 +26,9 @@ class Claim:
 
 
 def claim_id(rule: str, key: str, cites: Iterable[str]) -> str:
+    """'c-' and 12 hex digits, the same for the same rule, key and cited records."""
     text = "\x1f".join([rule, key, *sorted(cites)])
     return "c-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-
-
-@dataclass(frozen=True)
-class RecordSet:
-    """Every record of the archive, for rules that look beyond one record."""
-
-    records: dict[str, Record]
-    by_kind: dict[str, list[str]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, records: dict[str, Record]) -> RecordSet:
-        by_kind: dict[str, list[str]] = {}
-        for record_id in sorted(records):
-            by_kind.setdefault(records[record_id]["kind"], []).append(record_id)
-        return cls(records=records, by_kind=by_kind)
-
-    def whole(self, record_id: str) -> dict[str, Any]:
-        """The record as a plain dict, read from the archive if only its summary was loaded."""
-        record = self.records[record_id]
-        if isinstance(record, LazyRecord):
-            return record.whole()
-        return record if isinstance(record, dict) else dict(record)
-
-    def facts(self, record_id: str) -> dict[str, Any]:
-        """The few values of a record's data that pages about the whole archive show."""
-        record = self.records[record_id]
-        return record.facts if isinstance(record, LazyRecord) else record_facts(record)
-
-    def limitations(self, record_ids: Iterable[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        return tuple((rid, tuple(self.records[rid]["limitations"])) for rid in record_ids)
 
 
 Rule = Callable[[str, Record, RecordSet], list[Claim]]
@@ -66,6 +36,7 @@ Rule = Callable[[str, Record, RecordSet], list[Claim]]
 
 def make_claim(rule: str, key: str, page: str, text: str, cites: list[str], caveats: list[str],
                records: RecordSet, detail: str | None = None) -> Claim:
+    """A Claim with its id made and its cited records' limitations attached."""
     return Claim(
         id=claim_id(rule, key, cites),
         rule=rule,

@@ -19,21 +19,17 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
 
 from __future__ import annotations
 
-import functools
-import os
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from ikreport.commands import supersede
-from ikreport.store.archive import Archive, references
-from ikreport.claims.model import RecordSet
+from ikreport.store import recordset
+from ikreport.store.archive import Archive
+from ikreport.store.recordset import RecordSet
 from ikreport.errors import IkreportError
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import read_reports
-from ikreport.store.summaries import LazyRecord, summarize
 from ikreport.store.validated import Validated
 
 RULES = {
@@ -90,31 +86,20 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
           validated: Validated | None = None) -> Checked:
     """Load every record and render every report without writing anything; return what was found."""
     findings: list[CheckFinding] = []
-    loaded = {}
-    validated = validated or Validated(None)
-    for rid in archive.record_ids():
-        try:
-            kept = validated.entry(rid)
-            if kept is not None and kept[1] is not None:
-                archive.record_bytes(rid)  # always re-hashed: the id is the promise
-                loaded[rid] = LazyRecord(kept[1], functools.partial(archive.load, rid, known_valid=True))
-                continue
-            record = archive.load(rid, known_valid=kept is not None)
-            validated.put(rid, references(record), summarize(record))  # later builds need not parse it
-            loaded[rid] = record
-        except IkreportError as exc:
-            findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
+
+    def damaged(rid: str, exc: IkreportError) -> None:
+        findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
+
+    records = recordset.load(archive, validated or Validated(None), damaged)
     blobs = set(archive.blob_ids())
-    for rid, record in sorted(loaded.items()):
-        for what, ref in references(record):
-            if what == "blob" and ref not in blobs:
-                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK102",
-                                             f"cites blob {ref[:12]}, which is not in the archive; copy it in"))
-            elif what == "record" and ref not in loaded:
-                findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK101",
-                                             f"cites record {ref[:12]}, which is not in the archive; copy it in"))
-    findings += _source_sizes(archive, loaded, blobs) + _supersessions(archive, loaded)
-    records = RecordSet.of(loaded)
+    for rid, what, ref in records.dangling(blobs):
+        code = "IK102" if what == "blob" else "IK101"
+        findings.append(CheckFinding(str(archive.record_path(rid)), None, code,
+                                     f"cites {what} {ref[:12]}, which is not in the archive; copy it in"))
+    # a missing blob is IK102's, not a wrong size too
+    sized = records.wrong_sizes(lambda blob: archive.blob_size(blob) if blob in blobs else None)
+    findings += [CheckFinding(str(archive.record_path(rid)), None, "IK108", why) for rid, why in sized]
+    findings += _supersessions(archive, records)
     reports = []
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
     if reports_dir is not None and not folder.is_dir():
@@ -131,27 +116,10 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     return Checked(records, reports, findings)
 
 
-def _source_sizes(archive: Archive, loaded: Mapping[str, Mapping[str, Any]], blobs: set[str]) -> list[CheckFinding]:
-    """IK108 for a source whose declared size is not its blob's: the page would state it."""
-    out = []
-    for rid, record in sorted(loaded.items()):
-        for source in record["sources"]:
-            try:
-                size = os.stat(archive.blob_path(source["id"]), follow_symlinks=False).st_size
-            except OSError:
-                continue  # a missing blob is IK102's
-            if source["id"] in blobs and size != source["size"]:
-                out.append(CheckFinding(str(archive.record_path(rid)), None, "IK108",
-                                        f"declares blob {source['id'][:12]} as {source['size']} bytes, but it is "
-                                        f"{size}; the record is wrong about its source: re-collect it"))
-    return out
-
-
-def _supersessions(archive: Archive, loaded: Mapping[str, Mapping[str, Any]]) -> list[CheckFinding]:
-    edges = [edge for rid, record in sorted(loaded.items()) for edge in supersede.of_record(rid, record)]
-    kinds = {rid: record["kind"] for rid, record in loaded.items()}
+def _supersessions(archive: Archive, records: RecordSet) -> list[CheckFinding]:
+    """IK109 for each supersession that breaks supersede.py's rules."""
     return [CheckFinding(str(archive.record_path(by)), None, "IK109", why)
-            for by, why in supersede.problems(edges, kinds)]
+            for by, why in supersede.problems(records.supersessions(), records.kinds())]
 
 
 def _after_path(message: str) -> str:

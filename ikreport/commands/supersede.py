@@ -3,54 +3,20 @@ record. Nothing is rewritten: the old record keeps its page, which then points t
 
 The rules of supersession live here, once: a record has at most one successor, of its own
 kind, and following successors never comes back to where it started. ``verify``, ``check``
-(IK109) and ``supersede`` itself all apply :func:`problems`.
+(IK109) and ``supersede`` itself all apply :func:`problems`. Which successor a record has is
+store/recordset.py's to say (:func:`~ikreport.store.recordset.chosen`), for every reader.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
 
-from ikreport.store import records
+from ikreport.store import records, recordset
 from ikreport.store.archive import Archive
+from ikreport.store.recordset import Supersession, chosen
 from ikreport.collect.context import utc_now
-from ikreport.errors import IkreportError, RecordError, SupersessionError
+from ikreport.errors import RecordError, SupersessionError
 from ikreport.kinds.supersession import NAME as KIND
-
-
-@dataclass(frozen=True)
-class Supersession:
-    """``by`` (a supersession record) says ``new`` replaces ``old``."""
-
-    by: str
-    old: str
-    new: str
-
-
-def of_record(record_id: str, record: Mapping[str, Any]) -> list[Supersession]:
-    """The replacements a record states (none unless it is a supersession record)."""
-    if record["kind"] != KIND:
-        return []
-    data = record["data"]
-    new = data.get("new") if isinstance(data, Mapping) else None
-    if not isinstance(new, str):
-        return []  # the schema's business; nothing to follow
-    return [Supersession(record_id, old["id"], new) for old in record["supersedes"]]
-
-
-def _chosen(edges: Iterable[Supersession]) -> dict[str, Supersession]:
-    """old id -> the supersession that replaces it. When :func:`problems` finds two, the first
-    supersession record (by id) wins here, so every reader names the same successor."""
-    out: dict[str, Supersession] = {}
-    for edge in sorted(edges, key=lambda e: (e.old, e.by, e.new)):
-        out.setdefault(edge.old, edge)
-    return out
-
-
-def successors(edges: Iterable[Supersession]) -> dict[str, str]:
-    """old id -> the id of the record that replaces it."""
-    return {old: edge.new for old, edge in _chosen(edges).items()}
 
 
 def problems(edges: Iterable[Supersession], kinds: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -59,12 +25,12 @@ def problems(edges: Iterable[Supersession], kinds: Mapping[str, str]) -> list[tu
     dangling-reference checks."""
     present = [e for e in set(edges) if e.old in kinds and e.new in kinds]
     found: set[tuple[str, str]] = set()
-    chosen = _chosen(present)
+    first_of = chosen(present)
     for edge in present:
         if kinds[edge.old] != kinds[edge.new]:
             found.add((edge.by, f"replaces {kinds[edge.old]} record {edge.old[:12]} by {kinds[edge.new]} record "
                                 f"{edge.new[:12]}; a correction must be of the same kind: supersede with one"))
-        first = chosen[edge.old]
+        first = first_of[edge.old]
         if edge.old == edge.new:
             found.add((edge.by, f"says record {edge.old[:12]} replaces itself; remove this supersession"))
         elif first is not edge and first.new != edge.new:
@@ -73,7 +39,7 @@ def problems(edges: Iterable[Supersession], kinds: Mapping[str, str]) -> list[tu
         elif first is not edge:
             found.add((edge.by, f"repeats supersession {first.by[:12]} of record {edge.old[:12]}; "
                                 "a record has one successor: remove one"))
-    found.update(_cycles(chosen))
+    found.update(_cycles(first_of))
     return sorted(found)
 
 
@@ -126,13 +92,5 @@ def supersede(archive: Archive, old: str, new: str, reason: str) -> str:
 def _archive_supersessions(archive: Archive) -> tuple[list[Supersession], dict[str, str]]:
     """Every supersession in the archive and every record's kind (a record that does not load
     is left out: 'ikreport verify' reports it)."""
-    edges: list[Supersession] = []
-    kinds: dict[str, str] = {}
-    for rid in archive.record_ids():
-        try:
-            record = archive.load(rid)
-        except IkreportError:
-            continue
-        kinds[rid] = record["kind"]
-        edges.extend(of_record(rid, record))
-    return edges, kinds
+    loaded = recordset.load(archive, failed=lambda rid, exc: None)
+    return loaded.supersessions(), loaded.kinds()

@@ -58,6 +58,12 @@ def data_links(kind: str) -> tuple[str, ...]:
     return tuple(parts().get(kind, {}).get("data_links", ()))
 
 
+def successor_key(kind: str) -> str | None:
+    """The key of a ``kind`` record's data naming the record that replaces each record it
+    supersedes (None for a kind that states no replacement)."""
+    return parts().get(kind, {}).get("successor")
+
+
 def record_facts(record: Mapping[str, Any]) -> dict[str, Any]:
     """The few values of a record's data that pages about the whole archive show, as its kind's
     part names them (``"facts": {name: path into data}``); None for those the record lacks."""

@@ -1,5 +1,6 @@
-"""The ``supersession`` kind: a record saying a newer record replaces an older one. Its rules
-(one successor, same kind, no cycle) live in commands/supersede.py; the changelog page lists them."""
+"""The ``supersession`` kind: a record saying a newer record replaces an older one. Its schema
+part names the successor key that store/recordset.py follows; its rules (one successor, same
+kind, no cycle) live in commands/supersede.py; the changelog page lists them."""
 
 from __future__ import annotations
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import bisect
-
-from ikreport.commands import supersede
-from ikreport.claims.model import RecordSet
-from ikreport.errors import AmbiguousIdError, PathError, UnknownIdError
+from ikreport.errors import PathError
 from ikreport.reports.values import format_value, lookup
+from ikreport.store.recordset import RecordSet
 
 
 class RecordResolver:
@@ -15,25 +12,11 @@ class RecordResolver:
 
     def __init__(self, records: RecordSet, root: str) -> None:
         self.records = records
-        self.ids = sorted(records.records)
         self.root = root
-        # supersede.py decides the successor, so a report and a record page never name different ones
-        self.newer = supersede.successors(edge for rid in records.by_kind.get(supersede.KIND, [])
-                                          for edge in supersede.of_record(rid, records.records[rid]))
 
     def resolve(self, prefix: str) -> str:
         """The one record id starting with ``prefix``; UnknownIdError or AmbiguousIdError otherwise."""
-        prefix = prefix.lower()
-        at = bisect.bisect_left(self.ids, prefix)
-        hits = []
-        while at < len(self.ids) and self.ids[at].startswith(prefix) and len(hits) < 3:
-            hits.append(self.ids[at])
-            at += 1
-        if not hits:
-            raise UnknownIdError(f"no record starts with {prefix}; 'ikreport list' lists the records")
-        if len(hits) > 1:
-            raise AmbiguousIdError(f"{prefix} names several records ({', '.join(h[:12] for h in hits)}); give more digits")
-        return hits[0]
+        return self.records.resolve(prefix)
 
     def value(self, record_id: str, path: str) -> str:
         """The value at ``path`` in the record, formatted with its unit; PathError if there is none."""
@@ -59,5 +42,5 @@ class RecordResolver:
         return list(self.records.records[record_id]["limitations"])
 
     def superseded_by(self, record_id: str) -> str | None:
-        """The id of the record that replaces this one, or None."""
-        return self.newer.get(record_id)
+        """The id of the record that replaces this one, or None (RecordSet decides, for every reader)."""
+        return self.records.superseded_by(record_id)

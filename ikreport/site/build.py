@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ikreport.store.archive import Archive, references
+from ikreport.store.archive import Archive
 from ikreport.store.cache import default_cache_dir, keep, kept_size, recall, recall_json
 from ikreport.commands.check import check
 from ikreport.csv_cells import has_formula_cells
@@ -73,11 +73,6 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     slugs = [r.slug for r in checked.reports]
     if len(set(slugs)) != len(slugs):
         raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
-    cited_by: dict[str, list[str]] = {}
-    for rid, record in sorted(records.records.items()):
-        for what, ref in references(record):
-            if what == "record" and rid not in cited_by.setdefault(ref, []):
-                cited_by[ref].append(rid)
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
     published = {blob_id: offered_suffix(archive, blob_id, media_type, cache)
                  for blob_id, media_type, size in sources if size <= max_blob_mb * MiB}
@@ -87,14 +82,14 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     # Record pages: reuse what a key says is unchanged, render the rest (in parallel).
     digest = templates_digest(env.loader.searchpath)  # type: ignore[union-attr]
     page_cache = PageCache(cache / "pages")
-    keys = {rid: record_page_key(rid, records, cited_by, published, digest) for rid in sorted(records.records)}
+    keys = {rid: record_page_key(rid, records, published, digest) for rid in sorted(records.records)}
     metas = {rid: page_cache.get(key) for rid, key in keys.items()}
     chart_dir = cache / "charts"
     for rid, meta in metas.items():  # a page whose charts are gone from the cache is a miss too
         if meta is not None and any(kept_size(chart_dir / f"{k}.svg") != n for k, n in meta["charts"].items()):
             metas[rid] = None
     todo = [rid for rid, meta in metas.items() if meta is None]
-    job = Job(archive.root, records, cited_by, published, templates, cache)
+    job = Job(archive.root, records, published, templates, cache)
     chart_svgs: dict[str, str] = {}
     fresh: dict[str, tuple[str, str]] = {}
     for page in render_record_pages(job, todo, workers, progress):
@@ -135,7 +130,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         claims += page.context.get("cited_paragraphs", 0)
     for rid in sorted(records.records):
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
-                       archive.record_path(rid).stat().st_size, rid)
+                       archive.record_size(rid) or 0, rid)  # 0 only if deleted since it was read: that read fails
     manifest_blobs = []
     for blob_id, media_type, size in sources:
         if blob_id in published:

@@ -18,11 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ikreport import __version__
-from ikreport.store.archive import references
 from ikreport.store.cache import keep, kept_size, recall, recall_json
-from ikreport.claims.model import RecordSet
 from ikreport.kinds.registry import kind
-from ikreport.kinds.supersession import NAME as SUPERSESSION
+from ikreport.store.recordset import RecordSet
 
 
 @lru_cache(maxsize=1)
@@ -48,18 +46,17 @@ def templates_digest(dirs: list[str]) -> str:
     return h.hexdigest()
 
 
-def record_page_key(record_id: str, records: RecordSet, cited_by: dict[str, list[str]], published: Mapping[str, str],
-                    templates: str) -> str:
+def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, str], templates: str) -> str:
     """The cache key of a record page: a digest of everything the page depends on."""
     record = records.records[record_id]
     page_inputs = kind(record["kind"]).page_inputs  # e.g. the peak a profile's roofline and claims use
+    newer = records.supersession_of(record_id)
     deps: dict[str, Any] = {
         "record": record_id,
-        "refs": sorted({ref for _, ref in references(record)}),
-        "cited_by": sorted(cited_by.get(record_id, [])),
+        "refs": sorted({ref for _, ref in records.references(record_id)}),
+        "cited_by": records.cited_by(record_id),
         "peak": page_inputs(record, records) if page_inputs is not None else None,
-        "superseded_by": sorted(r for r in records.by_kind.get(SUPERSESSION, [])
-                                if any(s["id"] == record_id for s in records.records[r]["supersedes"])),
+        "superseded_by": [newer.by] if newer else [],
         "published": sorted(s["id"] for s in record["sources"] if s["id"] in published),
         "templates": templates,
         "code": code_digest(),

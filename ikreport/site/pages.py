@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ikreport.claims.engine import claims_for
-from ikreport.claims.model import Record, RecordSet
 from ikreport.kinds.registry import kind
 from ikreport.kinds.supersession import NAME as SUPERSESSION
+from ikreport.store.recordset import Record, RecordSet
 from ikreport.reports.render import RenderedReport
 from ikreport.formatting import short
 from ikreport.site import links
@@ -66,8 +66,8 @@ def _source_note(source: dict[str, Any], published: Mapping[str, str] | None) ->
     return AS_TEXT_NOTE if suffix is not None and suffix != MEDIA_EXT.get(source["media_type"], "") else ""
 
 
-def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str]],
-                charts: ChartRenderer, record_bytes: bytes = b"", published: Mapping[str, str] | None = None) -> Page:
+def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, record_bytes: bytes = b"",
+                published: Mapping[str, str] | None = None) -> Page:
     """A record's page: its head, sources, links, claims, and what its kind's view adds."""
     record = records.whole(record_id)
     root = "../"
@@ -90,7 +90,7 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
         "environment": ref(record["environment"]) if record.get("environment") else None,
         "cites": [ref(c) for c in record["cites"]],
         "supersedes": [{**ref(s["id"]), "reason": s["reason"]} for s in record["supersedes"]],
-        "cited_by": [ref(c) for c in cited_by.get(record_id, [])],
+        "cited_by": [ref(c) for c in records.cited_by(record_id)],
         "json_href": links.url(links.record_file(record_id, "json"), page.path),
         "charts": [],
         "profile": None,
@@ -101,10 +101,10 @@ def record_page(record_id: str, records: RecordSet, cited_by: dict[str, list[str
     this = kind(record["kind"])
     if this.view is not None:
         context.update(this.view(record, page))
-    newer = _superseded_by(record_id, records)
+    newer = records.supersession_of(record_id)
     if newer:
-        context["superseded_by"] = {**ref(newer["data"]["new"]), "reason": newer["data"]["reason"],
-                                    "when": newer["collected_at"]}
+        by = records.records[newer.by]
+        context["superseded_by"] = {**ref(newer.new), "reason": by["data"]["reason"], "when": by["collected_at"]}
     return Page(path=page.path, template=this.template, title=record["title"], root=root, context=context)
 
 
@@ -129,13 +129,6 @@ def _record_view(record: Record) -> dict[str, Any]:
     return {"title": record["title"], "kind": record["kind"],
             "collected_at": record["collected_at"] or "derived record (no time)",
             "subject": subject, "method": method_rows}
-
-
-def _superseded_by(record_id: str, records: RecordSet) -> Record | None:
-    """The latest supersession of this record, if any."""
-    found = [records.records[r] for r in records.by_kind.get(SUPERSESSION, [])
-             if any(s["id"] == record_id for s in records.records[r]["supersedes"])]
-    return sorted(found, key=lambda r: (r["collected_at"] or "", r["data"]["new"]))[-1] if found else None
 
 
 def changelog_page(records: RecordSet) -> Page:

@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ikreport.store import recordset
 from ikreport.store.archive import Archive
-from ikreport.claims.model import RecordSet
+from ikreport.store.recordset import RecordSet
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
 from ikreport.site.charts import ChartRenderer
@@ -49,7 +50,6 @@ class Job:
 
     archive: Path
     records: RecordSet | None  # None in a worker until it has loaded them
-    cited_by: dict[str, list[str]]
     published: dict[str, str]  # blob id -> the file name suffix the site offers it under
     templates: Path | None
     cache: Path | None  # the build's cache folder: charts/ and jinja/ in it
@@ -67,7 +67,7 @@ def _init_worker(job: Job, builder: int) -> None:
     # rendering causes never scan them (1,000 bench records: 22-25 record pages/s without,
     # 27-42 with). Records hold no reference cycles; reference counting still frees them.
     gc.disable()
-    _JOB = replace(job, records=RecordSet.of({rid: archive.load(rid) for rid in archive.record_ids()}))
+    _JOB = replace(job, records=recordset.load(archive))
     gc.freeze()
     gc.enable()
 
@@ -100,8 +100,7 @@ def _render_one(record_id: str) -> RenderedPage:
     assert job is not None and job.records is not None
     env = _env(job.templates, job.cache / "jinja" if job.cache else None)
     charts = ChartRenderer(job.cache / "charts" if job.cache else None)
-    page = record_page(record_id, job.records, job.cited_by, charts, Archive(job.archive).record_bytes(record_id),
-                       job.published)
+    page = record_page(record_id, job.records, charts, Archive(job.archive).record_bytes(record_id), job.published)
     html, md = render(env, page)
     claims = sum(len(g["claims"]) for g in page.context.get("claim_groups", []))
     return RenderedPage(record_id, html, md, {c.key: c.svg for c in page.context["charts"]}, claims)

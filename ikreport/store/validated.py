@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ikreport.store.archive import Archive, check_id, references
+from ikreport.store.records import Record
 from ikreport.store.cache import keep, recall_json
 from ikreport.kinds.schema import digest_input
 from ikreport.store.summaries import SUMMARY_VERSION, Summary, summarize
@@ -49,11 +50,6 @@ class Validated:
         check_id(record_id)
         return self.root / record_id[:2] / f"{record_id[2:]}.json"
 
-    def get(self, record_id: str) -> Refs | None:
-        """The references of a record known to be valid; None when it is not known."""
-        found = self.entry(record_id)
-        return found[0] if found is not None else None
-
     def entry(self, record_id: str) -> tuple[Refs, Summary | None] | None:
         """(references, summary) of a record validated before; the summary is None when it was
         made by another version of summaries.py (or never)."""
@@ -83,15 +79,15 @@ class Validated:
         keep(path, json.dumps(kept))  # if it cannot be, the next verify parses again: slower, not wrong
 
 
-def checked_entry(archive: Archive, record_id: str, validated: Validated) -> tuple[Refs, Summary]:
-    """A record's references and summary, after checking its bytes hash to its id; parsed and
-    validated only when the id was never validated (and summarised) before. Raises like
-    ``Archive.load``."""
-    archive.record_bytes(record_id)  # always: the hash is the promise
+def check_record(archive: Archive, record_id: str, validated: Validated) -> tuple[Summary, Record | None]:
+    """A record's summary, after checking its bytes hash to its id, and the record itself when
+    it had to be parsed: only when the id was never validated (and summarised) before, and then
+    it is remembered in ``validated``. Raises like ``Archive.load``."""
     known = validated.entry(record_id)
     if known is not None and known[1] is not None:
-        return known[0], known[1]
+        archive.record_bytes(record_id)  # always re-hashed: the id is the promise
+        return known[1], None
     record = archive.load(record_id, known_valid=known is not None)
-    refs, summary = references(record), summarize(record)
-    validated.put(record_id, refs, summary)
-    return refs, summary
+    summary = summarize(record)
+    validated.put(record_id, references(record), summary)  # later runs need not parse it
+    return summary, record

@@ -1,0 +1,49 @@
+"""What an archive needs of the place its files live: the backend protocol.
+
+An archive holds two areas of content-addressed files, ``records`` and ``blobs``, each file
+named by the sha256 of its bytes. A backend lists, reads, sizes and writes those files; it
+never rewrites or deletes one. ``Archive`` (archive.py) does everything else (hashing,
+validation, reference checks) the same for every backend, and tests/test_store_contract.py
+is what each backend must pass. The local folder (local.py) is the first backend; object
+storage is meant to be the second, so every call here is one an object store can answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, Protocol
+
+Area = Literal["records", "blobs"]
+AREAS: tuple[Area, ...] = ("records", "blobs")
+ID_RX = re.compile(r"^[0-9a-f]{64}$")
+
+
+class Backend(Protocol):
+    """Where an archive's files live. ``file_id`` is always 64 lowercase hex digits (checked by
+    the caller); a backend checks nothing about content, which the archive re-hashes."""
+
+    def ids(self, area: Area, prefix: str = "") -> list[str]:
+        """The sorted ids of the ``area`` files whose id starts with ``prefix`` (hex)."""
+        ...
+
+    def read(self, area: Area, file_id: str) -> bytes:
+        """A file's bytes, as stored; UnknownIdError when absent, ArchiveError when unreadable."""
+        ...
+
+    def write_once(self, area: Area, file_id: str, data: bytes) -> None:
+        """Store ``data`` as the file unless one is there (then do nothing), all or nothing:
+        a crash or a concurrent writer never leaves part of a file under its name.
+        ArchiveError when it cannot be written."""
+        ...
+
+    def exists(self, area: Area, file_id: str) -> bool:
+        """Whether the file is there."""
+        ...
+
+    def size(self, area: Area, file_id: str) -> int | None:
+        """The file's size in bytes, None when it is absent."""
+        ...
+
+    def where(self, area: Area, file_id: str) -> str:
+        """The file's name for messages (a path, a URL)."""
+        ...

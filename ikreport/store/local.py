@@ -1,0 +1,177 @@
+"""The local-folder backend: ``records/ab/cdef….json`` and ``blobs/ab/cdef…`` under a root.
+
+Files are written once (temp file, fsync, hard link into place, so a crash never leaves a
+partial file under a real name), made read-only, and never rewritten: writing what is
+already there does nothing. Reads refuse symbolic links, so a read never leaves the folder.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
+from ikreport.store.backend import ID_RX, Area
+
+SHARD_RX = re.compile(r"^[0-9a-f]{2}$")
+RECORD_SUFFIX = ".json"
+TEMP_PREFIX = ".tmp-"
+SUFFIX: dict[Area, str] = {"records": RECORD_SUFFIX, "blobs": ""}
+
+
+class LocalFolder:
+    """An archive's files in a folder on disk (the Backend protocol, backend.py)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, area: Area, file_id: str) -> Path:
+        """Where the file is (or would be) on disk."""
+        return self.root / area / file_id[:2] / (file_id[2:] + SUFFIX[area])
+
+    def where(self, area: Area, file_id: str) -> str:
+        """The file's path, for messages."""
+        return str(self.path(area, file_id))
+
+    def ids(self, area: Area, prefix: str = "") -> list[str]:
+        """The sorted ids of the regular files of ``area`` starting with ``prefix`` (one shard
+        is read when the prefix names it)."""
+        return sorted(i for i in self._names(self.root / area, SUFFIX[area], prefix[:2]) if i.startswith(prefix))
+
+    def _names(self, top: Path, suffix: str, shard_prefix: str) -> Iterator[str]:
+        if not top.is_dir():
+            return
+        for shard in os.scandir(top):
+            if not (shard.name.startswith(shard_prefix) and shard.is_dir(follow_symlinks=False)
+                    and SHARD_RX.match(shard.name)):
+                continue
+            for entry in os.scandir(shard.path):
+                name = entry.name
+                if suffix and not name.endswith(suffix):
+                    continue
+                full = shard.name + name[: len(name) - len(suffix)]
+                if ID_RX.match(full) and entry.is_file(follow_symlinks=False):
+                    yield full
+
+    def read(self, area: Area, file_id: str) -> bytes:
+        """The file's bytes; refuses a link (the file, its shard or its area folder)."""
+        return _read_no_follow(self.path(area, file_id))
+
+    def exists(self, area: Area, file_id: str) -> bool:
+        """Whether the file is there."""
+        return self.path(area, file_id).is_file()
+
+    def size(self, area: Area, file_id: str) -> int | None:
+        """The file's size on disk (a link is not followed); None when absent."""
+        try:
+            return os.stat(self.path(area, file_id), follow_symlinks=False).st_size
+        except OSError:
+            return None
+
+    def write_once(self, area: Area, file_id: str, data: bytes) -> None:
+        """Write the file unless it is there: temp file, fsync, link, read-only."""
+        _write_once(self.path(area, file_id), data)
+
+    def survey(self, notes: list[str]) -> Survey:
+        """Every entry of the folder, in name order, for ``verify``: what does not belong is a
+        problem, a leftover temp file a note (it can never be taken for a file of the archive)."""
+        found = Survey()
+        areas: tuple[Area, ...] = ("blobs", "records")  # blobs first: problems are listed in this order
+        for area in areas:
+            top, suffix = self.root / area, SUFFIX[area]
+            if not top.is_dir():
+                continue
+            for entry in sorted(os.scandir(top), key=lambda e: e.name):
+                if not (SHARD_RX.match(entry.name) and entry.is_dir(follow_symlinks=False)):
+                    found.order.append(f"{entry.path}: unexpected entry in the archive; move it out")
+                    continue
+                for item in sorted(os.scandir(entry.path), key=lambda e: e.name):
+                    name = item.name
+                    if name.startswith(TEMP_PREFIX):
+                        notes.append(f"{item.path}: temporary file left by an interrupted write; safe to delete")
+                        continue
+                    stem = name[: len(name) - len(suffix)] if suffix and name.endswith(suffix) else (None if suffix else name)
+                    if stem is None or not ID_RX.match(entry.name + stem) or not item.is_file(follow_symlinks=False):
+                        what = "symbolic link" if item.is_symlink() else "unexpected file"
+                        found.order.append(f"{item.path}: {what} in the archive; remove it")
+                        continue
+                    st = item.stat(follow_symlinks=False)
+                    if st.st_mode & 0o222:
+                        found.writable += 1
+                    if not suffix:
+                        found.sizes[entry.name + stem] = st.st_size
+                    found.order.append(len(found.files))
+                    found.files.append((item.path, entry.name + stem, bool(suffix)))
+        return found
+
+
+@dataclass
+class Survey:
+    """What a walk of an archive folder found, for ``verify``."""
+
+    order: list[str | int] = field(default_factory=list)  # a problem, or the index of a file to check
+    files: list[tuple[str, str, bool]] = field(default_factory=list)  # (path, id, is a record)
+    writable: int = 0  # files with a write bit set (ikreport writes them read-only)
+    sizes: dict[str, int] = field(default_factory=dict)  # blob id -> bytes on disk
+
+
+def _read_no_follow(path: Path) -> bytes:
+    # O_NOFOLLOW guards the file itself; a linked shard or records/ folder is refused too, so a
+    # read never leaves the archive.
+    for folder in (path.parent, path.parent.parent):
+        if folder.is_symlink():
+            raise IntegrityError(f"{folder}: is a symbolic link; archives hold plain folders and files only")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError as exc:
+        raise UnknownIdError(f"{path}: not in the archive") from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise IntegrityError(f"{path}: is a symbolic link; archives hold plain files only") from exc
+        raise ArchiveError(f"{path}: cannot read ({exc.strerror})") from exc
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def _write_once(path: Path, data: bytes) -> None:
+    """Write ``data`` at ``path`` unless a file is there: temp, fsync, link, read-only."""
+    if os.path.lexists(path):
+        return
+    tmp = path.parent / f"{TEMP_PREFIX}{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # fails if another writer got there first: same bytes, keep theirs
+        except FileExistsError:
+            pass
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        raise ArchiveError(
+            f"{path}: cannot write ({exc.strerror}); check that the archive is writable and the disk has space"
+        ) from exc
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,191 @@
+"""The loaded archive: every record by id, and the questions asked of the whole set.
+
+One object answers "which record does this prefix name", "what does this record point at",
+"what cites it" and "what supersedes it", so that ``check``, ``verify``, the build, its
+workers and report citations all get the same answer. Before this there were several copies
+of each rule, and two of them named different successors for the same record.
+
+The successor rule lives here too: a record whose kind's part names a successor key (the
+supersession kind's does) says that record replaces each one it supersedes; a record has at
+most one successor, and when a broken archive gives it two, the first stating record by id
+wins, so every reader names the same one. commands/supersede.py states what makes a set of
+supersessions broken (IK109) on top of :func:`chosen`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from ikreport.errors import AmbiguousIdError, IkreportError, UnknownIdError
+from ikreport.kinds.schema import record_facts, successor_key
+from ikreport.store.archive import Archive, references as record_references
+from ikreport.store.summaries import LazyRecord
+from ikreport.store.validated import Validated, check_record
+
+Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """``by`` (a supersession record) says ``new`` replaces ``old``."""
+
+    by: str
+    old: str
+    new: str
+
+
+def of_record(record_id: str, record: Mapping[str, Any]) -> list[Supersession]:
+    """The replacements a record states: none unless its kind's part names a successor key
+    (kinds/schema.py), then one per record it supersedes."""
+    key = successor_key(record["kind"])
+    if key is None:
+        return []
+    data = record["data"]
+    new = data.get(key) if isinstance(data, Mapping) else None
+    if not isinstance(new, str):
+        return []  # the schema's business; nothing to follow
+    return [Supersession(record_id, old["id"], new) for old in record["supersedes"]]
+
+
+def chosen(edges: Iterable[Supersession]) -> dict[str, Supersession]:
+    """old id -> the supersession that replaces it: the first supersession record (by id) when
+    an archive gives a record two (IK109), so every reader names the same successor."""
+    out: dict[str, Supersession] = {}
+    for edge in sorted(edges, key=lambda e: (e.old, e.by, e.new)):
+        out.setdefault(edge.old, edge)
+    return out
+
+
+def matching(ids: Sequence[str], prefix: str, limit: int) -> list[str]:
+    """Up to ``limit`` ids of the sorted ``ids`` that start with ``prefix``, in order."""
+    at = bisect.bisect_left(ids, prefix)
+    hits: list[str] = []
+    while at < len(ids) and ids[at].startswith(prefix) and len(hits) < limit:
+        hits.append(ids[at])
+        at += 1
+    return hits
+
+
+@dataclass(frozen=True)
+class RecordSet:
+    """Every record of the archive, loaded once per command, for the questions asked of the
+    whole set (claim rules, citations, pages)."""
+
+    records: dict[str, Record]
+    by_kind: dict[str, list[str]] = field(default_factory=dict)
+    # Worked out on first use (a frozen value's caches: same inputs, same answers).
+    _index: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, records: dict[str, Record]) -> RecordSet:
+        """The set of ``records`` (id -> record), with their ids grouped by kind."""
+        by_kind: dict[str, list[str]] = {}
+        for record_id in sorted(records):
+            by_kind.setdefault(records[record_id]["kind"], []).append(record_id)
+        return cls(records=records, by_kind=by_kind)
+
+    def whole(self, record_id: str) -> dict[str, Any]:
+        """The record as a plain dict, read from the archive if only its summary was loaded."""
+        record = self.records[record_id]
+        if isinstance(record, LazyRecord):
+            return record.whole()
+        return record if isinstance(record, dict) else dict(record)
+
+    def facts(self, record_id: str) -> dict[str, Any]:
+        """The few values of a record's data that pages about the whole archive show."""
+        record = self.records[record_id]
+        return record.facts if isinstance(record, LazyRecord) else record_facts(record)
+
+    def limitations(self, record_ids: Iterable[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(record id, its limitations) for each of ``record_ids``, in order."""
+        return tuple((rid, tuple(self.records[rid]["limitations"])) for rid in record_ids)
+
+    def resolve(self, prefix: str) -> str:
+        """The one loaded record id starting with ``prefix``; UnknownIdError or AmbiguousIdError otherwise."""
+        if "ids" not in self._index:
+            self._index["ids"] = sorted(self.records)
+        prefix = prefix.lower()
+        hits = matching(self._index["ids"], prefix, 3)
+        if not hits:
+            raise UnknownIdError(f"no record starts with {prefix}; 'ikreport list' lists the records")
+        if len(hits) > 1:
+            raise AmbiguousIdError(f"{prefix} names several records ({', '.join(h[:12] for h in hits)}); give more digits")
+        return hits[0]
+
+    def references(self, record_id: str) -> list[tuple[str, str]]:
+        """("blob"|"record", id) for everything the record points at, in record order (read from
+        its head: a summarised record is not loaded for this)."""
+        return record_references(self.records[record_id])
+
+    def dangling(self, blobs: Collection[str]) -> list[tuple[str, str, str]]:
+        """(record id, "blob"|"record", id) for each reference to a record not in the set or a
+        blob not in ``blobs``, by record id and then in record order."""
+        return [(rid, what, ref) for rid in sorted(self.records) for what, ref in self.references(rid)
+                if ref not in (blobs if what == "blob" else self.records)]
+
+    def wrong_sizes(self, size_of: Callable[[str], int | None]) -> list[tuple[str, str]]:
+        """(record id, what is wrong) for each source whose declared size is not its blob's;
+        ``size_of`` gives a blob's size, or None for a blob not to be judged (absent, damaged)."""
+        out = []
+        for rid in sorted(self.records):
+            for source in self.records[rid]["sources"]:
+                size = size_of(source["id"])
+                if size is not None and size != source["size"]:
+                    out.append((rid, f"declares blob {source['id'][:12]} as {source['size']} bytes, but it is "
+                                     f"{size}; the record is wrong about its source: re-collect it"))
+        return out
+
+    def cited_by(self, record_id: str) -> list[str]:
+        """The ids of the records that point at ``record_id`` (cite, environment, supersede), sorted."""
+        if "cited_by" not in self._index:
+            index: dict[str, list[str]] = {}
+            for rid in sorted(self.records):
+                for what, ref in self.references(rid):
+                    if what == "record" and rid not in index.setdefault(ref, []):
+                        index[ref].append(rid)
+            self._index["cited_by"] = index
+        return list(self._index["cited_by"].get(record_id, []))
+
+    def supersession_of(self, record_id: str) -> Supersession | None:
+        """The one supersession that replaces ``record_id`` (see :func:`chosen`), if any."""
+        if "chosen" not in self._index:
+            self._index["chosen"] = chosen(self.supersessions())
+        return self._index["chosen"].get(record_id)
+
+    def superseded_by(self, record_id: str) -> str | None:
+        """The id of the record that replaces ``record_id``, if any."""
+        edge = self.supersession_of(record_id)
+        return edge.new if edge is not None else None
+
+    def supersessions(self) -> list[Supersession]:
+        """Every replacement the set's records state (broken ones too), by record id."""
+        stating = sorted(rid for kind, ids in self.by_kind.items() if successor_key(kind) for rid in ids)
+        return [edge for rid in stating for edge in of_record(rid, self.records[rid])]
+
+    def kinds(self) -> dict[str, str]:
+        """Each record's kind, by id."""
+        return {rid: record["kind"] for rid, record in self.records.items()}
+
+
+def load(archive: Archive, validated: Validated | None = None,
+         failed: Callable[[str, IkreportError], None] | None = None) -> RecordSet:
+    """Every record of ``archive``, each re-hashed against its id. A record ``validated`` knows
+    with its summary is not parsed (a LazyRecord reads it when its data is asked for); the rest
+    are parsed, validated and remembered there. A record that does not load goes to ``failed``
+    and is left out; without ``failed`` the error is raised."""
+    validated = validated or Validated(None)
+    loaded: dict[str, Record] = {}
+    for rid in archive.record_ids():
+        try:
+            summary, record = check_record(archive, rid, validated)
+            loaded[rid] = record if record is not None else LazyRecord(
+                summary, partial(archive.load, rid, known_valid=True))
+        except IkreportError as exc:
+            if failed is None:
+                raise
+            failed(rid, exc)
+    return RecordSet.of(loaded)
