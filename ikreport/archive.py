@@ -108,6 +108,9 @@ class Archive:
         return sorted(self._names(self.blobs_dir, ""))
 
     def _names(self, top: Path, suffix: str) -> Iterator[str]:
+        # a linked records/ or blobs/ is refused here, so check and build agree with verify
+        if top.is_symlink():
+            raise IntegrityError(f"{top}: is a symbolic link; archives hold plain folders and files only")
         if not top.is_dir():
             return
         for shard in os.scandir(top):

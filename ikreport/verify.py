@@ -92,6 +92,9 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
     writable = 0
     sizes: dict[str, int] = {}  # blob id -> bytes on disk
     for top, suffix in ((archive.blobs_dir, ""), (archive.records_dir, RECORD_SUFFIX)):
+        if top.is_symlink():  # build refuses to read through it, so verify must not pass it
+            order.append(f"{top}: symbolic link in the archive; archives hold plain folders and files only")
+            continue
         if not top.is_dir():
             continue
         for entry in sorted(os.scandir(top), key=lambda e: e.name):
