@@ -203,3 +203,33 @@ def test_front_matter_within_the_limits_still_works():
     front = nested(MAX_DEPTH) + "\ntitle: Fine\nsummary: Also fine"
     report = render_report(Path("r.md"), f"---\n{front}\n---\nText.\n", RecordResolver(RecordSet.of({}), "../"))
     assert report.title == "Fine" and [f.code for f in report.findings] == ["IK202"]
+
+
+# Found by the review of the merged safety work: values past Python's limit on int() and
+# front matter of the wrong type reached the page (or a traceback) instead of IK107/IK106.
+@pytest.mark.parametrize("front, message", [
+    ("title: " + "1" * 5000, "front matter is not valid YAML"),
+    ("title: 0x" + "f" * 5000, "front matter 'title' must be text; quote it"),
+    ("title: [1, 2]", "front matter 'title' must be text; quote it"),
+    ("summary: {a: 1}", "front matter 'summary' must be text; quote it"),
+    ("records: 5", "front matter 'records' must be a list of record ids (quoted)"),
+])
+def test_front_matter_of_the_wrong_type_is_ik107_not_a_traceback(front, message):
+    report = render_report(Path("r.md"), f"---\n{front}\n---\nText.\n", RecordResolver(RecordSet.of({}), "../"))
+    assert [f.code for f in report.findings] == ["IK107"]
+    assert report.findings[0].message.startswith(message)
+
+
+def test_numbers_in_front_matter_are_taken_as_their_digits():
+    report = render_report(Path("r.md"), "---\ntitle: 2024\nsummary: 1.5\n---\nText.\n",
+                           RecordResolver(RecordSet.of({}), "../"))
+    assert (report.title, report.summary) == ("2024", "1.5")
+
+
+def test_a_citation_path_with_a_huge_index_is_ik106(archive, tmp_path):
+    rid = Archive.open(archive).record_ids()[0]
+    (archive / "reports" / "huge.md").write_text(
+        f"---\ntitle: t\nsummary: s\n---\nv [ev:{rid[:8]} data.launches.{'1' * 5000}.x]\n")
+    result = run("check", archive)
+    assert result.exit_code == 1
+    assert "huge.md:5: IK106" in result.output and "Traceback" not in result.output

@@ -346,3 +346,31 @@ def test_verify_prints_a_planted_file_name_on_one_line_without_escapes(archive):
     assert result.exit_code == 1 and "\x1b" not in result.output
     assert len(result.stdout.splitlines()) == 2
     assert result.stdout.splitlines()[1] == f"{shard}/x\\x0a\\x1b[2Jfake: ok.json: unexpected file in the archive; remove it"
+
+
+# Found by the review of the merged safety work.
+@pytest.mark.parametrize("folder", ["blobs", "records"])
+def test_a_linked_records_or_blobs_folder_fails_verify_check_and_build_alike(tmp_path, folder):
+    arch = tmp_path / "arch"
+    shutil.copytree(ROOT / "sample_evidence", arch)
+    os.rename(arch / folder, tmp_path / "elsewhere")
+    os.symlink(tmp_path / "elsewhere", arch / folder)
+    problems = verify_archive(Archive.open(arch))
+    assert f"{arch / folder}: symbolic link in the archive; archives hold plain folders and files only" in problems
+    assert problems.count(problems[0]) == 1  # said once, not once per record
+    for args in (("check", arch), ("build", arch, "-o", tmp_path / "site")):
+        result = CliRunner().invoke(cli, [str(a) for a in args])
+        assert result.exit_code == 1
+        assert result.output.strip().endswith(f"{arch / folder}: is a symbolic link; archives hold plain folders and files only")
+
+
+def test_check_prints_no_escape_sequences_from_a_report_file_name(tmp_path):
+    arch = tmp_path / "arch"
+    shutil.copytree(ROOT / "sample_evidence", arch)
+    os.chmod(arch / "reports", 0o755)
+    (arch / "reports" / "a\x1b]52;c;cHduZWQ=\x07.md").write_text("---\ntitle: t\nsummary: s\n---\nx [ev:zz]\n")
+    for args in (("check", arch), ("check", arch, "--json")):
+        result = run(*args)
+        assert result.exit_code == 1
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        assert "cHduZWQ=" in result.output

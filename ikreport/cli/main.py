@@ -257,9 +257,11 @@ def check_command(archive: Path, reports_dir: Path | None, strict: bool, as_json
     from ikreport.store.archive import Archive
     from ikreport.commands.check import check
 
+    from ikreport.terminal import safe_json, safe_text
+
     checked = check(Archive.open(archive), reports_dir)
-    for finding in checked.findings:
-        click.echo(json.dumps(finding.as_dict(), sort_keys=True) if as_json else str(finding))
+    for finding in checked.findings:  # file names and messages quote report text: escaped
+        click.echo(safe_json(json.dumps(finding.as_dict(), sort_keys=True)) if as_json else safe_text(str(finding)))
     if checked.failures(strict):
         raise click.exceptions.Exit(1)
 

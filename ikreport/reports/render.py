@@ -99,14 +99,40 @@ def _front_matter(tokens: list[Any], state: RenderState) -> tuple[dict[str, Any]
         line = getattr(getattr(exc, "problem_mark", None), "line", 0) + 2
         state.findings.append(Finding("IK107", line, f"front matter is not valid YAML ({getattr(exc, 'problem', exc)})"))
         return meta, token.map[1] if token.map else 0
+    except ValueError as exc:  # an integer of thousands of digits: past Python's int conversion limit
+        state.findings.append(Finding("IK107", 2, f"front matter is not valid YAML ({exc})"))
+        return meta, token.map[1] if token.map else 0
     if not isinstance(data, dict):
         state.findings.append(Finding("IK107", 2, "front matter must be a mapping (title: …, summary: …)"))
         data = {}
-    meta["title"] = str(data["title"]) if data.get("title") else None
-    meta["summary"] = str(data.get("summary") or "")
-    records = data.get("records") or []
-    meta["records"] = [str(r) for r in records] if isinstance(records, list) else []
+    # title and summary are text and records a list of ids. YAML reads `2024` or `37478998` as a
+    # number, which is taken as its digits; a list or mapping would be shown as Python wrote it
+    # (title: [1, 2] as the page title "[1, 2]") and an integer of thousands of digits cannot
+    # be written at all, so those are refused.
+    for key in ("title", "summary"):
+        value = data.get(key)
+        if value is not None and _text(value) is None:
+            state.findings.append(Finding("IK107", 2, f"front matter {key!r} must be text; quote it"))
+        elif value:
+            meta[key] = _text(value)
+    records = data.get("records")
+    ids = [_text(r) for r in records] if isinstance(records, list) else None
+    if records is not None and (ids is None or None in ids):
+        state.findings.append(Finding("IK107", 2, "front matter 'records' must be a list of record ids (quoted)"))
+    elif ids:
+        meta["records"] = ids
     return meta, token.map[1] if token.map else 0
+
+
+def _text(value: Any) -> str | None:
+    """A front matter scalar as text: a string, or a number YAML read from digits; else None."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() < 64:
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    return None
 
 
 def _twin(lines: list[str], front_end: int, state: RenderState, resolver: RecordResolver) -> Markdown:

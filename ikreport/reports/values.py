@@ -21,7 +21,9 @@ def lookup(record: dict[str, Any], path: str) -> Any:
     for part in path.split("."):
         if isinstance(node, dict) and part in node:
             node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        # a list is indexed by a short run of ASCII digits (a 5000-digit index would hit Python's
+        # limit on int() and is never an index anyway)
+        elif isinstance(node, list) and part.isascii() and part.isdigit() and len(part) < 19 and int(part) < len(node):
             node = node[int(part)]
         else:
             where = ".".join(walked) or "the record"

@@ -44,6 +44,9 @@ class LocalFolder:
         return sorted(i for i in self._names(self.root / area, SUFFIX[area], prefix[:2]) if i.startswith(prefix))
 
     def _names(self, top: Path, suffix: str, shard_prefix: str) -> Iterator[str]:
+        # a linked records/ or blobs/ is refused here, so check and build agree with verify
+        if top.is_symlink():
+            raise IntegrityError(f"{top}: is a symbolic link; archives hold plain folders and files only")
         if not top.is_dir():
             return
         for shard in os.scandir(top):
@@ -84,6 +87,9 @@ class LocalFolder:
         areas: tuple[Area, ...] = ("blobs", "records")  # blobs first: problems are listed in this order
         for area in areas:
             top, suffix = self.root / area, SUFFIX[area]
+            if top.is_symlink():  # build refuses to read through it, so verify must not pass it
+                found.order.append(f"{top}: symbolic link in the archive; archives hold plain folders and files only")
+                continue
             if not top.is_dir():
                 continue
             for entry in sorted(os.scandir(top), key=lambda e: e.name):

@@ -71,6 +71,10 @@ RESOLVER = RecordResolver(RecordSet.of({"a" * 64: {"kind": "x", "title": "t <b>"
                                                    "collected_at": None}}), "../")
 MD_TOKENS = ["[ev:aaaaaaaa]", "[ev:aaaaaaaa data.v_gbs]", "[ev:", "]", "[ev:zz]", "<script>x</script>", "`", "\n\n",
              "- ", "# ", "[a](javascript:x)", "{{ x }}", "---\ntitle: t\n---\n", "> ", "|a|b|\n|-|-|\n"]
+# front matter a report may open with: plain, an alias bomb, too deep, an unknown record, not YAML
+FRONT_MATTER = ["", "---\ntitle: t\nsummary: s\n---\n", "---\na: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n---\n",
+                "---\nt: " + "[" * 40 + "]" * 40 + "\n---\n", "---\nrecords: [aaaaaaaa, bbbbbbbb]\n---\n",
+                "---\n: : [\n---\n", "---\n" + "k: v\n" * 20000 + "---\n"]
 
 
 def check_markdown(text: str, rng: random.Random) -> None:
@@ -78,7 +82,7 @@ def check_markdown(text: str, rng: random.Random) -> None:
     for _ in range(rng.randint(0, 8)):
         at = rng.randrange(len(pieces) + 1)
         pieces.insert(at, rng.choice(MD_TOKENS))
-    source = "".join(pieces)
+    source = rng.choice(FRONT_MATTER) + "".join(pieces)
     report = render_report(Path("fuzz.md"), source, RESOLVER)
     assert "<script" not in report.html and "javascript:" not in report.html.replace("javascript:x)", "")
 
