@@ -76,6 +76,8 @@ def test_mutation_fuzzer_small_run_finds_no_traceback_and_no_disagreement():
     ("ncu-profile", ("kernels", 0, "first_launch", "kernel"), None),
     ("ncu-profile", ("profiled_time_us",), {"a": {"b": [None]}}),  # a nested object
     ("peak-bandwidth", ("peak_gbs",), 0),                           # divides the of-peak claims
+    ("peak-bandwidth", ("peak_gbs",), 500_000),                     # 500 TB/s: no importer would take it
+    ("ncu-profile", ("launches", 0, "memory_pct"), 250),            # % of peak far past rounding
     ("peak-bandwidth", ("kernels", 0), "Copy"),
     ("environment", ("gpus", 0), [None]),
     ("environment", ("packages",), ["torch"]),
@@ -193,3 +195,14 @@ def test_a_launch_count_below_the_launch_table_never_shows_a_negative_count(arch
     build_site(arch, tmp_path / "site", cache_dir=tmp_path / "cache", workers=1)
     page = (tmp_path / "site" / "e" / f"{rid}.html").read_text("utf-8")
     assert "more launches are" not in page
+
+
+def test_the_schema_keeps_the_bounds_the_importers_keep():
+    """A hand-made record must not publish what no importer accepts (issue 12 items 6 and 7)."""
+    from ikreport.analysis import plausible
+
+    defs = records._schema()["$defs"]
+    assert defs["gbs"]["maximum"] == plausible.MAX_MEMORY_GBS
+    assert defs["peak_pct"]["maximum"] == plausible.MAX_PERCENT
+    bounds = defs["peak-bandwidth"]["properties"]["peak_gbs"]
+    assert (bounds["minimum"], bounds["maximum"]) == (plausible.MIN_MEMORY_GBS, plausible.MAX_MEMORY_GBS)
