@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from ikreport.kinds.registry import KINDS, kind
-from ikreport.kinds.schema import data_links, parts, record_facts, record_schema
+from ikreport.store.schema_parts import data_links, parts, record_facts, record_schema
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ikreport"
 # "environment" is also the name of a record's envelope field (the environment record it cites)

@@ -6,7 +6,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from ikreport.claims.engine import claims_for
+from ikreport.kinds.engine import claims_for
 from ikreport.kinds.registry import kind
 from ikreport.kinds.supersession import NAME as SUPERSESSION
 from ikreport.store.recordset import Record, RecordSet

@@ -15,14 +15,14 @@ from typing import Any
 import rfc8785
 
 from ikreport.errors import NonCanonicalRecordError, RecordError
-from ikreport.kinds.schema import data_links, record_schema
+from ikreport.store.schema_parts import data_links, record_schema
 
 SCHEMA = "ikreport.record/1"
 Record = dict[str, Any]
 
 
 def _schema() -> dict[str, Any]:
-    """The record schema: the envelope shipped here with each kind's data part (kinds/schema.py)."""
+    """The record schema: the envelope shipped here with each kind's data part (store/schema_parts.py)."""
     return record_schema(json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8")))
 
 

@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from ikreport.errors import AmbiguousIdError, IkreportError, UnknownIdError
-from ikreport.kinds.schema import record_facts, successor_key
+from ikreport.store.schema_parts import record_facts, successor_key
 from ikreport.store.archive import Archive, references as record_references
 from ikreport.store.summaries import LazyRecord
 from ikreport.store.validated import Validated, check_record
@@ -40,7 +40,7 @@ class Supersession:
 
 def of_record(record_id: str, record: Mapping[str, Any]) -> list[Supersession]:
     """The replacements a record states: none unless its kind's part names a successor key
-    (kinds/schema.py), then one per record it supersedes."""
+    (store/schema_parts.py), then one per record it supersedes."""
     key = successor_key(record["kind"])
     if key is None:
         return []

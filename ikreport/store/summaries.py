@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ikreport.kinds.schema import digest_input, record_facts
+from ikreport.store.schema_parts import digest_input, record_facts
 
 Summary = dict[str, Any]
 

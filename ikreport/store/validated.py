@@ -16,7 +16,7 @@ from typing import Any
 from ikreport.store.archive import Archive, check_id, references
 from ikreport.store.records import Record
 from ikreport.store.cache import keep, recall_json
-from ikreport.kinds.schema import digest_input
+from ikreport.store.schema_parts import digest_input
 from ikreport.store.summaries import SUMMARY_VERSION, Summary, summarize
 
 Refs = list[tuple[str, str]]

@@ -28,8 +28,9 @@ def parts() -> dict[str, dict[str, Any]]:
 def digest_input() -> bytes:
     """The bytes of every part and of this file: what a cache of checked records depends on."""
     folder = resources.files("ikreport").joinpath("kinds")
-    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(SUFFIX)) + ["schema.py"]
-    return b"".join(name.encode() + folder.joinpath(name).read_bytes() for name in names)
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(SUFFIX))
+    here = resources.files("ikreport").joinpath("store/schema_parts.py").read_bytes()
+    return b"".join(name.encode() + folder.joinpath(name).read_bytes() for name in names) + here
 
 
 def record_schema(envelope: Mapping[str, Any]) -> dict[str, Any]:
