@@ -22,6 +22,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 
+from ikreport import links
 from ikreport.store.archive import ID_RX
 from ikreport.errors import SiteManifestError, UnreadableSiteFileError
 from ikreport.terminal import safe_text
@@ -76,7 +77,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     checked = 0
     for i, record_id in enumerate(records):
         if isinstance(record_id, str) and ID_RX.match(record_id):
-            todo.append((f"e/{record_id}.json", record_id))
+            todo.append((links.record_file(record_id, "json"), record_id))
             checked += 1
         else:
             problems.append(f"{bad}records[{i}] is not a record id (64 lowercase hex digits); rebuild the site")

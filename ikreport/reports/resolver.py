@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ikreport import links
 from ikreport.errors import PathError
 from ikreport.reports.values import format_value, lookup
 from ikreport.store.recordset import RecordSet
@@ -27,11 +28,11 @@ class RecordResolver:
 
     def href(self, record_id: str) -> str:
         """The relative link to the record's HTML page."""
-        return f"{self.root}e/{record_id}.html"
+        return links.via_root(links.record_file(record_id), self.root)
 
     def md_href(self, record_id: str) -> str:
         """The relative link to the record's Markdown twin."""
-        return f"{self.root}e/{record_id}.md"
+        return links.via_root(links.record_file(record_id, "md"), self.root)
 
     def title(self, record_id: str) -> str:
         """The record's title."""

@@ -20,7 +20,7 @@ from ikreport.commands.check import check
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
-from ikreport.site import links
+from ikreport import links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
 from ikreport.site.record_pages import Job, render_record_pages
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page

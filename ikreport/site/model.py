@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ikreport.claims.model import Claim
-from ikreport.site import links
+from ikreport import links
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from ikreport.kinds.supersession import NAME as SUPERSESSION
 from ikreport.store.recordset import Record, RecordSet
 from ikreport.reports.render import RenderedReport
 from ikreport.formatting import short
-from ikreport.site import links
+from ikreport import links
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.model import Page, claim_view
 
