@@ -85,6 +85,10 @@ class TruncatedExportError(NcuExportError):
     """An ncu export cut short or with broken rows: a field that never closes, a row of the wrong width."""
 
 
+class MismatchedExportsError(NcuExportError):
+    """A raw and a details export given together that do not come from one profiling run."""
+
+
 class ImplausibleValueError(IkreportError):
     """A number no hardware can measure (negative, NaN, a percent far above 100, a bandwidth above the bound)."""
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import NCU, ncu_text
 from ikreport.analysis.ncu import read_exports
-from ikreport.errors import NcuExportError
+from ikreport.errors import MismatchedExportsError, NcuExportError
 
 
 def profile(name: str):
@@ -150,15 +150,16 @@ def test_error_only_export_quotes_ncu():
     )
 
 
-def test_raw_and_details_of_different_exports_merge_by_id():
-    # a details page fills what a raw page lacks, matched by launch ID
+def test_raw_and_details_of_different_runs_are_refused_naming_the_launch():
+    # Two real exports of different programs share launch IDs 0..10: merged by ID, the BFS
+    # run's SM % landed on the PMPP run's kernels (issue 14 item 10). Now refused, in one line.
     raw = ncu_text("ncu_raw_pmpp_06_gtx1650ti_preamble.csv")
     details = ncu_text("ncu_details_xplacer_bfs_v100_2020_kerneltime.csv")
-    p = read_exports({"raw.csv": raw, "details.csv": details})
-    assert p.pages == {"raw.csv": "raw", "details.csv": "details"}
-    assert len(p.launches) == 11  # raw decides which launches exist
-    assert p.launches[0]["duration_us"] == pytest.approx(2104.704)  # raw wins where both have it
-    assert p.launches[0]["sm_pct"] == 0.28  # filled from details ID 0
+    with pytest.raises(MismatchedExportsError) as caught:
+        read_exports({"raw.csv": raw, "details.csv": details})
+    message = str(caught.value)
+    assert message.startswith("details.csv: launch ID 11 is not in raw.csv; the two are not one run")
+    assert "\n" not in message
 
 
 def test_flops_from_tensor_counters_and_unknown_without_sass_counters():
@@ -170,3 +171,15 @@ def test_flops_from_tensor_counters_and_unknown_without_sass_counters():
     # its FLOPs are unknown, not zero
     [gemv] = profile("ncu_details_llmperfopt_k0001_metrics.csv").launches
     assert gemv["flops"] is None and gemv["arithmetic_intensity"] is None
+
+
+def test_collect_refuses_exports_of_two_runs_and_writes_nothing(tmp_path):
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+
+    raw, details = NCU / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv", NCU / "ncu_details_xplacer_bfs_v100_2020_kerneltime.csv"
+    result = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(raw), str(details), "--archive", str(tmp_path / "a")])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {details}: launch ID 11 is not in {raw}; the two are not one run")
+    assert not [p for p in (tmp_path / "a").rglob("*") if p.is_file()]

@@ -7,7 +7,7 @@ import pytest
 from ikreport.analysis.ncu import read_exports
 from ikreport.analysis.ncu_summary import bound_label, memory_side, occupancy_limiter
 from ikreport.analysis.units import to_number, unit_kind
-from ikreport.errors import NcuExportError, TruncatedExportError
+from ikreport.errors import MismatchedExportsError, NcuExportError, TruncatedExportError
 
 DETAILS_HEADER = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"'
 
@@ -187,3 +187,40 @@ def test_a_stray_carriage_return_in_a_field_is_read_not_a_crash():
     unquoted = DETAILS_HEADER + '\n"0","k","S","Duration","ns","1"\n"1",k\r2,"S","Duration","ns","2"\n'
     with pytest.raises(TruncatedExportError, match=r"^x.csv:3: not a CSV line"):  # a broken row, not dropped
         read(unquoted)
+
+
+# A raw and a details page given together must be of one run (issue 14 item 10).
+SAME_RUN_RAW = "\n".join([
+    '"ID","Kernel Name","Grid Size","Block Size","gpu__time_duration.sum"',
+    '"","","","","usecond"',
+    '"0","copy(float*)","(64, 1, 1)","(256, 1, 1)","10.00"',
+    '"1","scale(float*)","(64, 1, 1)","(256, 1, 1)","20.00"',
+]) + "\n"
+
+
+def same_run_details(kernel0: str = "copy(float*)", grid0: str = "64", ids: tuple[str, ...] = ("0", "1")) -> str:
+    names = {"0": kernel0, "1": "scale(float*)", "2": "other(float*)"}
+    grids = {"0": grid0, "1": "64", "2": "64"}
+    rows = []
+    for i in ids:
+        rows.append(f'"{i}","{names[i]}","Launch Statistics","Grid Size","","{grids[i]}"')
+        rows.append(f'"{i}","{names[i]}","GPU Speed Of Light Throughput","Compute (SM) Throughput","%","40.5"')
+    return details(*rows)
+
+
+def test_raw_and_details_of_one_run_merge():
+    p = read_exports({"raw.csv": SAME_RUN_RAW, "details.csv": same_run_details()})
+    assert [s["sm_pct"] for s in p.launches] == [40.5, 40.5]  # filled from the details page
+    assert [s["duration_us"] for s in p.launches] == [10.0, 20.0]
+
+
+@pytest.mark.parametrize("changed, message", [
+    ({"kernel0": "other(float*)"}, "details.csv: launch ID 0 has kernel 'other(float*)' here but 'copy(float*)' in raw.csv"),
+    ({"grid0": "128"}, "details.csv: launch ID 0 has grid '128' here but '64' in raw.csv"),
+    ({"ids": ("0",)}, "details.csv: has no launch ID 1, which raw.csv has"),
+    ({"ids": ("0", "1", "2")}, "details.csv: launch ID 2 is not in raw.csv"),
+])
+def test_raw_and_details_of_different_runs_are_refused(changed, message):
+    with pytest.raises(MismatchedExportsError) as caught:
+        read_exports({"raw.csv": SAME_RUN_RAW, "details.csv": same_run_details(**changed)})
+    assert str(caught.value).startswith(message + "; the two are not one run: export both pages from one report")

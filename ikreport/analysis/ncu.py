@@ -15,7 +15,7 @@ from ikreport.analysis.ncu_details import parse_details
 from ikreport.analysis.ncu_export import Page, locate
 from ikreport.analysis.ncu_raw import parse_raw
 from ikreport.analysis.ncu_summary import Derived, Summary, by_kernel, derive, launch_csv, launch_summary
-from ikreport.analysis.ncu_table import LaunchTable, merge
+from ikreport.analysis.ncu_table import LaunchTable, check_same_run, merge
 from ikreport.errors import NcuExportError
 
 
@@ -78,6 +78,9 @@ def read_exports(texts: dict[str, bytes | str]) -> Profile:
             raise NcuExportError(f"{name}: a second {page} page (the first is {other}); give one raw and/or one details export")
         pages[name] = page
         found[page] = table
+    if "raw" in found and "details" in found:
+        by_page = {p: n for n, p in pages.items()}
+        check_same_run(found["raw"], found["details"], by_page["raw"], by_page["details"])
     table = merge(found.get("raw"), found.get("details"))
     derived = derive(table)
     return Profile(

@@ -15,6 +15,7 @@ import numpy as np
 from ikreport.analysis import plausible
 from ikreport.analysis.ncu_launch import Launch
 from ikreport.analysis.ncu_metrics import FIELD_KIND, FIELDS, STALL_PATTERNS
+from ikreport.errors import MismatchedExportsError
 
 TEXT = ("device", "cc", "grid_dims", "block_dims")
 
@@ -86,6 +87,42 @@ def check_plausible(t: LaunchTable, where: Callable[[int, str], str]) -> None:
 
 def _nan(value: float | None) -> float:
     return np.nan if value is None else value
+
+
+SAME_RUN_FIX = "export both pages from one report (ncu --import REPORT --csv --page raw, then --page details)"
+
+
+def check_same_run(raw: LaunchTable, details: LaunchTable, raw_name: str, details_name: str) -> None:
+    """Refuse a raw and a details page that are not of one run: the same launch IDs, each with
+    the same kernel, grid, block and compute capability wherever both pages give them. merge()
+    matches launches by ID, so pages of two runs would put one run's numbers on the other's."""
+    theirs = {launch_id: j for j, launch_id in enumerate(details.ids)}
+    for launch_id in raw.ids:
+        if launch_id not in theirs:
+            raise MismatchedExportsError(f"{details_name}: has no launch ID {launch_id}, which {raw_name} has; "
+                                         f"the two are not one run: {SAME_RUN_FIX}")
+    mine = set(raw.ids)
+    for launch_id in details.ids:
+        if launch_id not in mine:
+            raise MismatchedExportsError(f"{details_name}: launch ID {launch_id} is not in {raw_name}; "
+                                         f"the two are not one run: {SAME_RUN_FIX}")
+    for i, launch_id in enumerate(raw.ids):
+        j = theirs[launch_id]
+        pairs = [("kernel", raw.kernels[i], details.kernels[j])]
+        pairs += [(name, raw.text[name][i], details.text[name][j]) for name in ("grid_dims", "block_dims", "cc")]
+        for name in ("grid", "block"):  # sizes: a details page gives them as numbers, not "(x, y, z)"
+            a, b = raw.fields[name][i], details.fields[name][j]
+            if a == a and b == b:  # both known (not NaN)
+                pairs.append((name, f"{a:g}", f"{b:g}"))
+        for what, a, b in pairs:
+            if a and b and a != b:
+                raise MismatchedExportsError(
+                    f"{details_name}: launch ID {launch_id} has {what} {_cut(b)} here but {_cut(a)} in {raw_name}; "
+                    f"the two are not one run: {SAME_RUN_FIX}")
+
+
+def _cut(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:59] + "…")
 
 
 def merge(raw: LaunchTable | None, details: LaunchTable | None) -> LaunchTable:
