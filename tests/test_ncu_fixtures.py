@@ -72,7 +72,9 @@ def test_nsightful_base_units_and_thousands_separators_in_decimals():
     assert s["dram_gbs"] == pytest.approx(196.5)  # "196,456,177,859.63" byte/s
     assert s["bound"] == "memory-bound" and s["memory_level"] == "dram"
     assert "identify the DRAM bottleneck" in rule_text(s, "SOLBottleneck")
-    assert s["occupancy_limiter"] == "warps"  # SM 16, registers 8, smem 16, warps 4
+    # block limits SM 16, registers 8, smem 16, warps 4: warps allow the fewest blocks, but at a
+    # theoretical occupancy of 100% nothing limits it (issue 14 item 3: never "limited by warps")
+    assert s["occupancy_theoretical_pct"] == 100 and s["occupancy_limiter"] is None
     assert (s["registers"], s["grid"], s["block"], s["waves"]) == (32, 1024, 256, 6.4)
     assert s["kernel"].startswith("copy_blocked[v1,")
     assert s["unparsed_units"] == []  # 'hz' frequencies are not read into any field
@@ -109,7 +111,7 @@ def test_xplacer_2020_layout_after_program_output():
     assert (first["dram_pct"], first["sm_pct"], first["mem_pct"]) == (1.33, 0.28, 1.33)  # SOL FB, SM [%], Memory [%]
     assert first["bound"] == "latency-bound"
     assert (first["registers"], first["grid"], first["block"]) == (16, 8, 512)
-    assert first["occupancy_limiter"] == "warps"
+    assert first["occupancy_theoretical_pct"] == 100 and first["occupancy_limiter"] is None  # full: nothing limits
     assert [(k["kernel"].split("(")[0], k["launches"]) for k in p.kernels] == [("Kernel", 6), ("Kernel2", 7)]
     assert sum(k["share_pct"] for k in p.kernels) == pytest.approx(100.0, abs=0.1)
 
@@ -123,7 +125,8 @@ def test_pmpp_raw_page_after_prose_preamble():
     assert s["kernel"] == "void window_kernel<0>(int, int, const float4 *, float *)"
     assert s["duration_us"] == pytest.approx(2104.704)  # "2,104,704" ns
     assert (s["registers"], s["grid"], s["block"], s["waves"]) == (27, 4096, 128, 32)
-    assert s["occupancy_limiter"] == "warps"  # blocks 16, registers 16, smem 16, warps 8
+    # blocks 16, registers 16, smem 16, warps 8, but theoretical occupancy is 100%: nothing limits it
+    assert s["occupancy_theoretical_pct"] == 100 and s["occupancy_limiter"] is None
     assert s["occupancy_theoretical_pct"] == 100
     assert s["bound"] == "unknown"  # no throughput metrics in this export: no label is invented
 

@@ -48,14 +48,15 @@ def test_crlf_and_trailing_comma_rows():
         newline="\r\n",
     )
     [s] = read(text).launches
-    assert s["duration_us"] == 2.5 and s["dram_pct"] == 70.1 and s["bound"] == "memory-bound"
+    # SM throughput is not in this export: unknown, never read as 0 (issue 14 item 1)
+    assert s["duration_us"] == 2.5 and s["dram_pct"] == 70.1 and s["bound"] == "unknown"
 
 
 def test_body_item_label_column_and_extra_columns_anywhere():
     header = '"ID","Kernel Name","Body Item Label","Section Name","Metric Name","Metric Unit","Metric Value","Rule Name"'
     text = details('"0","k","","GPU Speed Of Light Throughput","Compute (SM) Throughput","%","81.0",""', header=header)
     [s] = read(text).launches
-    assert s["sm_pct"] == 81.0 and s["bound"] == "compute-bound"
+    assert s["sm_pct"] == 81.0 and s["bound"] == "unknown"  # no memory throughput: no bound named
 
 
 def test_warning_lines_between_csv_lines_are_chatter():
@@ -224,3 +225,43 @@ def test_raw_and_details_of_different_runs_are_refused(changed, message):
     with pytest.raises(MismatchedExportsError) as caught:
         read_exports({"raw.csv": SAME_RUN_RAW, "details.csv": same_run_details(**changed)})
     assert str(caught.value).startswith(message + "; the two are not one run: export both pages from one report")
+
+
+# Issue 14 items 1 and 3: a missing side is unknown, and occupancy limiters say only what holds.
+def test_a_missing_side_of_the_speed_of_light_pair_names_no_bound():
+    assert bound_label(None, 88.9) == "unknown" and bound_label(22.3, None) == "unknown"
+    assert bound_label(95.0, 30.0) == "memory-bound" and bound_label(20.0, 30.0) == "latency-bound"
+
+
+@pytest.mark.parametrize("fields, limiter", [
+    ({"limit_registers": 2, "limit_shared_mem": 2, "limit_warps": 12}, "registers + shared memory"),
+    ({"limit_registers": 5, "limit_shared_mem": 2, "limit_warps": 12, "occupancy_theoretical_pct": 50}, "shared memory"),
+    ({"limit_registers": 5, "limit_warps": 2, "occupancy_theoretical_pct": 100}, None),  # full: nothing limits
+    ({}, None),
+])
+def test_occupancy_limiter_ties_and_full_occupancy(fields, limiter):
+    assert occupancy_limiter(fields) == limiter
+
+
+def _claims_of(first: dict) -> list[str]:
+    from ikreport.kinds.ncu_profile import profile_claims
+    from ikreport.store.recordset import RecordSet
+
+    kernel = {"kernel": "k(int)", "launches": 1, "total_us": 5.0, "mean_us": 5.0, "share_pct": 100.0,
+              "bound": bound_label(first.get("memory_pct"), first.get("sm_pct")), "bound_launches": 1,
+              "first_launch": {"kernel": "k(int)", **first}}
+    record = {"kind": "ncu-profile", "title": "t", "limitations": ["l"], "data": {
+        "launch_count": 1, "kernel_count": 1, "profiled_time_us": 5.0, "kernels": [kernel], "launches": []}}
+    return [c.text for c in profile_claims("a" * 64, record, RecordSet.of({"a" * 64: record}))]
+
+
+def test_claims_say_what_is_known_and_never_limited_by_warps_at_full_occupancy():
+    texts = _claims_of({"sm_pct": 88.9, "memory_pct": None, "occupancy_theoretical_pct": 100.0,
+                        "occupancy_achieved_pct": 10.8, "occupancy_limiter": "warps", "waves": 0.03})
+    assert "k: SM at 88.9% of peak; memory throughput not captured, so no bound is named (first launch)." in texts
+    [occupancy] = [t for t in texts if "occupancy" in t]
+    assert occupancy.startswith("k reaches full theoretical occupancy: no resource limits it")
+    assert "the grid fills 0.03 of a wave" in occupancy and "warps" not in occupancy
+    tie = _claims_of({"occupancy_theoretical_pct": 50.0, "occupancy_limiter": "registers + shared memory"})
+    assert ("k's occupancy is limited by registers and shared memory alike (theoretical 50.0%): a tie, so "
+            "reducing one of them alone gains nothing.") in tie

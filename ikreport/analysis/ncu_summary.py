@@ -11,7 +11,13 @@ where the export has it, else DRAM throughput: a kernel that saturates L2 is mem
 even when DRAM is idle, as ncu's own SOLBottleneck rule says. If memory or SM is >= 60% of
 peak, the higher one is the limiter; if both are < 40%, neither is busy and the kernel is
 waiting (latency-bound: too little parallelism, dependencies, launch or tail effects);
-in between: mixed.
+in between: mixed. Both sides must be in the export: a missing side is unknown, never 0, so a
+launch with only one of them is 'unknown' (its claim says which side it has).
+
+The occupancy limiter is the resource whose per-SM block limit is smallest. At a theoretical
+occupancy of 100% nothing limits it (no limiter is named), and resources that share the
+smallest limit are a tie, named together ("registers + shared memory"): reducing one alone
+gains nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ LABELS = ("compute-bound", "latency-bound", "memory-bound", "mixed", "unknown")
 LEVELS = ("dram", "cache", "unknown")
 LIMITERS = ("registers", "shared memory", "warps", "blocks per SM")
 LIMIT_FIELDS = ("limit_registers", "limit_shared_mem", "limit_warps", "limit_blocks")
+FULL_OCCUPANCY_PCT = 99.5  # ncu prints theoretical occupancy rounded; 100% means no limit bites
+TIE = " + "  # joins the resources of a tied limiter
 
 Summary = dict[str, Any]
 
@@ -52,7 +60,8 @@ def _labels(memory: np.ndarray, sm: np.ndarray) -> np.ndarray:
     out[(m < IDLE_PCT) & (s < IDLE_PCT)] = LABELS.index("latency-bound")
     out[busy & (m >= s)] = LABELS.index("memory-bound")
     out[busy & (m < s)] = LABELS.index("compute-bound")
-    out[np.isnan(memory) & np.isnan(sm)] = LABELS.index("unknown")
+    # a side the export lacks is unknown, not 0: without both, no label can be named
+    out[np.isnan(memory) | np.isnan(sm)] = LABELS.index("unknown")
     return out
 
 
@@ -73,16 +82,29 @@ def _memory(dram: np.ndarray, mem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def occupancy_limiter(fields: dict[str, float | None]) -> str | None:
-    """Which resource caps blocks per SM: the smallest per-resource block limit."""
+    """Which resource caps blocks per SM: the smallest per-resource block limit, tied resources
+    joined with " + "; None when unknown or when theoretical occupancy is full."""
     row = np.array([[np.nan if fields.get(f) is None else fields[f] for f in LIMIT_FIELDS]], dtype=float)
-    code = int(_limiters(row)[0])
-    return LIMITERS[code] if code >= 0 else None
+    theoretical = fields.get("occupancy_theoretical_pct")
+    return limiter_name(int(_limiters(row, np.array([np.nan if theoretical is None else theoretical]))[0]))
 
 
-def _limiters(limits: np.ndarray) -> np.ndarray:
+def limiter_name(code: int) -> str | None:
+    """The name of a limiter code from _limiters: None for unknown (-1) or no limit (0)."""
+    if code <= 0:
+        return None
+    return TIE.join(name for bit, name in enumerate(LIMITERS) if code & (1 << bit))
+
+
+def _limiters(limits: np.ndarray, theoretical: np.ndarray) -> np.ndarray:
+    """Per launch: -1 unknown, 0 nothing limits (full theoretical occupancy), else a bit mask
+    over LIMITERS of the resources that share the smallest block limit."""
     filled = np.where(np.isnan(limits), np.inf, limits)
-    code = np.argmin(filled, axis=1)  # ties: the first in LIMITERS order
-    code[np.isinf(filled.min(axis=1))] = -1
+    low = filled.min(axis=1) if len(filled) else np.zeros(0)
+    at_min = (filled == low[:, None]) & np.isfinite(filled)
+    code = (at_min * (1 << np.arange(len(LIMITERS)))).sum(axis=1).astype(np.int64)
+    code[np.isinf(low)] = -1
+    code[theoretical >= FULL_OCCUPANCY_PCT] = 0
     return code
 
 
@@ -95,7 +117,7 @@ class Derived:
     memory_pct: np.ndarray
     memory_level: np.ndarray  # index into LEVELS
     bound: np.ndarray  # index into LABELS
-    limiter: np.ndarray  # index into LIMITERS, -1 unknown
+    limiter: np.ndarray  # -1 unknown, 0 no limit, else a bit mask over LIMITERS (see _limiters)
     flops: np.ndarray  # NaN unknown
     flops_per_s: np.ndarray
     intensity: np.ndarray
@@ -120,7 +142,7 @@ def derive(t: LaunchTable) -> Derived:
     limits = np.column_stack([f[x] for x in LIMIT_FIELDS]) if t.n else np.zeros((0, 4))
     return Derived(
         duration_us=np.where(dur > 0, dur / 1e3, np.nan), dram_gbs=gbs, memory_pct=memory, memory_level=level,
-        bound=_labels(memory, f["sm_pct"]), limiter=_limiters(limits), flops=flops, flops_per_s=flops_per_s,
+        bound=_labels(memory, f["sm_pct"]), limiter=_limiters(limits, f["occupancy_theoretical_pct"]), flops=flops, flops_per_s=flops_per_s,
         intensity=intensity,
     )
 
@@ -140,7 +162,6 @@ def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
     stalls = [(float(v[i]), reason) for reason, v in t.stalls.items() if not np.isnan(v[i])]
     total = sum(v for v, _ in stalls)
     top = sorted(stalls, key=lambda s: (-s[0], s[1]))[:TOP_STALLS]
-    limiter = int(d.limiter[i])
     return {
         "index": i,
         "id": t.ids[i],
@@ -156,7 +177,7 @@ def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "memory_level": LEVELS[int(d.memory_level[i])],
         "occupancy_achieved_pct": _num(f["occupancy_achieved_pct"][i]),
         "occupancy_theoretical_pct": _num(f["occupancy_theoretical_pct"][i]),
-        "occupancy_limiter": LIMITERS[limiter] if limiter >= 0 else None,
+        "occupancy_limiter": limiter_name(int(d.limiter[i])),
         "registers": _num(f["registers"][i]),
         "waves": _num(f["waves"][i]),
         "grid": _num(f["grid"][i]),
@@ -230,7 +251,7 @@ def launch_csv(t: LaunchTable, d: Derived) -> bytes:
     from ikreport.csv_cells import neutralise
 
     f = t.fields
-    limiter = np.array([LIMITERS[c] if c >= 0 else "" for c in d.limiter.tolist()], dtype=object)
+    limiter = np.array([limiter_name(c) or "" for c in d.limiter.tolist()], dtype=object)
     columns = {
         "index": np.arange(t.n), "id": t.ids, "kernel": t.kernels,
         "duration_us": np.round(d.duration_us, 3), "dram_gbs": np.round(d.dram_gbs, 1),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT
+from ikreport.analysis.ncu_summary import BUSY_PCT, FULL_OCCUPANCY_PCT, IDLE_PCT, TIE, bound_label
 from ikreport.claims.datasheet import compute_peak_tflops
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
@@ -83,18 +83,13 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
                     f"{fmt_duration_us(kernel['total_us'])} over {kernel['launches']} "
                     f"launch{'es' if kernel['launches'] != 1 else ''}.")
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
-        if kernel["bound"] != "unknown":
-            claims.append(make_claim("kernel-bound", name, record_id, _bound_text(short, kernel, first),
-                                     cites, [CAVEAT_BOUND], records, name))
-        if first.get("occupancy_limiter"):
-            text = f"{short}'s occupancy is limited by {first['occupancy_limiter']}"
-            parts = []
-            if first.get("occupancy_theoretical_pct") is not None:
-                parts.append(f"theoretical {fmt_pct(first['occupancy_theoretical_pct'])}")
-            if first.get("occupancy_achieved_pct") is not None:
-                parts.append(f"achieved {fmt_pct(first['occupancy_achieved_pct'])}")
-            text += f" ({', '.join(parts)})." if parts else "."
-            claims.append(make_claim("kernel-occupancy", name, record_id, text, cites, [CAVEAT_OCCUPANCY], records, name))
+        bound = _bound_text(short, kernel, first)
+        if bound:
+            claims.append(make_claim("kernel-bound", name, record_id, bound, cites, [CAVEAT_BOUND], records, name))
+        occupancy = _occupancy_text(short, first)
+        if occupancy:
+            claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
+                                     records, name))
         if first.get("top_stalls"):
             reasons = ", ".join(
                 f"{s['reason']} ({fmt_pct(s['share_pct'])})" for s in first["top_stalls"] if s["share_pct"] is not None
@@ -105,9 +100,18 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     return claims
 
 
-def _bound_text(short: str, kernel: dict, first: dict) -> str:
+def _bound_text(short: str, kernel: dict, first: dict) -> str | None:
+    """The bound claim; when the export lacks one side of the speed-of-light pair, what is known
+    and that no bound is named (a missing side is unknown, never 0); None when it has neither."""
     label = kernel["bound"]
     mem, sm = first.get("memory_pct"), first.get("sm_pct")
+    if label == "unknown" or mem is None or sm is None:
+        if mem is None and sm is None:
+            return None
+        known = (f"SM at {fmt_pct(sm)} of peak; memory throughput" if sm is not None
+                 else f"memory at {fmt_pct(mem)} of peak ({MEMORY_LEVEL.get(first.get('memory_level', 'unknown'), '')}); "
+                      "SM throughput")
+        return f"{short}: {known} not captured, so no bound is named (first launch)."
     level = MEMORY_LEVEL.get(first.get("memory_level", "unknown"), "")
     memory = f"memory {fmt_pct(mem)} of peak ({level})" if mem is not None else "memory throughput not in the export"
     if first.get("memory_level") == "cache" and first.get("dram_pct") is not None:
@@ -115,6 +119,42 @@ def _bound_text(short: str, kernel: dict, first: dict) -> str:
     compute = f"SM {fmt_pct(sm)} of peak" if sm is not None else "SM throughput not in the export"
     of = f" in {kernel['bound_launches']} of {kernel['launches']} launches" if kernel["launches"] > 1 else ""
     return f"{short} is {label}{of}: {memory}, {compute} (first launch)."
+
+
+def _limiter_cell(launch: dict) -> str:
+    """The limiter as a table cell: "none" at full theoretical occupancy (a record imported
+    before that rule may still name "warps" there), "n/a" when unknown."""
+    theoretical = launch.get("occupancy_theoretical_pct")
+    if theoretical is not None and theoretical >= FULL_OCCUPANCY_PCT:
+        return "none (full occupancy)"
+    return launch["occupancy_limiter"] or "n/a"
+
+
+def _occupancy_text(short: str, first: dict) -> str | None:
+    """The occupancy claim: what limits it (a tie named as one), or that nothing does at full
+    theoretical occupancy, and why achieved falls far short when the export shows it (a grid
+    of less than one wave)."""
+    limiter, theoretical = first.get("occupancy_limiter"), first.get("occupancy_theoretical_pct")
+    achieved, waves = first.get("occupancy_achieved_pct"), first.get("waves")
+    parts = []
+    if theoretical is not None:
+        parts.append(f"theoretical {fmt_pct(theoretical)}")
+    if achieved is not None:
+        parts.append(f"achieved {fmt_pct(achieved)}")
+    numbers = f" ({', '.join(parts)})" if parts else ""
+    if theoretical is not None and theoretical >= FULL_OCCUPANCY_PCT:
+        text = f"{short} reaches full theoretical occupancy: no resource limits it{numbers}."
+    elif limiter and TIE in limiter:
+        text = (f"{short}'s occupancy is limited by {limiter.replace(TIE, ' and ')} alike{numbers}: "
+                "a tie, so reducing one of them alone gains nothing.")
+    elif limiter:
+        text = f"{short}'s occupancy is limited by {limiter}{numbers}."
+    else:
+        return None
+    if achieved is not None and theoretical and achieved < theoretical / 2 and waves is not None and waves < 1:
+        text += (f" Achieved is far below theoretical because the grid fills {waves:.2g} of a wave: "
+                 "most SMs have no block to run.")
+    return text
 
 
 def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
@@ -155,9 +195,11 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
         "duration": fmt_duration_us(s["duration_us"]), "dram_gbs": fmt_gbs(s["dram_gbs"]),
         "memory": fmt_pct(s["memory_pct"]), "sm": fmt_pct(s["sm_pct"]),
-        "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": s["occupancy_limiter"] or "n/a",
+        "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": _limiter_cell(s),
         "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
-        "block": s["block_dims"] or fmt_number(s["block"]), "bound": s["bound"],
+        # labels from the launch's own numbers under today's rules: a record imported before a
+        # missing side counted as unknown may hold "latency-bound" for it
+        "block": s["block_dims"] or fmt_number(s["block"]), "bound": bound_label(s["memory_pct"], s["sm_pct"]),
     } for s in data["launches"][:MAX_TABLE_LAUNCHES]]
     shown = len(launches)
     complete = data.get("launches_complete", True)
