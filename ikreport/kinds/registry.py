@@ -1,6 +1,6 @@
 """The registry of record kinds: what the generic code asks ("the rules for this kind", "its
 view", "its charts"). A kind is one module in this package and one line below, with its data
-part (schema, data links, facts) beside the module as <module>.schema.json (see schema.py)."""
+part (schema, data links, facts) beside the module as <module>.schema.json (see store/schema_parts.py)."""
 
 from __future__ import annotations
 
