@@ -321,7 +321,7 @@ def test_context_file_with_flags_winning(tmp_path, env):
     bad.write_text('gpus = "x"\n')
     result = run("collect", "bandwidth", "--from-babelstream", BABEL, "-a", arch, "--context", bad)
     assert result.stderr == (f"Error: {bad}: unknown key 'gpus'; use title, gpu, engine, model, workload, "
-                             "limitations\n")
+                             "clock_control, cache_control, replay_mode, ncu_version, driver, limitations\n")
 
 
 def test_babelstream_row_with_a_malformed_number_is_not_read():
@@ -330,3 +330,49 @@ def test_babelstream_row_with_a_malformed_number_is_not_read():
     broken = BABEL.read_text().replace("1394571.325", "1394571.3.25")  # a regression found by hypothesis
     with pytest.raises(BandwidthOutputError, match="no 'Copy' row"):
         parse_babelstream(broken, "b.txt")
+
+
+# -- how an imported export was made, as the importer states it (issue 14 item 7) ----------------
+
+RAW_EXPORT = FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
+
+
+def test_an_import_records_the_options_the_importer_states_as_stated(tmp_path):
+    arch = tmp_path / "a"
+    record = load(arch, run("collect", "ncu", "--from-csv", RAW_EXPORT, "--archive", arch, "--clock-control", "base",
+                            "--cache-control", "all", "--replay-mode", "kernel", "--ncu-version", "2023.2.0",
+                            "--driver", "535.104"))
+    method = record["method"]
+    assert method["tool_version"] == "2023.2.0"
+    assert method["options"] == {"cache_control": "all", "clock_control": "base", "driver": "535.104",
+                                 "replay_mode": "kernel"}
+    assert method["how"] == ("imported from a CSV export (raw page); cache control, clock control, driver, ncu "
+                             "version, replay mode as stated by the importer, not observed")
+    assert record["limitations"][0] == ("Imported from a CSV export: --clock-control base and --cache-control all "
+                                        "are as stated by the importer, not observed.")
+
+
+def test_an_import_without_stated_options_records_none(tmp_path):
+    arch = tmp_path / "a"
+    record = load(arch, run("collect", "ncu", "--from-csv", RAW_EXPORT, "--archive", arch))
+    assert record["method"]["options"] == {} and record["method"]["tool_version"] is None
+    assert record["limitations"][0].startswith("Imported from a CSV export, which does not say which --clock-control")
+
+
+def test_stated_options_can_come_from_the_context_file_and_flags_win(tmp_path):
+    context = tmp_path / "setup.toml"
+    context.write_text('clock_control = "none"\ncache_control = "none"\nncu_version = "2024.1"\n')
+    arch = tmp_path / "a"
+    record = load(arch, run("collect", "ncu", "--from-csv", RAW_EXPORT, "--archive", arch, "--context", context,
+                            "--clock-control", "base"))
+    assert record["method"]["options"] == {"cache_control": "none", "clock_control": "base"}
+    assert record["method"]["tool_version"] == "2024.1"
+    context.write_text('clock_control = "fast"\n')
+    result = run("collect", "ncu", "--from-csv", RAW_EXPORT, "--archive", arch, "--context", context)
+    assert result.exit_code == 1 and "'clock_control' must be one of none, base, reset" in result.output
+
+
+def test_ncu_version_and_driver_belong_to_imports_of_csv_exports(env, tmp_path):
+    result = CliRunner().invoke(cli, ["collect", "ncu", "--archive", str(tmp_path / "a"), "--ncu-version", "2024.1",
+                                      "--", "python", "step.py"])
+    assert result.exit_code == 2 and "give them with --from-csv" in result.output

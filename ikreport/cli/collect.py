@@ -39,6 +39,8 @@ def collect() -> None:
 @click.option("--launch-skip", type=int, default=0, show_default=True)
 @click.option("--launch-count", type=int)
 @click.option("--nvtx-include", multiple=True, help="Profile only inside these NVTX ranges (repeatable).")
+@click.option("--ncu-version", help="With --from-csv: the ncu version that profiled, as you state it.")
+@click.option("--driver", help="With --from-csv: the NVIDIA driver version it ran under, as you state it.")
 @archive_option(required=True)
 @context_options
 def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, archive: Path,
@@ -56,7 +58,15 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
     from ikreport.store.archive import Archive
 
     fields = {k: options.pop(k) for k in ("title", "gpu", "engine", "model", "workload")}
-    context = make_context(context_file, limitations, fields)
+    # an export does not say how it was made: with --from-csv the run's options are what the
+    # importer states (recorded as stated), so only options given on the command line count
+    source = click.get_current_context().get_parameter_source
+    given = {k: options[k] for k in ("clock_control", "cache_control", "replay_mode", "ncu_version", "driver")
+             if options[k] is not None and source(k) != click.core.ParameterSource.DEFAULT}
+    if not from_csv and ("ncu_version" in given or "driver" in given):
+        raise click.UsageError("--ncu-version and --driver state how an imported CSV export was made; "
+                               "give them with --from-csv (a live run or --import records what it sees)")
+    context = make_context(context_file, limitations, fields, given if from_csv else None)
     store = Archive.create(archive)
     if from_csv:
         from ikreport.collect.ncu_import import import_csv

@@ -61,11 +61,14 @@ def context_options(f: Any) -> Any:
     return f
 
 
-def make_context(context_file: Path | None, limitations: tuple[str, ...], fields: dict[str, Any]) -> Any:
-    """The Context from the flags, merged over the --context file when there is one (flags win)."""
+def make_context(context_file: Path | None, limitations: tuple[str, ...], fields: dict[str, Any],
+                 stated: dict[str, str] | None = None) -> Any:
+    """The Context from the flags, merged over the --context file when there is one (flags win).
+    ``stated``: how an imported profile was made, as given on the command line."""
     from ikreport.collect.context import Context, load_context, merge_context
 
-    flags = Context(limitations=limitations, **{k: fields.pop(k) for k in ("title", "gpu", "engine", "model", "workload")})
+    flags = Context(limitations=limitations, stated=tuple(sorted((stated or {}).items())),
+                    **{k: fields.pop(k) for k in ("title", "gpu", "engine", "model", "workload")})
     return merge_context(load_context(context_file), flags) if context_file else flags
 
 

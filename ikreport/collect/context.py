@@ -12,6 +12,11 @@ from pathlib import Path
 from ikreport.errors import IkreportError
 
 CONTEXT_KEYS = ("title", "gpu", "engine", "model", "workload")
+# How an imported profile was made, as the importer states it (an export does not say): the
+# record keeps these as stated, never as observed.
+STATED_KEYS = ("clock_control", "cache_control", "replay_mode", "ncu_version", "driver")
+STATED_CHOICES = {"clock_control": ("none", "base", "reset"), "cache_control": ("all", "none"),
+                  "replay_mode": ("kernel", "application", "range", "app-range")}
 
 
 @dataclass(frozen=True)
@@ -22,6 +27,7 @@ class Context:
     model: str | None = None
     workload: str | None = None
     limitations: tuple[str, ...] = field(default_factory=tuple)
+    stated: tuple[tuple[str, str], ...] = ()  # (key of STATED_KEYS, value), sorted
 
     def subject(self, gpu: str | None = None) -> dict[str, str | None]:
         return {"gpu": self.gpu or gpu, "engine": self.engine, "model": self.model, "workload": self.workload}
@@ -35,22 +41,27 @@ def load_context(path: Path) -> Context:
         raise IkreportError(f"{path}: no such context file") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise IkreportError(f"{path}: not valid TOML ({exc})") from exc
-    unknown = sorted(set(data) - set(CONTEXT_KEYS) - {"limitations"})
+    unknown = sorted(set(data) - set(CONTEXT_KEYS) - set(STATED_KEYS) - {"limitations"})
     if unknown:
-        raise IkreportError(f"{path}: unknown key {unknown[0]!r}; use {', '.join(CONTEXT_KEYS)}, limitations")
+        raise IkreportError(f"{path}: unknown key {unknown[0]!r}; use {', '.join(CONTEXT_KEYS + STATED_KEYS)}, limitations")
     limitations = data.get("limitations", [])
     if not isinstance(limitations, list) or not all(isinstance(x, str) for x in limitations):
         raise IkreportError(f"{path}: 'limitations' must be a list of strings")
-    for key in CONTEXT_KEYS:
+    for key in CONTEXT_KEYS + STATED_KEYS:
         if key in data and not isinstance(data[key], str):
             raise IkreportError(f"{path}: {key!r} must be a string")
-    return Context(**{k: data.get(k) for k in CONTEXT_KEYS}, limitations=tuple(limitations))
+    for key, choices in STATED_CHOICES.items():
+        if key in data and data[key] not in choices:
+            raise IkreportError(f"{path}: {key!r} must be one of {', '.join(choices)}")
+    stated = tuple(sorted((k, data[k]) for k in STATED_KEYS if k in data))
+    return Context(**{k: data.get(k) for k in CONTEXT_KEYS}, limitations=tuple(limitations), stated=stated)
 
 
 def merge_context(base: Context, flags: Context) -> Context:
     """Command-line flags win over the context file; limitations add up."""
     values = {k: getattr(flags, k) or getattr(base, k) for k in CONTEXT_KEYS}
-    return replace(base, **values, limitations=base.limitations + flags.limitations)
+    stated = tuple(sorted({**dict(base.stated), **dict(flags.stated)}.items()))
+    return replace(base, **values, limitations=base.limitations + flags.limitations, stated=stated)
 
 
 def utc_now() -> str:

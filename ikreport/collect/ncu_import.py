@@ -46,10 +46,19 @@ LIMIT_NO_SOL = (
 )
 
 
-def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = True) -> list[str]:
+def stated_limitation(stated: dict[str, str]) -> str:
+    """What an import can say of the run's clock and cache control: unknown, or as stated."""
+    if "clock_control" in stated and "cache_control" in stated:
+        return (f"Imported from a CSV export: --clock-control {stated['clock_control']} and --cache-control "
+                f"{stated['cache_control']} are as stated by the importer, not observed.")
+    return LIMIT_IMPORTED
+
+
+def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = True,
+                        stated: dict[str, str] | None = None) -> list[str]:
     """Limitations that follow from what the exports hold (pure). ``imported``: the run's
-    options are unknown (a collector that ran ncu states them itself)."""
-    out = [LIMIT_IMPORTED, LIMIT_REPLAY] if imported else []
+    options are unknown unless ``stated`` (a collector that ran ncu states them itself)."""
+    out = [stated_limitation(stated or {}), LIMIT_REPLAY] if imported else []
     out += [LIMIT_ONE_RUN, LIMIT_BOUND]
     table, derived = profile.table, profile.derived
     if not table.stalls:
@@ -101,6 +110,10 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
             "name": Path(name).name,
         })
     gpu = context.gpu or (profile.devices[0] if len(profile.devices) == 1 else None)
+    stated = dict(context.stated)
+    how = "imported from a CSV export (" + ", ".join(sorted(set(profile.pages.values()))) + " page)"
+    if stated:  # the page shows "how": it says these were stated, not observed
+        how += "; " + ", ".join(k.replace("_", " ") for k in sorted(stated)) + " as stated by the importer, not observed"
     title = context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}"
     record = records.new_record(
         NCU_PROFILE,
@@ -109,13 +122,13 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
         subject=context.subject(gpu),
         method={
             "tool": "ncu",
-            "tool_version": None,
+            "tool_version": stated.get("ncu_version"),
             "command": None,
-            "options": {},
-            "how": "imported from a CSV export (" + ", ".join(sorted(set(profile.pages.values()))) + " page)",
+            "options": {k: v for k, v in sorted(stated.items()) if k != "ncu_version"},
+            "how": how,
         },
         data=profile_data(profile),
-        limitations=profile_limitations(profile, gpu) + list(context.limitations),
+        limitations=profile_limitations(profile, gpu, stated=stated) + list(context.limitations),
         sources=sorted(sources, key=lambda s: (s["role"], s["id"])),
     )
     return archive.put_record(record)
