@@ -265,3 +265,16 @@ def test_claims_say_what_is_known_and_never_limited_by_warps_at_full_occupancy()
     tie = _claims_of({"occupancy_theoretical_pct": 50.0, "occupancy_limiter": "registers + shared memory"})
     assert ("k's occupancy is limited by registers and shared memory alike (theoretical 50.0%): a tie, so "
             "reducing one of them alone gains nothing.") in tie
+
+
+def test_ncu_rule_findings_are_shown_and_a_disagreeing_label_is_said():
+    rules = [{"rule": "SOLBottleneck", "section": "SpeedOfLight", "type": "OPT",
+              "description": "Memory is more heavily utilized than Compute: Look at the Memory Workload Analysis."}]
+    texts = _claims_of({"memory_pct": 62.0, "sm_pct": 75.0, "ncu_rules": rules})
+    [found] = [t for t in texts if t.startswith("ncu's rules on k")]
+    assert found == ("ncu's rules on k (first launch) say: SOLBottleneck (OPT): Memory is more heavily utilized than "
+                     "Compute: Look at the Memory Workload Analysis. (ikreport's label, compute-bound, disagrees "
+                     "with ncu's SOLBottleneck rule, which finds it memory-bound.)")
+    agreeing = _claims_of({"memory_pct": 80.0, "sm_pct": 30.0, "ncu_rules": rules})
+    assert not any("disagrees" in t for t in agreeing)
+    assert not any(t.startswith("ncu's rules") for t in _claims_of({"memory_pct": 80.0, "sm_pct": 30.0}))

@@ -32,6 +32,8 @@ CAVEAT_OCCUPANCY = (
     "The limiter is the smallest per-resource block limit: it says what caps occupancy, "
     "not whether more occupancy would make the kernel faster."
 )
+CAVEAT_NCU_RULES = ("These are ncu's own rule findings, quoted from the export as ncu wrote them for the "
+                    "kernel's first launch; ikreport's bound label follows its own 60/40 rule of thumb.")
 CAVEAT_STALLS = "Stall reasons are shares of the stall metrics ncu collected for the kernel's first launch."
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
@@ -90,6 +92,10 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         if occupancy:
             claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
                                      records, name))
+        findings = _ncu_rules_text(short, kernel, first)
+        if findings:
+            claims.append(make_claim("kernel-ncu-rules", name, record_id, findings, cites, [CAVEAT_NCU_RULES],
+                                     records, name))
         if first.get("top_stalls"):
             reasons = ", ".join(
                 f"{s['reason']} ({fmt_pct(s['share_pct'])})" for s in first["top_stalls"] if s["share_pct"] is not None
@@ -119,6 +125,28 @@ def _bound_text(short: str, kernel: dict, first: dict) -> str | None:
     compute = f"SM {fmt_pct(sm)} of peak" if sm is not None else "SM throughput not in the export"
     of = f" in {kernel['bound_launches']} of {kernel['launches']} launches" if kernel["launches"] > 1 else ""
     return f"{short} is {label}{of}: {memory}, {compute} (first launch)."
+
+
+# ncu's SOLBottleneck rule opens with which side it found busier; ikreport's label may differ
+SOL_SIDE = {"Memory is more heavily utilized": "memory-bound", "Compute is more heavily utilized": "compute-bound"}
+
+
+def _ncu_rules_text(short: str, kernel: dict, first: dict) -> str | None:
+    """ncu's own rule findings for the kernel's first launch, quoted, and a note when ncu's
+    speed-of-light rule names the other side than ikreport's label (issue 14 item 2)."""
+    rules = [r for r in first.get("ncu_rules") or [] if r.get("description")]
+    if not rules:
+        return None
+    quoted = " ".join(f"{r.get('rule') or r.get('section') or 'rule'}"
+                      f"{' (' + r['type'] + ')' if r.get('type') else ''}: {r['description']}" for r in rules)
+    text = f"ncu's rules on {short} (first launch) say: {quoted}"
+    label = kernel.get("bound")
+    for r in rules:
+        ncu_side = next((side for opening, side in SOL_SIDE.items()
+                         if r.get("rule") == "SOLBottleneck" and r["description"].startswith(opening)), None)
+        if ncu_side and label in ("memory-bound", "compute-bound") and label != ncu_side:
+            text += f" (ikreport's label, {label}, disagrees with ncu's SOLBottleneck rule, which finds it {ncu_side}.)"
+    return text
 
 
 def _limiter_cell(launch: dict) -> str:
