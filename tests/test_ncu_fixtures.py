@@ -55,7 +55,7 @@ def test_k0003_memory_bound_on_l2_as_ncu_says():
     assert s["dram_gbs"] == pytest.approx(143.0)
     assert (s["dram_pct"], s["mem_pct"], s["sm_pct"]) == (8.13, 61.83, 41.49)
     assert s["bound"] == "memory-bound"
-    assert s["memory_level"] == "cache"
+    assert s["memory_level"] == "l2"  # ncu: "L2 bottleneck"; L2 61.83% is the busiest level
     assert "Memory is more heavily utilized than Compute" in rule_text(s, "SOLBottleneck")
     assert "L2 bottleneck" in rule_text(s, "SOLBottleneck")
     assert s["occupancy_limiter"] == "shared memory"  # limits: registers 5, smem 2, warps 12, SM 24
@@ -186,3 +186,15 @@ def test_collect_refuses_exports_of_two_runs_and_writes_nothing(tmp_path):
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: {details}: launch ID 11 is not in {raw}; the two are not one run")
     assert not [p for p in (tmp_path / "a").rglob("*") if p.is_file()]
+
+
+def test_the_busiest_memory_level_is_named_from_each_levels_own_throughput():
+    # issue 14 item 2: L2 at 61.83% (L1/TEX 49.23%, DRAM 8.13%) is "L2", not "L1/L2"
+    [s] = profile("ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv").launches
+    assert (s["memory_level"], s["l1_pct"], s["l2_pct"], s["dram_pct"]) == ("l2", 49.23, 61.83, 8.13)
+    [dram] = profile("ncu_details_nsightful_copy_blocked_base_units.csv").launches
+    assert dram["memory_level"] == "dram"  # DRAM 61.84% is the top; L1 18.29%, L2 8.38%
+    from ikreport.kinds.ncu_profile import _bound_text
+
+    kernel = {"bound": "memory-bound", "launches": 1}
+    assert "memory 61.8% of peak (L2 cache; DRAM 8.1%)" in _bound_text("k", kernel, s)

@@ -24,6 +24,8 @@ FIELD_KIND: dict[str, Kind] = {
     "occupancy_achieved_pct": "percent",
     "occupancy_theoretical_pct": "percent",
     "l2_hit_pct": "percent",
+    "l1_pct": "percent",
+    "l2_pct": "percent",
 }
 
 # field -> raw metric names, first present wins.
@@ -49,6 +51,9 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     "limit_warps": ("launch__occupancy_limit_warps",),
     "limit_blocks": ("launch__occupancy_limit_blocks",),
     "l2_hit_pct": ("lts__t_sector_hit_rate.pct",),
+    # each memory level's own throughput, so the busiest level can be named (ncu's SOL breakdown)
+    "l1_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active",),
+    "l2_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
 }
 
 # field -> (section, human metric name) in the details page, first present wins.
@@ -82,6 +87,8 @@ DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "limit_warps": (("Occupancy", "Block Limit Warps"),),
     "limit_blocks": (("Occupancy", "Block Limit SM"),),
     "l2_hit_pct": (("Memory Workload Analysis", "L2 Hit Rate"),),
+    "l1_pct": (("GPU Speed Of Light Throughput", "L1/TEX Cache Throughput"),),
+    "l2_pct": (("GPU Speed Of Light Throughput", "L2 Cache Throughput"),),
 }
 
 FIELDS: tuple[str, ...] = tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if f not in RAW_FIELDS)

@@ -37,7 +37,9 @@ TOP_STALLS = 4
 SAME_LEVEL_PCT = 1.0
 # Labels in alphabetical order: a kernel's most common label wins ties by this order.
 LABELS = ("compute-bound", "latency-bound", "memory-bound", "mixed", "unknown")
-LEVELS = ("dram", "cache", "unknown")
+# the busiest memory level: DRAM, L1/TEX or L2 when the export has each level's throughput,
+# "cache" when it only shows that a cache (not DRAM) is the busiest
+LEVELS = ("dram", "cache", "unknown", "l1", "l2")
 LIMITERS = ("registers", "shared memory", "warps", "blocks per SM")
 LIMIT_FIELDS = ("limit_registers", "limit_shared_mem", "limit_warps", "limit_blocks")
 FULL_OCCUPANCY_PCT = 99.5  # ncu prints theoretical occupancy rounded; 100% means no limit bites
@@ -72,10 +74,17 @@ def memory_side(dram_pct: float | None, mem_pct: float | None) -> tuple[float | 
     return (None if np.isnan(top[0]) else float(top[0])), LEVELS[int(level[0])]
 
 
-def _memory(dram: np.ndarray, mem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _memory(dram: np.ndarray, mem: np.ndarray, l1: np.ndarray | None = None,
+            l2: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore"):
         top = np.fmax(dram, mem)
     level = np.full(len(top), LEVELS.index("cache"))
+    if l1 is not None and l2 is not None:
+        # a cache is busiest: name the level whose own throughput is the top, when it is there
+        with np.errstate(invalid="ignore"):
+            level[(top - l2 <= SAME_LEVEL_PCT) & ~(l1 > l2)] = LEVELS.index("l2")
+            level[(top - l1 <= SAME_LEVEL_PCT) & (l1 > l2)] = LEVELS.index("l1")
+            level[(top - l1 <= SAME_LEVEL_PCT) & np.isnan(l2)] = LEVELS.index("l1")
     level[top - dram <= SAME_LEVEL_PCT] = LEVELS.index("dram")
     level[np.isnan(dram) | np.isnan(top)] = LEVELS.index("unknown")
     return top, level
@@ -138,7 +147,7 @@ def derive(t: LaunchTable) -> Derived:
         flops = np.where((t.flops > 0) | t.flops_sass, t.flops, np.nan)
         flops_per_s = np.where((flops > 0) & (dur > 0), flops / dur * 1e9, np.nan)
         intensity = np.where((flops > 0) & (dram_bytes > 0), flops / dram_bytes, np.nan)
-    memory, level = _memory(f["dram_pct"], f["mem_pct"])
+    memory, level = _memory(f["dram_pct"], f["mem_pct"], f["l1_pct"], f["l2_pct"])
     limits = np.column_stack([f[x] for x in LIMIT_FIELDS]) if t.n else np.zeros((0, 4))
     return Derived(
         duration_us=np.where(dur > 0, dur / 1e3, np.nan), dram_gbs=gbs, memory_pct=memory, memory_level=level,
@@ -173,6 +182,8 @@ def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "dram_pct": _num(f["dram_pct"][i]),
         "sm_pct": _num(f["sm_pct"][i]),
         "mem_pct": _num(f["mem_pct"][i]),
+        "l1_pct": _num(f["l1_pct"][i]),
+        "l2_pct": _num(f["l2_pct"][i]),
         "memory_pct": _num(d.memory_pct[i]),
         "memory_level": LEVELS[int(d.memory_level[i])],
         "occupancy_achieved_pct": _num(f["occupancy_achieved_pct"][i]),

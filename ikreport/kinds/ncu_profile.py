@@ -38,7 +38,8 @@ CAVEAT_STALLS = "Stall reasons are shares of the stall metrics ncu collected for
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
 
-MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "level not in the export"}
+MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "level not in the export",
+                "l1": "L1/TEX cache", "l2": "L2 cache"}
 
 
 def show(record: Mapping[str, Any]) -> list[str]:
@@ -120,8 +121,8 @@ def _bound_text(short: str, kernel: dict, first: dict) -> str | None:
         return f"{short}: {known} not captured, so no bound is named (first launch)."
     level = MEMORY_LEVEL.get(first.get("memory_level", "unknown"), "")
     memory = f"memory {fmt_pct(mem)} of peak ({level})" if mem is not None else "memory throughput not in the export"
-    if first.get("memory_level") == "cache" and first.get("dram_pct") is not None:
-        memory = f"memory {fmt_pct(mem)} of peak (L1/L2 cache; DRAM {fmt_pct(first['dram_pct'])})"
+    if first.get("memory_level") in ("cache", "l1", "l2") and first.get("dram_pct") is not None:
+        memory = f"memory {fmt_pct(mem)} of peak ({level.split(',')[0]}; DRAM {fmt_pct(first['dram_pct'])})"
     compute = f"SM {fmt_pct(sm)} of peak" if sm is not None else "SM throughput not in the export"
     of = f" in {kernel['bound_launches']} of {kernel['launches']} launches" if kernel["launches"] > 1 else ""
     return f"{short} is {label}{of}: {memory}, {compute} (first launch)."
