@@ -376,3 +376,26 @@ def test_ncu_version_and_driver_belong_to_imports_of_csv_exports(env, tmp_path):
     result = CliRunner().invoke(cli, ["collect", "ncu", "--archive", str(tmp_path / "a"), "--ncu-version", "2024.1",
                                       "--", "python", "step.py"])
     assert result.exit_code == 2 and "give them with --from-csv" in result.output
+
+
+def test_ncu_errors_in_an_export_are_kept_and_the_record_says_it_may_be_partial(tmp_path):
+    # issue 14 item 9: '==ERROR== Failed to profile' lines were dropped with the other chatter
+    export = tmp_path / "partial.csv"
+    export.write_text("\n".join([
+        "==PROF== Connected to process 4242 (/usr/bin/python3)",
+        '==ERROR== Failed to profile "gemm_kernel" in process 4242',
+        "==WARNING== Found outstanding GPU clock reset, trying to revert...",
+        '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"',
+        '"0","copy(float*)","GPU Speed Of Light Throughput","Duration","usecond","10.00"',
+        "==PROF== Disconnected from process 4242",
+    ]) + "\n")
+    arch = tmp_path / "a"
+    record = load(arch, run("collect", "ncu", "--from-csv", export, "--archive", arch))
+    assert record["data"]["ncu_messages"] == ['==ERROR== Failed to profile "gemm_kernel" in process 4242',
+                                              "==WARNING== Found outstanding GPU clock reset, trying to revert..."]
+    assert ("ncu reported 1 error while profiling, so the export may be partial: what ncu failed to profile is "
+            'missing. First: ==ERROR== Failed to profile "gemm_kernel" in process 4242') in record["limitations"]
+    assert "ncu printed 1 warning (kept in the record as ncu_messages)." in record["limitations"]
+    clean = load(arch, run("collect", "ncu", "--from-csv", FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv",
+                           "--archive", arch))
+    assert "ncu_messages" not in clean["data"]

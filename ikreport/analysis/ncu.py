@@ -29,6 +29,7 @@ class Profile:
     kernels: list[Summary]
     devices: list[str]  # GPU names the exports name, sorted
     compute_capabilities: list[str]
+    messages: tuple[str, ...] = ()  # ncu's ==ERROR==/==WARNING== lines in the exports
     _cache: dict[str, object] = field(default_factory=dict, compare=False)
 
     @property
@@ -58,12 +59,13 @@ class Profile:
         return launch_csv(self.table, self.derived)
 
 
-def read_page(data: bytes | str, name: str) -> tuple[Page, LaunchTable]:
+def read_page(data: bytes | str, name: str) -> tuple[Page, LaunchTable, tuple[str, ...]]:
+    """One export's page, its launches, and ncu's own error and warning lines in it."""
     export = locate(data, name)
     table = parse_raw(export) if export.page == "raw" else parse_details(export)
     if table.n == 0:
         raise NcuExportError(f"{name}: the {export.page} page has a header but no kernel launches")
-    return export.page, table
+    return export.page, table, export.messages
 
 
 def read_exports(texts: dict[str, bytes | str]) -> Profile:
@@ -71,8 +73,10 @@ def read_exports(texts: dict[str, bytes | str]) -> Profile:
     in error messages)."""
     pages: dict[str, Page] = {}
     found: dict[Page, LaunchTable] = {}
+    messages: list[str] = []
     for name, text in texts.items():
-        page, table = read_page(text, name)
+        page, table, said = read_page(text, name)
+        messages += [m for m in said if m not in messages]
         if page in found:
             other = next(n for n, p in pages.items() if p == page)
             raise NcuExportError(f"{name}: a second {page} page (the first is {other}); give one raw and/or one details export")
@@ -87,4 +91,5 @@ def read_exports(texts: dict[str, bytes | str]) -> Profile:
         pages=pages, table=table, derived=derived, kernels=by_kernel(table, derived),
         devices=sorted({d for d in table.text["device"] if d}),
         compute_capabilities=sorted({c for c in table.text["cc"] if c}),
+        messages=tuple(messages),
     )

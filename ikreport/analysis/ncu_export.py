@@ -44,6 +44,9 @@ class Export:
     source: bytes = field(default=b"", repr=False, compare=False)
     body_start: int = 0
     filtered: bool = False
+    # ncu's own ==ERROR==/==WARNING== lines anywhere in the file (at most MAX_MESSAGES), e.g.
+    # '==ERROR== Failed to profile "kernel"': the export is then partial, and the record says so
+    messages: tuple[str, ...] = ()
 
     def file_line(self, body_line: int) -> int:
         """The file's line number (from 1) of body line ``body_line`` (from 0). Error path only:
@@ -77,6 +80,23 @@ class Export:
 
 
 CHUNK = 1 << 20
+MAX_MESSAGES = 20
+MESSAGE_MARKS = (b"==ERROR==", b"==WARNING==")
+
+
+def tool_messages(data: bytes) -> tuple[str, ...]:
+    """ncu's ==ERROR== and ==WARNING== lines, in file order: found with C-speed searches, so a
+    60 MB export is not walked line by line."""
+    found: list[tuple[int, str]] = []
+    for mark in MESSAGE_MARKS:
+        at = data.find(mark)
+        while at >= 0 and len(found) < 2 * MAX_MESSAGES:
+            if at == 0 or data[at - 1:at] == b"\n":
+                end = data.find(b"\n", at)
+                line = data[at: end if end >= 0 else len(data)].decode("utf-8", "replace").rstrip("\r")
+                found.append((at, line[:300]))
+            at = data.find(mark, at + len(mark))
+    return tuple(line for _, line in sorted(found)[:MAX_MESSAGES])
 
 
 def check_utf8(data: bytes, name: str) -> None:
@@ -152,7 +172,8 @@ def locate(data: bytes | str, name: str = "<export>") -> Export:
     if filtered:
         body = b"\n".join(_csv_lines(bytes(body), name, found_line))
     export = Export(name=name, page=page, header=header, body=body, header_line=found_line,
-                    source=data, body_start=end + 1 if end >= 0 else len(data), filtered=filtered)
+                    source=data, body_start=end + 1 if end >= 0 else len(data), filtered=filtered,
+                    messages=tool_messages(data))
     _check_quoting(export)
     return export
 

@@ -18,6 +18,7 @@ from ikreport.store.archive import Archive
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
+from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
@@ -70,6 +71,13 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
     unread = sorted({p.split(":")[0] for problems in table.problems.values() for p in problems})
     if unread:
         out.append(f"Some values had units that could not be read and were left out ({', '.join(unread)}).")
+    errors = [m for m in profile.messages if m.startswith("==ERROR==")]
+    if errors:  # e.g. '==ERROR== Failed to profile "gemm"': those launches are not in the export
+        out.append(f"ncu reported {plural(len(errors), 'error', 'errors')} while profiling, so the export may be "
+                   f"partial: what ncu failed to profile is missing. First: {errors[0]}")
+    warnings = len(profile.messages) - len(errors)
+    if warnings:
+        out.append(f"ncu printed {plural(warnings, 'warning', 'warnings')} (kept in the record as ncu_messages).")
     if gpu is None:
         cc = ", ".join(profile.compute_capabilities) or "unknown"
         out.append(f"The export does not name the GPU (compute capability {cc}); pass --gpu when importing.")

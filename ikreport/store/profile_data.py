@@ -40,6 +40,7 @@ def profile_data(profile: Profile) -> Data:
         "kernels": profile.kernels,
         "launches_complete": complete,
         "launches": [profile.launch(i) for i in rows],
+        **({"ncu_messages": list(profile.messages)} if profile.messages else {}),
     }
 
 
