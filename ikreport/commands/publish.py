@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ikreport import __version__
+from ikreport.commands.verify_site import walk_site
 from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError, WorkflowValueError
 
 __all__ = ["PublishError", "check_site", "check_branch", "init_pages", "publish"]
@@ -100,27 +101,20 @@ def check_site(site: Path) -> tuple[str, int]:
     def unreadable(exc: OSError) -> NoReturn:
         raise UnsafeSiteError(f"{_shown(str(exc.filename))}: cannot read it ({exc.strerror}); check the site folder")
 
-    for folder, dirs, names in os.walk(site, onerror=unreadable):  # followlinks=False: links are listed, not entered
-        for name in sorted(dirs + names):
-            path = os.path.join(folder, name)
-            shown = _shown(path)
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError as exc:
-                unreadable(exc)
-            rel = os.path.relpath(path, site).replace(os.sep, "/")
-            if stat.S_ISLNK(mode):
-                raise UnsafeSiteError(f"{shown}: a symbolic link; publish pushes only files the build wrote "
-                                      "(delete it, or rebuild the site)")
-            if stat.S_ISDIR(mode):
-                continue
-            if not stat.S_ISREG(mode):
-                raise UnsafeSiteError(f"{shown}: not a regular file (a device, pipe or socket); delete it, "
-                                      "or rebuild the site")
-            if rel not in listed and rel != MANIFEST:
-                raise UnsafeSiteError(f"{shown}: not written by the build (manifest.json does not list it); "
-                                      "delete it, or rebuild the site")
-            found.add(rel)
+    for rel, path, what in walk_site(site, unreadable):  # links are listed, never entered
+        shown = _shown(path)
+        if what == "link":
+            raise UnsafeSiteError(f"{shown}: a symbolic link; publish pushes only files the build wrote "
+                                  "(delete it, or rebuild the site)")
+        if what == "folder":
+            continue
+        if what == "special":
+            raise UnsafeSiteError(f"{shown}: not a regular file (a device, pipe or socket); delete it, "
+                                  "or rebuild the site")
+        if rel not in listed and rel != MANIFEST:
+            raise UnsafeSiteError(f"{shown}: not written by the build (manifest.json does not list it); "
+                                  "delete it, or rebuild the site")
+        found.add(rel)
     missing = sorted(listed - found)
     if missing:
         raise UnsafeSiteError(f"{site / missing[0]}: listed in manifest.json but not in the site"

@@ -190,26 +190,41 @@ class _Local(_Reader):
         publishing would push what a link points at); with the manifest's "files" list, files
         it does not name and named files that are absent."""
         found, seen = [], {"manifest.json"}
-        for top, dirs, files in os.walk(self.folder, followlinks=False):
-            for name in sorted(dirs + files):
-                path = os.path.join(top, name)
-                try:
-                    mode = os.lstat(path).st_mode
-                except OSError:
-                    continue  # gone while walking
-                rel = os.path.relpath(path, self.folder).replace(os.sep, "/")
-                shown = f"{base}{safe_text(rel)}"  # a planted name may hold a line break or an escape
-                if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                    what = "symbolic link" if stat.S_ISLNK(mode) else "special file"
-                    found.append(f"{shown}: {what} in the site; a build never writes one: remove it and rebuild")
-                elif stat.S_ISREG(mode) and listed is not None and rel not in seen:
-                    seen.add(rel)
-                    if rel not in listed:
-                        found.append(f"{shown}: not written by the build (manifest.json does not list it); "
-                                     "delete it, or rebuild the site")
+        for rel, _path, what in walk_site(self.folder):
+            shown = f"{base}{safe_text(rel)}"  # a planted name may hold a line break or an escape
+            if what in ("link", "special"):
+                what = "symbolic link" if what == "link" else "special file"
+                found.append(f"{shown}: {what} in the site; a build never writes one: remove it and rebuild")
+            elif what == "file" and listed is not None and rel not in seen:
+                seen.add(rel)
+                if rel not in listed:
+                    found.append(f"{shown}: not written by the build (manifest.json does not list it); "
+                                 "delete it, or rebuild the site")
         for rel in sorted((listed or set()) - seen):
             found.append(f"{base}{safe_text(rel)}: listed in manifest.json but not in the site; rebuild the site")
         return sorted(found)
+
+
+def walk_site(folder: str | os.PathLike[str],
+              on_error: Callable[[OSError], None] | None = None) -> Iterator[tuple[str, str, str]]:
+    """Every entry below ``folder``, links never followed, names sorted within each folder:
+    (path relative to the folder with "/", path, what) where what is "link", "special", "file"
+    or "folder". ``on_error`` hears of a folder or entry that cannot be read (it may raise);
+    without it such entries are passed over (gone while walking). verify --site and publish
+    both judge a site from this one walk."""
+    for top, dirs, files in os.walk(folder, onerror=on_error, followlinks=False):
+        for name in sorted(dirs + files):
+            path = os.path.join(top, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError as exc:
+                if on_error is not None:
+                    on_error(exc)
+                continue
+            rel = os.path.relpath(path, folder).replace(os.sep, "/")
+            what = ("link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode)
+                    else "file" if stat.S_ISREG(mode) else "special")
+            yield rel, path, what
 
 
 def _why(exc: OSError) -> str:
