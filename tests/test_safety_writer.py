@@ -381,3 +381,19 @@ def test_a_worker_killed_from_outside_is_a_one_line_error(tmp_path):
     assert builder.returncode == 1
     assert stderr.startswith("Error: ") and stderr.count("\n") == 1, stderr
     assert "a worker process rendering record pages died; build again" in stderr
+
+
+def test_a_fifo_planted_as_manifest_json_is_refused_not_waited_on(tmp_path):
+    # found by a review of the change: the writer opened manifest.json without O_NONBLOCK
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "manifest.json")
+    code = ("import sys; from ikreport.cli.main import main; "
+            f"sys.argv = ['ikreport', 'build', {str(ROOT / 'sample_evidence')!r}, '-o', {str(out)!r}, "
+            f"'--cache-dir', {str(tmp_path / 'cache')!r}]; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "exists and is not an ikreport site (manifest.json is not an ikreport build's)" in done.stderr

@@ -25,14 +25,11 @@ from pathlib import Path
 from typing import NoReturn
 
 from ikreport import __version__
-from ikreport.commands.verify_site import walk_site
+from ikreport.commands.verify_site import MANIFEST, MANIFEST_SCHEMA, MAX_MANIFEST, read_manifest_bytes, walk_site
 from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError, WorkflowValueError
 
 __all__ = ["PublishError", "check_site", "check_branch", "init_pages", "publish"]
 
-MANIFEST = "manifest.json"
-MANIFEST_SCHEMA = "ikreport.manifest/1"
-MAX_MANIFEST_BYTES = 256 << 20  # about a million listed paths; a real site lists far fewer
 TRAILER = "Ikreport-Site"
 SITE_COMMIT = re.compile(r"[0-9a-f]{64}")
 
@@ -65,10 +62,9 @@ def _read_manifest(site: Path) -> tuple[bytes, set[str]]:
         info = os.lstat(path)
         if not stat.S_ISREG(info.st_mode):
             raise UnsafeSiteError(f"{path}: not a regular file (a link or special file); rebuild the site")
-        if info.st_size > MAX_MANIFEST_BYTES:
+        if info.st_size > MAX_MANIFEST:
             raise UnsafeSiteError(f"{path}: {info.st_size} bytes, too large for a manifest; rebuild the site")
-        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW)) as f:
-            data = f.read()
+        data = read_manifest_bytes(path)  # no link, no FIFO, even one swapped in since the lstat
     except FileNotFoundError as exc:
         raise UnsafeSiteError(f"{path}: missing; rebuild the site with 'ikreport build'") from exc
     except OSError as exc:

@@ -27,7 +27,8 @@ from ikreport.store.archive import ID_RX
 from ikreport.errors import SiteManifestError, UnreadableSiteFileError
 from ikreport.terminal import safe_text
 
-MANIFEST_SCHEMA = "ikreport.manifest/1"
+MANIFEST = "manifest.json"
+MANIFEST_SCHEMA = "ikreport.manifest/1"  # what build writes, and what build, publish and verify --site read
 MAX_MANIFEST = 64 * 2**20  # bytes; a manifest names each record and blob once (1,000 records: 0.2 MB)
 MAX_REMOTE_FILE = 2**30  # bytes; GitHub Pages refuses files over 100 MB, so more is not a site's
 BLOCK = 2**20
@@ -203,6 +204,20 @@ class _Local(_Reader):
         for rel in sorted((listed or set()) - seen):
             found.append(f"{base}{safe_text(rel)}: listed in manifest.json but not in the site; rebuild the site")
         return sorted(found)
+
+
+def read_manifest_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A local site's manifest.json, opened as verify --site opens every file: never through a
+    link, never blocking on a FIFO, a regular file of at most MAX_MANIFEST bytes; OSError
+    otherwise (FileNotFoundError when there is none)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if info.st_size > MAX_MANIFEST:
+            raise OSError(errno.EFBIG, f"over {MAX_MANIFEST >> 20} MiB", str(path))
+        return f.read(MAX_MANIFEST + 1)
 
 
 def walk_site(folder: str | os.PathLike[str],

@@ -17,6 +17,7 @@ from pathlib import Path
 from ikreport.store.archive import Archive
 from ikreport.store.cache import default_cache_dir, keep, kept_size, recall, recall_json
 from ikreport.commands.check import check
+from ikreport.commands.verify_site import MANIFEST_SCHEMA
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
@@ -193,7 +194,7 @@ def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: lis
     file nobody built."""
     import json
 
-    body = {"schema": "ikreport.manifest/1", "records": record_ids, "blobs": blobs, "files": paths}
+    body = {"schema": MANIFEST_SCHEMA, "records": record_ids, "blobs": blobs, "files": paths}
     return (json.dumps(body, sort_keys=True, indent=1) + "\n").encode("utf-8")
 
 

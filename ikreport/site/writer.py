@@ -35,10 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ikreport.commands.verify_site import MANIFEST, MANIFEST_SCHEMA, read_manifest_bytes
 from ikreport.errors import BuildError, NotASiteError
 
-MANIFEST = "manifest.json"
-MANIFEST_SCHEMA = "ikreport.manifest/1"
 # path -> [fingerprint, size in bytes, sha256 hex, inode, ctime in ns] of each file the last
 # build wrote; the inode and ctime are taken once the site is in place (0 if they could not be)
 State = dict[str, list[Any]]
@@ -225,10 +224,8 @@ def _check_replaceable(output: Path, ours: Callable[[str], object]) -> None:
 
 def _foreign(folder: Path, ours: Callable[[str], object]) -> str | None:
     """Why ``folder`` is not a site an ikreport build wrote; None when it is one."""
-    try:
-        fd = os.open(folder / MANIFEST, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as f:
-            manifest = json.loads(f.read(1 << 24))
+    try:  # a FIFO planted as manifest.json must not hang the build: read as verify --site reads
+        manifest = json.loads(read_manifest_bytes(folder / MANIFEST))
     except FileNotFoundError:
         return f"no {MANIFEST}"
     except (OSError, ValueError):
