@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import NoReturn
 
 from ikreport import __version__
-from ikreport.commands.verify_site import MANIFEST, MANIFEST_SCHEMA, MAX_MANIFEST, read_manifest_bytes, walk_site
+from ikreport.commands.verify_site import (MANIFEST, MANIFEST_SCHEMA, MAX_MANIFEST, inside_site, read_manifest_bytes,
+                                          walk_site)
 from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError, WorkflowValueError
+from ikreport.terminal import safe_text
 
 __all__ = ["PublishError", "check_site", "check_branch", "init_pages", "publish"]
 
@@ -43,16 +45,6 @@ def _in(directory: Path) -> Iterator[None]:
         yield
     finally:
         os.chdir(before)
-
-
-def _shown(path: str) -> str:
-    # a planted name may hold a line break; the error must stay one line
-    return path if path.isprintable() else repr(path)
-
-
-def _relative(path: str) -> bool:
-    parts = path.split("/")
-    return bool(path) and path.isprintable() and not any(part in ("", ".", "..") for part in parts)
 
 
 def _read_manifest(site: Path) -> tuple[bytes, set[str]]:
@@ -79,7 +71,7 @@ def _read_manifest(site: Path) -> tuple[bytes, set[str]]:
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         raise UnsafeSiteError(f"{path}: has no \"files\" list of paths (built by an older ikreport?); "
                               "rebuild the site with this one")
-    bad = next((f for f in files if not _relative(f) or f == MANIFEST), None)
+    bad = next((f for f in files if not inside_site(f) or f == MANIFEST), None)
     if bad is not None:
         raise UnsafeSiteError(f"{path}: lists {bad!r}, not a path the build writes; rebuild the site")
     return data, set(files)
@@ -95,10 +87,10 @@ def check_site(site: Path) -> tuple[str, int]:
     found = {MANIFEST}
 
     def unreadable(exc: OSError) -> NoReturn:
-        raise UnsafeSiteError(f"{_shown(str(exc.filename))}: cannot read it ({exc.strerror}); check the site folder")
+        raise UnsafeSiteError(f"{safe_text(exc.filename)}: cannot read it ({exc.strerror}); check the site folder")
 
     for rel, path, what in walk_site(site, unreadable):  # links are listed, never entered
-        shown = _shown(path)
+        shown = safe_text(path)  # a planted name may hold a line break or an escape
         if what == "link":
             raise UnsafeSiteError(f"{shown}: a symbolic link; publish pushes only files the build wrote "
                                   "(delete it, or rebuild the site)")

@@ -66,7 +66,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     bad = f"{base}manifest.json: "
     problems = []
     listed = manifest.get("files")  # absent from sites built before it was added: not checked then
-    if listed is not None and not (isinstance(listed, list) and all(isinstance(f, str) and _inside(f) for f in listed)):
+    if listed is not None and not (isinstance(listed, list) and all(isinstance(f, str) and inside_site(f) for f in listed)):
         problems.append(f"{bad}'files' is not a list of paths inside the site; rebuild the site")
         listed = None
     problems += reader.strays(base, set(listed) if listed is not None else None)
@@ -108,7 +108,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     return checked, problems
 
 
-def _inside(path: str) -> bool:
+def inside_site(path: str) -> bool:
     """A relative path that stays inside the site: no '..', no absolute path, no odd characters."""
     return bool(path) and path.isprintable() and "\\" not in path and \
         not any(part in ("", ".", "..") for part in path.split("/"))
