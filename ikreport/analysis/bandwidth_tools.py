@@ -3,12 +3,19 @@
 BabelStream (4.x/5.x, any model): a banner (``Version:``, ``Array size:``, ``Using … device
 NAME``), then a fixed-width table ``Function MBytes/sec Min (sec) Max Average`` whose fields
 are padded to 12 characters, so every line ends in spaces. BabelStream counts read + write
-(Copy moves 2 arrays), in MB = 1e6 bytes.
+(Copy moves 2 arrays), in MB = 1e6 bytes. Its MBytes/sec figure comes from each kernel's
+fastest run, timed to the nanosecond; the times it prints have only 5 decimals, so no figure
+is derived from them (an "average" from 0.00039 s can exceed the best). A run under a
+debugger or profiler (see run_wrappers.py) is read, its tool's lines skipped; one file holds
+one run (a second results table is refused).
 
-nvbandwidth (v0.2 to v0.8): a banner (version, CUDA and driver versions, ``Device N: NAME``),
-then per testcase ``Running NAME.``, a title, a matrix of GB/s and ``SUM NAME VALUE``.
-Only ``device_local_copy`` measures a GPU's own memory (copied size counted once); every other
-testcase measures a link (PCIe host<->device, NVLink GPU<->GPU) and is never a memory peak.
+nvbandwidth (v0.2 to v0.8): a banner (version, CUDA and driver versions, ``Device N: NAME``,
+or ``Process N (host): device M: NAME`` in a multinode run), then per testcase ``Running
+NAME.``, a title, a matrix of GB/s and ``SUM NAME VALUE``. Lines may be indented (output
+pasted into docs or a log). Only ``device_local_copy`` measures a GPU's own memory (copied
+size counted once, by a copy engine: a cudaMemcpy); every other testcase measures a link
+(PCIe or C2C host<->device, NVLink or PCIe GPU<->GPU, NVLink across nodes in ``multinode_*``)
+and is never a memory peak, with or without a version line.
 
 Numbers are checked against plausible.py, naming the line: a bandwidth (as printed, or derived
 from the array size and a time) outside one GPU's memory bounds or not finite, and a negative
@@ -20,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ikreport.analysis import plausible
+from ikreport.analysis import plausible, run_wrappers
 from ikreport.errors import BandwidthOutputError
 
 
@@ -30,7 +37,6 @@ NUM = r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?))
 FIX = "the output is damaged or edited, or the run was broken; run the tool again"
 BABEL_ROW = re.compile(rf"^(?P<fn>Copy|Mul|Add|Triad|Dot|Nstream)\s+(?P<mbs>{NUM})\s+(?P<min>{NUM})\s+"
                        rf"(?P<max>{NUM})\s+(?P<avg>{NUM})\s*$")
-BABEL_ARRAYS = {"Copy": 2, "Mul": 2, "Add": 3, "Triad": 3, "Dot": 2, "Nstream": 4}
 
 
 def parse_babelstream(text: str, name: str) -> dict[str, Any]:
@@ -46,24 +52,24 @@ def parse_babelstream(text: str, name: str) -> dict[str, Any]:
     array_mb = float(array.group(1)) if array else None
     if array and array_mb is not None:
         plausible.at_least_zero(array_mb, f"{name}:{_line(text, array.start())}", "the array size", "MB", FIX)
-    kernels = []
+    kernels: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
     for number, line in enumerate(text.split("\n"), 1):
         m = BABEL_ROW.match(line.rstrip("\r"))
-        if m:
-            where = f"{name}:{number}"
-            fn = m["fn"]
-            # BabelStream's MB are 1e6 bytes
-            best = plausible.memory_gbs(float(m["mbs"]) / 1e3, where, f"{fn} bandwidth", FIX)
-            times = {key: plausible.at_least_zero(float(m[key]), where, f"{fn} {label} time", "s", FIX)
-                     for key, label in (("min", "minimum"), ("max", "maximum"), ("avg", "average"))}
-            avg = None
-            if array_mb and times["avg"] > 0:
-                # Average bandwidth from the average time: arrays touched x array size / time.
-                avg = plausible.memory_gbs(BABEL_ARRAYS[fn] * array_mb * 1e6 / times["avg"] / 1e9, where,
-                                           f"{fn} bandwidth from the array size and the average time", FIX)
-            kernels.append({"function": fn, "best_gbs": round(best, 1), "min_s": times["min"],
-                            "max_s": times["max"], "avg_s": times["avg"],
-                            "avg_gbs": None if avg is None else round(avg, 1)})
+        if not m:
+            continue
+        where = f"{name}:{number}"
+        fn = m["fn"]
+        if fn in seen:
+            raise BandwidthOutputError(f"{where}: a second {fn} row (the first is on line {seen[fn]}): the file "
+                                       "holds more than one run; save each BabelStream run to its own file")
+        seen[fn] = number
+        # BabelStream's own figure, from its fastest run; its MB are 1e6 bytes
+        best = plausible.memory_gbs(float(m["mbs"]) / 1e3, where, f"{fn} bandwidth", FIX)
+        times = {key: plausible.at_least_zero(float(m[key]), where, f"{fn} {label} time", "s", FIX)
+                 for key, label in (("min", "minimum"), ("max", "maximum"), ("avg", "average"))}
+        kernels.append({"function": fn, "best_gbs": round(best, 1), "min_s": times["min"],
+                        "max_s": times["max"], "avg_s": times["avg"]})
     if not any(k["function"] == "Copy" for k in kernels):
         raise BandwidthOutputError(f"{name}: no 'Copy' row in the results table; the output is cut short")
     return {
@@ -71,6 +77,7 @@ def parse_babelstream(text: str, name: str) -> dict[str, Any]:
         "implementation": implementation.group(1) if implementation else None,
         "precision": precision.group(1) if precision else None,
         "runs": int(runs.group(1)) if runs else None, "array_mb": array_mb, "kernels": kernels,
+        "run_under": run_wrappers.run_under(text),
     }
 
 
@@ -84,20 +91,42 @@ def _line(text: str, at: int) -> int:
 
 
 def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
-    """The banner facts and every testcase's matrix and sum of saved nvbandwidth output."""
-    version = NVB_VERSION.search(text)
+    """The banner facts and every testcase's matrix and sum of saved nvbandwidth output.
+
+    Without a version line, output whose testcases all measure links is refused for that
+    reason: a pasted peer or multinode block often lacks the banner, and the missing line is
+    not what is wrong with it.
+    """
+    # pasted into docs or a log, every line may carry the same indentation; none has meaning
+    lines = [line.strip() for line in text.split("\n")]
+    tests = _nvbandwidth_tests(lines, name)
+    flat = "\n".join(lines)
+    version = NVB_VERSION.search(flat)
+    if not version and tests and not any(t["name"] in LOCAL_TESTS for t in tests):
+        raise BandwidthOutputError(_links_only(tests, name))
     if not version:
         raise BandwidthOutputError(f"{name}: no 'nvbandwidth Version:' line; save the whole output of nvbandwidth")
     major, minor = int(version.group(1)), int(version.group(2))
     if major != 0 or minor not in NVB_KNOWN:
         raise BandwidthOutputError(f"{name}: nvbandwidth v{major}.{minor} is not a version ikreport reads "
                                    "(v0.2 to v0.8); import a BabelStream run or measure with 'collect bandwidth'")
+    # "Device 0: NVIDIA H100 80GB HBM3" (v0.8 adds " (00000000:01:00)", the PCI bus, dropped here)
     devices = {int(m.group(1)): m.group(2).strip()
-               for m in re.finditer(r"^Device (\d+): (.+)$", text, re.MULTILINE)}
+               for m in re.finditer(r"^Device (\d+): (.+?)(?:\s+\([0-9A-Fa-f:.]+\))?$", flat, re.MULTILINE)}
+    if not tests:
+        raise BandwidthOutputError(f"{name}: no 'Running <testcase>.' blocks; the output is cut short")
+    unfinished = [t["name"] for t in tests if t["sum_gbs"] is None]
+    if unfinished:
+        raise BandwidthOutputError(f"{name}: testcase {unfinished[0]} has no SUM line; the output is truncated")
+    return {"tool": "nvbandwidth", "version": f"v{major}.{minor}", "devices": devices, "tests": tests,
+            "run_under": run_wrappers.run_under(text)}
+
+
+def _nvbandwidth_tests(lines: list[str], name: str) -> list[dict[str, Any]]:
+    """Each ``Running NAME.`` block of stripped lines: its title, column labels, rows and SUM."""
     tests: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
-    for number, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip()
+    for number, line in enumerate(lines, 1):
         run = re.match(r"^Running (\S+)\.$", line)
         if run:
             current = {"name": run.group(1), "title": None, "columns": [], "cells": [], "sum_gbs": None}
@@ -106,9 +135,9 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
         if current is None:
             continue
         if current["title"] is None and line and not line.startswith("Waived"):
-            current["title"] = line.strip()
+            current["title"] = line
             continue
-        if not current.get("columns") and line.strip():
+        if not current.get("columns") and line:
             current["columns"] = line.split()  # the matrix's column labels: device indices
             continue
         total = re.match(rf"^SUM (\S+) ({NUM})$", line)
@@ -116,17 +145,28 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
             current["sum_gbs"] = float(total.group(2))
             current = None
             continue
-        row = re.match(r"^\s*(\d+)\s+(.+)$", line)
+        row = re.match(r"^(\d+)\s+(.+)$", line)
         if row and current["title"] is not None:
             values = [None if v == "N/A" else float(v) for v in row.group(2).split()
                       if re.fullmatch(rf"N/A|{NUM}", v)]
             current["cells"].append({"row": int(row.group(1)), "values": values, "line": number})
-    if not tests:
-        raise BandwidthOutputError(f"{name}: no 'Running <testcase>.' blocks; the output is cut short")
-    unfinished = [t["name"] for t in tests if t["sum_gbs"] is None]
-    if unfinished:
-        raise BandwidthOutputError(f"{name}: testcase {unfinished[0]} has no SUM line; the output is truncated")
-    return {"tool": "nvbandwidth", "version": f"v{major}.{minor}", "devices": devices, "tests": tests}
+    return tests
+
+
+def _links_only(tests: list[dict[str, Any]], name: str) -> str:
+    """Why testcases without device_local_copy are no memory peak: what each kind of them measures."""
+    names = sorted({t["name"] for t in tests})
+    measures = []
+    if any(n.startswith("multinode_") for n in names):
+        measures.append("multinode testcases measure NVLink between GPUs of different nodes")
+    if any(re.match(r"^(device_to_device|all_to_one|one_to_all)", n) for n in names):
+        measures.append("peer testcases measure NVLink or PCIe between GPUs")
+    if any(re.match(r"^(host|device_to_host|all_to_host|host_to_all)", n) for n in names):
+        measures.append("host testcases measure PCIe or C2C between CPU and GPU")
+    why = f" ({'; '.join(measures)})" if measures else ""
+    return (f"{name}: no device_local_copy testcase; its {len(tests)} testcases ({', '.join(names[:3])}, …) "
+            f"measure PCIe and NVLink links, not device memory{why}, so they cannot be a memory-bandwidth peak. "
+            "Run 'nvbandwidth -t device_local_copy' (v0.5 or later) or 'ikreport collect bandwidth'")
 
 
 def nvbandwidth_local_copies(parsed: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -136,12 +176,7 @@ def nvbandwidth_local_copies(parsed: dict[str, Any], name: str) -> list[dict[str
     """
     local = [t for t in parsed["tests"] if t["name"] in LOCAL_TESTS]
     if not local:
-        links = ", ".join(sorted({t["name"] for t in parsed["tests"]})[:3])
-        raise BandwidthOutputError(
-            f"{name}: no device_local_copy testcase; its {len(parsed['tests'])} testcases ({links}, …) measure "
-            "PCIe and NVLink links, not device memory, so they cannot be a memory-bandwidth peak. "
-            "Run 'nvbandwidth -t device_local_copy' (v0.5 or later) or 'ikreport collect bandwidth'"
-        )
+        raise BandwidthOutputError(_links_only(parsed["tests"], name))
     out = []
     for test in local:
         values = [(v, cell["line"]) for cell in test["cells"] for v in cell["values"] if v is not None]

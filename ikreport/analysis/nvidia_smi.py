@@ -33,19 +33,33 @@ def _value(text: str | None) -> str | None:
     return None if v in NOT_A_VALUE else v
 
 
-def _mhz(text: str | None) -> float | None:
-    m = re.match(r"^([\d.]+)\s*MHz$", text or "")
-    return float(m.group(1)) if m else None
+# nvidia-smi prints MHz and MiB as integers and watts with two decimals, in the C locale; a
+# dump passed through a localised tool or editor can read "2.100 MHz" (German thousands) or
+# "80,00 W" (decimal comma). Group separators are only taken where the digits after them
+# leave no doubt; anything else is refused, never read as a smaller or larger number.
+_GROUPED = re.compile(r"^\d{1,3}(?:([.,\u00a0\u202f ])\d{3})+$")  # 2.100, 2,100, 2 100: thousands
+_DECIMAL = re.compile(r"^\d+([.,])\d{1,2}$")  # 80.00, 80,00: decimals (never three digits)
 
 
-def _watts(text: str | None) -> float | None:
-    m = re.match(r"^([\d.]+)\s*W$", text or "")
-    return float(m.group(1)) if m else None
+def _number(text: str | None, unit: str, decimals: bool, key: str, name: str) -> float | None:
+    """The number before ``unit`` in ``text``, in any of the spellings above; None when the value
+    is absent or has another unit. ``decimals``: the unit is printed with two decimals (watts)."""
+    m = re.match(rf"^(\S+(?:[\u00a0\u202f ]\d{{3}})*)\s*{unit}$", text or "")
+    if not m:
+        return None
+    digits = m.group(1)
+    if re.fullmatch(r"\d+", digits):
+        return float(digits)
+    if decimals and _DECIMAL.match(digits):
+        return float(digits.replace(",", "."))
+    if not decimals and _GROUPED.match(digits):
+        return float(re.sub(r"\D", "", digits))
+    raise NvidiaSmiError(f"{name}: {key} reads {text!r}, a number in a locale's format ikreport cannot read "
+                         "without guessing; save the dump again with 'LC_ALL=C nvidia-smi -q'")
 
 
-def _mib(text: str | None) -> int | None:
-    m = re.match(r"^(\d+)\s*MiB$", text or "")
-    return int(m.group(1)) if m else None
+def _int(value: float | None) -> int | None:
+    return None if value is None else int(value)
 
 
 def parse_query(text: str, name: str) -> dict[str, Any]:
@@ -96,7 +110,7 @@ def parse_query(text: str, name: str) -> dict[str, Any]:
         "format": "nvidia-smi -q",
         "driver": top.get("KMD Version") or top.get("Driver Version"),
         "cuda": top.get("CUDA UMD Version") or top.get("CUDA Version"),
-        "gpus": [_gpu_from_query(g) for g in gpus],
+        "gpus": [_gpu_from_query(g, name) for g in gpus],
     }
 
 
@@ -109,7 +123,7 @@ def _get(tree: dict[str, Any], *path: str) -> str | None:
     return node if isinstance(node, str) else None
 
 
-def _gpu_from_query(g: dict[str, Any]) -> dict[str, Any]:
+def _gpu_from_query(g: dict[str, Any], name: str) -> dict[str, Any]:
     return {
         "name": _get(g, "Product Name"),
         "uuid": _get(g, "GPU UUID"),
@@ -117,18 +131,18 @@ def _gpu_from_query(g: dict[str, Any]) -> dict[str, Any]:
         "vbios": _get(g, "VBIOS Version"),
         "architecture": _get(g, "Product Architecture"),
         "compute_capability": None,  # not in -q output; collect env asks nvidia-smi --query-gpu=compute_cap
-        "memory_total_mib": _mib(_get(g, "FB Memory Usage", "Total")),
-        "sm_clock_mhz": _mhz(_get(g, "Clocks", "SM")),
-        "memory_clock_mhz": _mhz(_get(g, "Clocks", "Memory")),
-        "max_sm_clock_mhz": _mhz(_get(g, "Max Clocks", "SM")),
-        "max_memory_clock_mhz": _mhz(_get(g, "Max Clocks", "Memory")),
+        "memory_total_mib": _int(_number(_get(g, "FB Memory Usage", "Total"), "MiB", False, "FB Memory Usage/Total",
+                                         name)),
+        **{field: _number(_get(g, *path), "MHz", False, "/".join(path), name) for field, path in (
+            ("sm_clock_mhz", ("Clocks", "SM")), ("memory_clock_mhz", ("Clocks", "Memory")),
+            ("max_sm_clock_mhz", ("Max Clocks", "SM")), ("max_memory_clock_mhz", ("Max Clocks", "Memory")))},
         "memory_bus_width_bits": None,  # not in nvidia-smi output; NVML gives it
         "ecc_mode": _get(g, "ECC Mode", "Current"),
         "mig_mode": _get(g, "MIG Mode", "Current"),
         "persistence_mode": _get(g, "Persistence Mode"),
-        "power_limit_w": _watts(_get(g, "GPU Power Readings", "GPU Ceiling Power Limit", "Current Power Limit")
-                                or _get(g, "GPU Power Readings", "Current Power Limit")
-                                or _get(g, "Power Readings", "Power Limit")),
+        "power_limit_w": _number(_get(g, "GPU Power Readings", "GPU Ceiling Power Limit", "Current Power Limit")
+                                 or _get(g, "GPU Power Readings", "Current Power Limit")
+                                 or _get(g, "Power Readings", "Power Limit"), "W", True, "the power limit", name),
         "performance_state": _get(g, "Performance State"),
         "driver_model": _get(g, "Driver Model", "Current"),
     }

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ikreport.store import records
-from ikreport.analysis import plausible
+from ikreport.analysis import plausible, run_wrappers
 from ikreport.analysis.bandwidth import CONVENTION, copy_gbs, summarize_samples, theoretical_peak_gbs
 from ikreport.analysis.bandwidth_tools import (
     BandwidthOutputError,
@@ -34,6 +34,14 @@ LIMIT_CLOCKS = "Clocks were not locked: the result is at whatever clocks the GPU
 LIMIT_ONE_GPU = "Measured on GPU 0 only; other GPUs of the same model can differ by a few percent."
 LIMIT_NO_THEORY = ("The memory bus width is unknown here (install nvidia-ml-py so NVML reports it), so the "
                    "result is not compared with a theoretical peak.")
+
+# How the bytes were copied: an SM kernel streams at close to DRAM peak, a copy engine (what
+# cudaMemcpy and nvbandwidth's device_local_copy use) can stay well under it on some parts.
+KERNEL_COPY = "kernel (SMs read and write)"
+CE_COPY = "copy engine (cudaMemcpy)"
+LIMIT_CE = ("The copy ran on a copy engine (cudaMemcpy), which on some GPUs moves data well under what a copy "
+            "kernel reaches: a kernel copy (BabelStream, or 'ikreport collect bandwidth' with CuPy or nvcc) gives "
+            "a truer memory peak.")
 
 LIMIT_IMPORT_NO_THEORY = ("No theoretical peak is given: the tool's output does not say the memory clock and bus "
                           "width it ran with.")
@@ -66,7 +74,8 @@ def measure_bandwidth(archive: Archive, context: Context, *, sizes_mib: list[int
     summary = summarize_samples(samples, theory)
     raw = json.dumps(result, sort_keys=True, indent=1).encode("utf-8")
     blob = archive.put_blob(raw)
-    limitations = [LIMIT_COPY, LIMIT_CLOCKS, LIMIT_ONE_GPU]
+    kernel = bandwidth_run.MECHANISM[chosen] == bandwidth_run.KERNEL
+    limitations = [LIMIT_COPY, LIMIT_CLOCKS, LIMIT_ONE_GPU] + ([] if kernel else [LIMIT_CE])
     if theory is None:
         limitations.append(LIMIT_NO_THEORY)
     data = {
@@ -74,7 +83,9 @@ def measure_bandwidth(archive: Archive, context: Context, *, sizes_mib: list[int
         "peak_gbs": summary["median_gbs"],
         "peak_basis": f"median of {len(samples)} timed copies",
         "device": result["device"],
-        "method": "device-to-device copy, timed with CUDA events",
+        "method": ("device-to-device copy kernel" if kernel else "device-to-device cudaMemcpy (PyTorch copy_)")
+        + ", timed with CUDA events",
+        "copy_mechanism": KERNEL_COPY if kernel else CE_COPY,
         "backend": f"{chosen} {result['backend_version'] or ''}".strip(),
         "buffer_sizes_bytes": sorted({s["buffer_bytes"] for s in samples}),
         "warmup": warmup, "repeats": repeats,
@@ -109,19 +120,21 @@ def import_babelstream(archive: Archive, path: Path, context: Context) -> str:
     raw, text = read_text(path, BandwidthOutputError)
     parsed = parse_babelstream(text, str(path))
     copy = next(k for k in parsed["kernels"] if k["function"] == "Copy")
-    typical = copy["avg_gbs"] if copy["avg_gbs"] is not None else copy["best_gbs"]
     data = {
-        "peak_gbs": typical,
-        "peak_basis": f"BabelStream Copy, from the average time of {parsed['runs'] or 'its'} runs",
+        # BabelStream's own figure (its fastest run); its 5-decimal times are too coarse to derive another
+        "peak_gbs": copy["best_gbs"],
+        "peak_basis": f"BabelStream's own Copy figure (MBytes/sec), from the fastest of {parsed['runs'] or 'its'} runs",
         "max_gbs": copy["best_gbs"], "median_gbs": None, "sample_count": parsed["runs"],
-        "device": parsed["device"], "method": "BabelStream Copy kernel",
+        "device": parsed["device"], "method": "BabelStream Copy kernel", "copy_mechanism": KERNEL_COPY,
         "backend": f"BabelStream {parsed['version']} ({parsed['implementation']}, {parsed['precision']})",
         "convention": CONVENTION + " (BabelStream's own: Copy reads one array and writes another)",
         "array_mb": parsed["array_mb"], "kernels": parsed["kernels"], "theoretical_gbs": None, "samples": [],
+        "run_under": [f["tool"] for f in parsed["run_under"]],
     }
     limitations = [LIMIT_COPY, "Imported from saved BabelStream output: clocks, driver and other processes are not known.",
-                   "BabelStream prints times to 5 decimals, so short runs are coarse: the average-time figure is "
-                   "rounded by up to a few percent.", LIMIT_IMPORT_NO_THEORY]
+                   "BabelStream's figure is its fastest run: typical runs are slower, and its printed times (5 "
+                   "decimals) are too coarse to say by how much.", LIMIT_IMPORT_NO_THEORY,
+                   *run_wrappers.limitations(parsed["run_under"], "BabelStream")]
     blob = archive.put_blob(raw)
     return _record(
         archive, context, title=f"Peak memory bandwidth (BabelStream): {parsed['device'] or 'GPU'}",
@@ -148,15 +161,15 @@ def import_nvbandwidth(archive: Archive, path: Path, context: Context) -> str:
         "peak_basis": f"median over {len(values)} GPU(s) of nvbandwidth device_local_copy, doubled to read+write",
         "max_gbs": max(values), "median_gbs": round(statistics.median(values), 1), "sample_count": len(values),
         "device": devices[0] if len(devices) == 1 else ", ".join(devices) or None,
-        "method": "nvbandwidth device_local_copy",
+        "method": "nvbandwidth device_local_copy", "copy_mechanism": CE_COPY,
         "backend": f"nvbandwidth {parsed['version']}",
         "convention": CONVENTION + " (nvbandwidth counts the copied size once: its figures are doubled here)",
         "per_gpu": per_gpu, "theoretical_gbs": None, "samples": [],
         "link_tests_not_imported": sorted(t["name"] for t in parsed["tests"] if t["name"] != "device_local_copy"),
     }
-    limitations = [LIMIT_COPY, "Imported from saved nvbandwidth output: clocks and other processes are not known.",
+    limitations = [LIMIT_COPY, LIMIT_CE, "Imported from saved nvbandwidth output: clocks and other processes are not known.",
                    "nvbandwidth reports one figure per GPU (the mean of its loop), so run-to-run spread is not known.",
-                   LIMIT_IMPORT_NO_THEORY]
+                   LIMIT_IMPORT_NO_THEORY, *run_wrappers.limitations(parsed["run_under"], "nvbandwidth")]
     if data["link_tests_not_imported"]:
         limitations.append("The file's link testcases (PCIe, NVLink) measure links, not device memory, and were not imported.")
     blob = archive.put_blob(raw)

@@ -1,13 +1,17 @@
 """Measure peak device-memory bandwidth with a device-to-device copy.
 
 Buffers far larger than L2 (several sizes), warm-up copies, then repeated copies timed with
-CUDA events. Backends, first available wins unless one is asked for: CuPy, PyTorch, or the
-CUDA C++ program shipped in ``cuda/copy_bandwidth.cu`` compiled with ``nvcc``.
+CUDA events. A copy *kernel* (the SMs read and write) is preferred: a copy engine, which
+cudaMemcpy uses, can stay well under DRAM peak on some parts. Backends, first available wins
+unless one is asked for: CuPy (the shipped kernel ``cuda/copy_kernel.cuh`` through
+``cupy.RawKernel``), the CUDA C++ program ``cuda/copy_bandwidth.cu`` (the same kernel) compiled
+with ``nvcc``, then PyTorch (``Tensor.copy_``, a cudaMemcpy). The result says which ran.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -17,23 +21,28 @@ from ikreport.collect import tools
 from ikreport.progress import Progress
 
 MiB = 1 << 20
+INT4 = 16  # bytes in the int4 word the copy kernel moves
 DEFAULT_SIZES_MIB = (256, 512, 1024)  # H200 L2 is 60 MiB (B200: 126 MiB): every size is far beyond it
-BACKENDS = ("cupy", "torch", "nvcc")
+BACKENDS = ("cupy", "nvcc", "torch")  # the default order: kernel copies first
+KERNEL = "kernel"  # the SMs copy: close to what DRAM can stream
+MEMCPY = "cudaMemcpy"  # the driver copies, on a copy engine
+MECHANISM = {"cupy": KERNEL, "nvcc": KERNEL, "torch": MEMCPY}
 
 
 def available_backend(wanted: str | None) -> str:
-    """The backend to measure with: ``wanted`` if it is usable here, else the first of CuPy, PyTorch, nvcc."""
+    """The backend to measure with: ``wanted`` if it is usable here, else the first of CuPy, nvcc, PyTorch."""
     if wanted:
         if wanted in ("cupy", "torch") and importlib.util.find_spec(wanted) is None:
             raise tools.ToolError(f"--backend {wanted}: {wanted} is not installed in this Python")
         if wanted == "nvcc":
             tools.find("nvcc")
         return wanted
-    for name in ("cupy", "torch"):
-        if importlib.util.find_spec(name) is not None:
-            return name
-    tools.find("nvcc")  # raises with an install hint when absent too
-    return "nvcc"
+    if importlib.util.find_spec("cupy") is not None:
+        return "cupy"
+    if shutil.which("nvcc") is not None or importlib.util.find_spec("torch") is None:
+        tools.find("nvcc")  # raises with an install hint when neither it nor PyTorch is here
+        return "nvcc"
+    return "torch"
 
 
 def measure(backend: str, sizes: list[int], warmup: int, repeats: int,
@@ -73,13 +82,17 @@ def _python(backend: str, sizes: list[int], warmup: int, repeats: int, progress:
         name = cupy.cuda.runtime.getDeviceProperties(0)["name"]  # bytes in CuPy 13 and 14
         device = name.decode() if isinstance(name, bytes) else str(name)
         version = cupy.__version__
+        kernel = cupy.RawKernel(_kernel_source(), "copy_kernel")
+        sms = cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
         for size in sizes:
+            size -= size % INT4  # the kernel moves 16-byte int4 words
             src = cupy.ones(size, dtype=cupy.uint8)
             dst = cupy.empty_like(src)
             start, stop = cupy.cuda.Event(), cupy.cuda.Event()
             for i in range(warmup + repeats):
                 start.record()
-                dst[...] = src
+                # the launch shape of copy_bandwidth.cu, so both kernel backends measure alike
+                kernel((sms * 8,), (256,), (src, dst, cupy.uint64(size // INT4)))
                 stop.record()
                 stop.synchronize()
                 if i >= warmup:
@@ -91,12 +104,17 @@ def _python(backend: str, sizes: list[int], warmup: int, repeats: int, progress:
     return {"backend": backend, "backend_version": version, "device": device, "samples": samples}
 
 
+def _kernel_source() -> str:
+    return resources.files("ikreport").joinpath("collect/cuda/copy_kernel.cuh").read_text("utf-8")
+
+
 def _nvcc(sizes: list[int], warmup: int, repeats: int, progress: Progress | None) -> dict[str, Any]:
     source = resources.files("ikreport").joinpath("collect/cuda/copy_bandwidth.cu").read_text("utf-8")
     with tempfile.TemporaryDirectory(prefix="ikreport-bw-") as tmp:
         src = Path(tmp) / "copy_bandwidth.cu"
         exe = Path(tmp) / "copy_bandwidth"
         src.write_text(source, "utf-8")
+        (Path(tmp) / "copy_kernel.cuh").write_text(_kernel_source(), "utf-8")
         built = tools.run(["nvcc", "-O3", "-o", str(exe), str(src)], timeout=600)
         if built.returncode != 0 or not exe.exists():
             first = (built.stderr or built.stdout).strip().splitlines()

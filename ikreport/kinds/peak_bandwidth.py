@@ -56,10 +56,13 @@ def bandwidth_view(record: Record) -> tuple[Facts, Tables]:
         ("best", fmt_gbs(d.get("max_gbs"))),
         ("convention", d["convention"]),
         ("method", d.get("method") or "n/a"),
+        ("copied by", d.get("copy_mechanism") or "not recorded"),
         ("backend", d.get("backend") or "n/a"),
         ("device", d.get("device") or "n/a"),
         ("theoretical", fmt_gbs(d.get("theoretical_gbs")) if d.get("theoretical_gbs") else "unknown"),
     ]
+    if d.get("run_under"):
+        facts.append(("run under", ", ".join(d["run_under"])))
     tables: Tables = []
     if d.get("by_size"):
         tables.append({"title": "By buffer size", "note": "", "columns": ["buffer", "median", "max", "copies"],
@@ -70,9 +73,13 @@ def bandwidth_view(record: Record) -> tuple[Facts, Tables]:
                        "rows": [[f"{s['buffer_bytes'] >> 20} MiB", f"{s['seconds']:.6f}", fmt_gbs(s["gbs"])]
                                 for s in d["samples"]]})
     if d.get("kernels"):
-        tables.append({"title": "BabelStream kernels", "note": "Best from the minimum time; average from the average time.",
-                       "columns": ["kernel", "best", "average"],
-                       "rows": [[k["function"], fmt_gbs(k["best_gbs"]), fmt_gbs(k.get("avg_gbs"))] for k in d["kernels"]]})
+        tables.append({"title": "BabelStream kernels",
+                       "note": "BabelStream's own figure (its fastest run) and its times as it prints them (5 decimals, "
+                               "too coarse to derive a bandwidth from).",
+                       "columns": ["kernel", "best", "min (s)", "max (s)", "average (s)"],
+                       "rows": [[k["function"], fmt_gbs(k["best_gbs"]),
+                                 *(f"{k[t]:.5f}" if k.get(t) is not None else "n/a" for t in ("min_s", "max_s", "avg_s"))]
+                                for k in d["kernels"]]})
     if d.get("per_gpu"):
         tables.append({"title": "Per GPU", "note": "nvbandwidth's figure counts the copied size once; doubled here.",
                        "columns": ["GPU", "device", "nvbandwidth", "read + write"],

@@ -1,5 +1,5 @@
-// Device-to-device copy bandwidth, for `ikreport collect bandwidth` when neither CuPy nor
-// PyTorch is installed. Usage: copy_bandwidth WARMUP REPEATS SIZE_BYTES...
+// Device-to-device copy bandwidth, for `ikreport collect bandwidth` when CuPy is not
+// installed (the kernel is in copy_kernel.cuh, shared with the CuPy backend). Usage: copy_bandwidth WARMUP REPEATS SIZE_BYTES...
 // Prints "ikbw 1", "device <name>", then one "sample <copied bytes> <seconds>" per timed copy.
 // Bytes are counted by the caller (read + write = 2 x copied bytes).
 #include <cstdio>
@@ -9,10 +9,7 @@
 #define CHECK(call) do { cudaError_t e = (call); if (e != cudaSuccess) { \
   fprintf(stderr, "error %s at %s:%d\n", cudaGetErrorString(e), __FILE__, __LINE__); return 2; } } while (0)
 
-__global__ void copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst, size_t n) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-    dst[i] = src[i];
-}
+#include "copy_kernel.cuh"
 
 int main(int argc, char** argv) {
   if (argc < 4) { fprintf(stderr, "usage: %s WARMUP REPEATS SIZE_BYTES...\n", argv[0]); return 1; }
