@@ -14,7 +14,7 @@ from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
-from ikreport.kinds.peak_bandwidth import measured_peak_for
+from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, measured_peak_for, same_machine
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
 
@@ -192,6 +192,7 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     if peak_id is None:
         return []
     peak = records.records[peak_id]["data"]["peak_gbs"]
+    caveats = [CAVEAT_OF_PEAK] + ([] if same_machine(record, peak_id, records) else [CAVEAT_OTHER_MACHINE])
     claims = []
     for kernel in record["data"]["kernels"][:TOP_KERNELS]:
         first = first_launch(record["data"], kernel)
@@ -202,7 +203,7 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         text = (f"{short_kernel(name)} moves {fmt_gbs(gbs)} to and from DRAM, {fmt_pct(100 * gbs / peak)} of the "
                 f"measured peak of {fmt_gbs(peak)} on this GPU model (first launch).")
         claims.append(make_claim("kernel-of-measured-peak", name, record_id, text, [record_id, peak_id],
-                                 [CAVEAT_OF_PEAK], records, name))
+                                 caveats, records, name))
     return claims
 
 

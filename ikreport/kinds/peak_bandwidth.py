@@ -30,6 +30,28 @@ def measured_peak_for(record: Record, records: RecordSet) -> str | None:
     return sorted(candidates, key=lambda rid: (records.records[rid]["collected_at"] or "", rid), reverse=True)[0]
 
 
+CAVEAT_OTHER_MACHINE = ("The kernel's DRAM throughput and the measured peak come from different machines of this GPU "
+                        "model (nothing ties the two records to one board): memory clocks, ECC, power limits and "
+                        "drivers can differ between boards, so the share is approximate.")
+
+
+def same_machine(record: Record, peak_id: str, records: RecordSet) -> bool:
+    """Whether ``record`` and the peak-bandwidth record are shown to come from one machine: they
+    cite the same environment record, or environment records naming the same GPU UUID."""
+    ours, theirs = record.get("environment"), records.records[peak_id].get("environment")
+    if not ours or not theirs:
+        return False
+    if ours == theirs:
+        return True
+
+    def uuids(env_id: str) -> set[str]:
+        env = records.records.get(env_id)
+        gpus = env["data"].get("gpus") if env else None
+        return {g["uuid"] for g in gpus or [] if isinstance(g, dict) and g.get("uuid")}
+
+    return bool(uuids(ours) & uuids(theirs))
+
+
 def bandwidth_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
     """The record's own result: the measured peak, and its share of the theoretical peak."""
     data = record["data"]

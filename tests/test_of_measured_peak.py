@@ -1,0 +1,59 @@
+"""A kernel's DRAM throughput as a share of a measured peak says when the two numbers come from
+different machines of the GPU model (issue 14 item 12), and not when one machine made both."""
+
+from __future__ import annotations
+
+from conftest import NCU
+from ikreport.kinds.engine import claims_for
+from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, same_machine
+from ikreport.store.archive import Archive
+from ikreport.store.recordset import RecordSet, load as load_records
+from test_collect import env, run  # noqa: F401 - fixtures
+
+# the nsightful Numba copy: 196.5 GB/s of DRAM traffic in its first launch
+COPY = NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"
+BABEL_T4 = ("BabelStream\nVersion: 4.0\nImplementation: CUDA\nRunning kernels 100 times\nPrecision: double\n"
+            "Array size: 268.4 MB (=0.3 GB)\nTotal size: 805.3 MB (=0.8 GB)\nUsing CUDA device Tesla T4\n"
+            "Driver: 11040\nFunction    MBytes/sec  Min (sec)   Max         Average     \n"
+            "Copy        250000.000  0.00215     0.00220     0.00217     \n")
+
+
+def _claim(arch, profile: str) -> object:
+    records = load_records(Archive.open(arch))
+    [claim] = [c for c in claims_for(profile, records.records[profile], records) if c.rule == "kernel-of-measured-peak"]
+    return claim
+
+
+def _id(result) -> str:
+    assert result.exit_code == 0, result.output
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_an_imported_profile_and_an_imported_peak_are_two_machines(tmp_path, env):
+    arch = tmp_path / "arch"
+    babel = tmp_path / "t4.txt"
+    babel.write_text(BABEL_T4)
+    profile = _id(run("collect", "ncu", "--from-csv", COPY, "-a", arch, "--gpu", "Tesla T4"))
+    peak = _id(run("collect", "bandwidth", "--from-babelstream", babel, "-a", arch))
+    claim = _claim(arch, profile)
+    assert claim.cites == (profile, peak)
+    assert claim.text.endswith("196.5 GB/s to and from DRAM, 78.6% of the measured peak of 250.0 GB/s on this GPU "
+                               "model (first launch).")
+    assert CAVEAT_OTHER_MACHINE in claim.caveats
+
+
+def test_one_machine_is_shown_by_a_shared_environment_record_or_gpu_uuid():
+    def env_record(*uuids: str) -> dict:
+        return {"kind": "environment", "data": {"gpus": [{"uuid": u} for u in uuids]}}
+
+    records = RecordSet.of({
+        "env-a": env_record("GPU-1"), "env-b": env_record("GPU-2", "GPU-1"), "env-c": env_record("GPU-3"),
+        "peak-a": {"kind": "peak-bandwidth", "environment": "env-a"},
+        "peak-b": {"kind": "peak-bandwidth", "environment": "env-b"},
+        "peak-none": {"kind": "peak-bandwidth", "environment": None},
+    })
+    assert same_machine({"environment": "env-a"}, "peak-a", records)  # the same snapshot
+    assert same_machine({"environment": "env-a"}, "peak-b", records)  # another snapshot naming the GPU's UUID
+    assert not same_machine({"environment": "env-c"}, "peak-b", records)
+    assert not same_machine({"environment": None}, "peak-a", records)  # an import says nothing of its machine
+    assert not same_machine({"environment": "env-a"}, "peak-none", records)
