@@ -39,6 +39,8 @@ B=tests/fixtures/bandwidth
 S=tests/fixtures/nvidia-smi
 $IK collect bandwidth --from-babelstream "$B/babelstream_alcfguide_a100_v4.0_trailingspaces_excerpt.txt" -a "$A" \
   --title "BabelStream 4.0 on an A100-SXM4-40GB (ALCF Polaris)" --limitation "$SRC"
+# sample_evidence/ also keeps 54a330c2, this run as imported before ikreport read BabelStream's
+# own MBytes/sec figure, and 4dec2dab, the supersession (ikreport supersede) that replaces it.
 $IK collect env --from-nvidia-smi "$S/smi_table_evaldataset_h100x2.txt" -a "$A" \
   --title "Two H100 80GB HBM3, driver 570.133.20 (nvidia-smi table)" --limitation "$SRC"
 $IK collect env --from-nvidia-smi "$S/smi_q_gpukernellab_rtx3060laptop.txt" -a "$A" \
