@@ -117,7 +117,8 @@ def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, .
 @click.option("--from-nvbandwidth", type=click.Path(dir_okay=False, path_type=Path),
               help="Import saved nvbandwidth output; only device_local_copy measures device memory.")
 @click.option("--backend", type=click.Choice(["cupy", "torch", "nvcc"]),
-              help="How to measure [default: CuPy, else PyTorch, else the shipped CUDA program via nvcc].")
+              help="How to measure [default: CuPy, else the shipped CUDA program via nvcc (both a copy kernel), "
+                   "else PyTorch (a cudaMemcpy)].")
 @click.option("--size-mib", "sizes", type=int, multiple=True, help="Buffer sizes in MiB [default: 256 512 1024].")
 @click.option("--warmup", type=int, default=3, show_default=True)
 @click.option("--repeats", type=int, default=10, show_default=True, help="Timed copies per size.")
