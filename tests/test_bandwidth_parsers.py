@@ -70,6 +70,16 @@ def test_two_babelstream_runs_in_one_file_are_refused_naming_both_lines():
                               "more than one run; save each BabelStream run to its own file")
 
 
+def test_a_babelstream_figure_its_own_minimum_time_does_not_give_is_refused():
+    # every real run here agrees with itself within the printed rounding; an edited figure does not
+    for fixture in sorted(BW.glob("babelstream_*.txt")):
+        parse_babelstream(fixture.read_text(), fixture.name)
+    edited = NSYS.read_text().replace("1368294.603", "1468294.603")
+    with pytest.raises(BandwidthOutputError) as err:
+        parse_babelstream(edited, "n.txt")
+    assert "Copy 1.46829e+06 MB/s does not follow from its minimum time 0.00039 s for 2 arrays of 268.4 MB" in str(err.value)
+
+
 # -- nvbandwidth ----------------------------------------------------------------------------
 
 def test_nvbandwidth_indented_as_pasted_into_docs_parses_the_same():

@@ -5,7 +5,8 @@ NAME``), then a fixed-width table ``Function MBytes/sec Min (sec) Max Average`` 
 are padded to 12 characters, so every line ends in spaces. BabelStream counts read + write
 (Copy moves 2 arrays), in MB = 1e6 bytes. Its MBytes/sec figure comes from each kernel's
 fastest run, timed to the nanosecond; the times it prints have only 5 decimals, so no figure
-is derived from them (an "average" from 0.00039 s can exceed the best). A run under a
+is derived from them (an "average" from 0.00039 s can exceed the best). A row whose times are
+out of order, or whose MB/s its own minimum time does not give, is refused as damaged. A run under a
 debugger or profiler (see run_wrappers.py) is read, its tool's lines skipped; one file holds
 one run (a second results table is refused).
 
@@ -68,6 +69,7 @@ def parse_babelstream(text: str, name: str) -> dict[str, Any]:
         best = plausible.memory_gbs(float(m["mbs"]) / 1e3, where, f"{fn} bandwidth", FIX)
         times = {key: plausible.at_least_zero(float(m[key]), where, f"{fn} {label} time", "s", FIX)
                  for key, label in (("min", "minimum"), ("max", "maximum"), ("avg", "average"))}
+        _consistent(fn, float(m["mbs"]), times, array_mb, where)
         kernels.append({"function": fn, "best_gbs": round(best, 1), "min_s": times["min"],
                         "max_s": times["max"], "avg_s": times["avg"]})
     if not any(k["function"] == "Copy" for k in kernels):
@@ -79,6 +81,28 @@ def parse_babelstream(text: str, name: str) -> dict[str, Any]:
         "runs": int(runs.group(1)) if runs else None, "array_mb": array_mb, "kernels": kernels,
         "run_under": run_wrappers.run_under(text),
     }
+
+
+# arrays each kernel reads plus writes: BabelStream's MB/s is these x the array size / the minimum time
+BABEL_ARRAYS = {"Copy": 2, "Mul": 2, "Add": 3, "Triad": 3, "Dot": 2, "Nstream": 4}
+HALF_LAST_DIGIT_S = 0.000005  # the times are printed to 5 decimals
+
+
+def _consistent(fn: str, mbs: float, times: dict[str, float], array_mb: float | None, where: str) -> None:
+    """Refuse a row whose numbers cannot come from one run: times out of order, or a MB/s figure
+    that its own minimum time and the array size do not give (beyond the printed rounding)."""
+    if not times["min"] <= times["avg"] <= times["max"]:
+        raise BandwidthOutputError(f"{where}: {fn} times are out of order (minimum {times['min']:g} s, average "
+                                   f"{times['avg']:g} s, maximum {times['max']:g} s); {FIX}")
+    if not array_mb or times["min"] <= 0 or mbs <= 0:
+        return
+    seconds = BABEL_ARRAYS[fn] * array_mb / mbs
+    # the array size is printed to 0.1 MB and the time to 5 decimals; allow both roundings and 0.1%
+    slack = HALF_LAST_DIGIT_S + seconds * (0.05 / array_mb + 0.001)
+    if abs(seconds - times["min"]) > slack:
+        raise BandwidthOutputError(f"{where}: {fn} {mbs:g} MB/s does not follow from its minimum time "
+                                   f"{times['min']:g} s for {BABEL_ARRAYS[fn]} arrays of {array_mb:g} MB "
+                                   f"({seconds:.5g} s); {FIX}")
 
 
 NVB_VERSION = re.compile(r"^nvbandwidth Version:\s*v?(\d+)\.(\d+)", re.MULTILINE)
