@@ -233,7 +233,7 @@ def with_manifest(site, change) -> None:
 
 
 RID = "0" * 64
-NOT_ID, NOT_B = "records[11] is not a record id", "blobs[10].path is not b/"
+NOT_ID, NOT_B = "records[13] is not a record id", "blobs[10].path is not b/"
 
 
 @pytest.mark.parametrize("change, expect", [
