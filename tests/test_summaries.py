@@ -48,11 +48,13 @@ def test_a_rebuild_parses_only_the_records_it_needs(arch, tmp_path, decodes):
     assert len(decodes) >= total  # the first build parses every record once
     new = import_csv(arch, [NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"],
                      Context(title="one more", gpu="NVIDIA GeForce GTX 1650 Ti"))
+    # a supersession's data (old, new, reason) fills the changes page, so it is read on every build
+    stating = {f"{rid[2:]}.json" for rid in arch.record_ids() if arch.load(rid)["kind"] == "supersession"}
     decodes.clear()
     build_site(arch, out, cache_dir=cache)
     parsed = {os.path.basename(p) for p in decodes}
     assert f"{new[2:]}.json" in parsed  # the new record (files are named by the id, less its shard)
-    assert len(parsed) == 1, parsed  # the others are known by their summaries
+    assert parsed - stating == {f"{new[2:]}.json"}, parsed  # the others are known by their summaries
 
 
 def test_a_tampered_record_is_caught_although_its_summary_is_kept(arch, tmp_path):
