@@ -17,7 +17,7 @@ import click
 
 from ikreport import __version__
 from ikreport.cli.collect import collect
-from ikreport.cli.options import archive_argument, archive_option, terminal_progress
+from ikreport.cli.options import archive_argument, archive_option, default_archive, terminal_progress
 from ikreport.errors import IkreportError
 from ikreport.formatting import plural
 
@@ -93,12 +93,12 @@ def list_records(archive: Path) -> None:
 
 
 @cli.command()
-@archive_argument
+@archive_argument(resolve=False)
 @click.option("--site", "site", metavar="URL_OR_DIR",
               help="Check a built or published site instead: every record in its manifest.json hashes to its id.")
 @click.option("--no-cache", is_flag=True,
               help="Parse and validate every record, even those validated before (every file is re-hashed anyway).")
-def verify(archive: Path, site: str | None, no_cache: bool) -> None:
+def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
     """Re-hash every file of ARCHIVE and check every record and reference.
 
     One line per problem; exit status 1 if there is any.
@@ -119,7 +119,7 @@ def verify(archive: Path, site: str | None, no_cache: bool) -> None:
         click.echo(f"{site}: {plural(checked, 'record', 'records')} verified against manifest.json")
         return
     with terminal_progress("files checked") as progress:
-        verified = verify_archive(Archive.open(archive), use_cache=not no_cache, progress=progress)
+        verified = verify_archive(Archive.open(default_archive(archive)), use_cache=not no_cache, progress=progress)
     for line in verified.notes:
         click.echo(f"note: {safe_text(line)}", err=True)
     for line in verified.problems:
@@ -131,7 +131,7 @@ def verify(archive: Path, site: str | None, no_cache: bool) -> None:
 
 
 @cli.command()
-@archive_argument
+@archive_argument(demo=True)
 @click.option("-o", "--output", default="site", show_default=True, type=click.Path(file_okay=False, path_type=Path),
               help="Site folder to write (replaced as a whole when the build succeeds).")
 @click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -146,7 +146,11 @@ def verify(archive: Path, site: str | None, no_cache: bool) -> None:
               help="Leave raw blobs larger than this out of the site (their hashes stay on the pages).")
 def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path | None, reports_dir: Path | None,
           strict: bool, max_blob_mb: float) -> None:
-    """Build the static HTML + Markdown site of ARCHIVE [default: sample_evidence]."""
+    """Build the static HTML + Markdown site of ARCHIVE.
+
+    ARCHIVE defaults to the archive found from the working directory upward, else (as a demo)
+    sample_evidence.
+    """
     from ikreport.store.archive import Archive
     from ikreport.site.build import build_site
 
@@ -242,7 +246,7 @@ def supersede(old: str, new: str, reason: str, archive: Path) -> None:
 
 
 @cli.command("check")
-@archive_argument
+@archive_argument()
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder of Markdown reports [default: ARCHIVE/reports].")
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
