@@ -79,3 +79,60 @@ def test_a_named_archive_wins_over_a_found_one(tmp_path, run, monkeypatch):
     assert "ncu-profile" in run("list", "--archive", other).stdout
     monkeypatch.setenv("IKREPORT_ARCHIVE", str(other))
     assert "ncu-profile" in run("list").stdout
+
+
+# -- item 2: build prints every finding check would, with a count; --strict fails on them ---------
+
+@pytest.fixture
+def sample(tmp_path):
+    """A copy of the sample archive, with a report citing a superseded record and a null value."""
+    arch = tmp_path / "arch"
+    shutil.copytree(ROOT / "sample_evidence", arch)
+    return arch
+
+
+def sample_id(run, arch, kind, title_part):
+    line = next(x for x in run("list", "-a", arch).stdout.splitlines() if kind in x and title_part in x)
+    return line.split()[0]
+
+
+def test_build_prints_each_warning_with_a_count_and_strict_fails(sample, tmp_path, run):
+    old = sample_id(run, sample, "environment", "RTX 3060")  # the sample's report cites neither
+    new = sample_id(run, sample, "environment", "H100")
+    babel = sample_id(run, sample, "peak-bandwidth", "BabelStream")
+    assert run("supersede", old, "--by", new, "--reason", "wrong kernel", "-a", sample).exit_code == 0
+    reports = sample / "reports"
+    (reports / "old.md").write_text(f"The laptop [ev:{old}].\n")
+    # BabelStream prints no median: the record holds null there
+    (reports / "null.md").write_text(f"Median [ev:{babel} data.median_gbs].\n")
+    (reports / "none.md").write_text("Nothing cited.\n")
+    found = [f"{reports / 'none.md'}:1: IK202 the report cites no record",
+             f"{reports / 'null.md'}:1: IK203 record {babel[:8]}: data.median_gbs is null (not measured or "
+             "not reported), so the page shows n/a",
+             f"{reports / 'old.md'}:1: IK201 cites {old[:8]}, which {new[:8]} supersedes"]
+    assert run("check", sample).stdout.splitlines() == found
+    built = run("build", sample, "-o", tmp_path / "site", "--cache-dir", tmp_path / "cache")
+    assert built.exit_code == 0
+    assert built.stderr.splitlines() == [f"Warning: {line}" for line in found] + [
+        "3 warnings; --strict makes the IK2xx ones fail ('ikreport check' lists them)"]
+    assert "n/a" in (tmp_path / "site" / "r" / "null.html").read_text()
+    strict = run("build", sample, "-o", tmp_path / "strict", "--strict", "--cache-dir", tmp_path / "cache")
+    assert (strict.exit_code, strict.stdout) == (1, "")
+    assert strict.stderr.splitlines() == found + ["Error: build stopped by 3 warnings (--strict); nothing written"]
+    assert not (tmp_path / "strict").exists()
+
+
+def test_a_build_stopped_by_an_error_lists_the_warnings_too(sample, tmp_path, run):
+    (sample / "reports" / "bad.md").write_text("Unknown [ev:0123abcd].\n\nNothing here either.\n")
+    (sample / "reports" / "none.md").write_text("Nothing cited.\n")
+    built = run("build", sample, "-o", tmp_path / "site", "--cache-dir", tmp_path / "cache")
+    assert built.exit_code == 1 and not (tmp_path / "site").exists()
+    assert built.stderr.splitlines() == [
+        f"{sample / 'reports' / 'bad.md'}:1: IK103 no record starts with 0123abcd; 'ikreport list' lists the records",
+        f"{sample / 'reports' / 'none.md'}:1: IK202 the report cites no record",
+        "Error: build stopped by 1 error; nothing written"]
+
+
+def test_the_sample_builds_without_a_warning(tmp_path, run):
+    built = run("build", ROOT / "sample_evidence", "-o", tmp_path / "site", "--cache-dir", tmp_path / "cache")
+    assert (built.exit_code, built.stderr) == (0, "")

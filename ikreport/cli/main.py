@@ -18,7 +18,7 @@ import click
 from ikreport import __version__
 from ikreport.cli.collect import collect
 from ikreport.cli.options import archive_argument, archive_option, default_archive, terminal_progress
-from ikreport.errors import IkreportError
+from ikreport.errors import BuildFindingsError, IkreportError
 from ikreport.formatting import plural
 
 
@@ -33,6 +33,9 @@ class Cli(click.Group):
         except IkreportError as exc:
             from ikreport.terminal import safe_text
 
+            if isinstance(exc, BuildFindingsError):  # every finding first, as check prints them
+                for line in exc.lines:
+                    click.echo(safe_text(line), err=True)
             # messages may quote record text (a schema error shows the bad value)
             raise click.ClickException(safe_text(str(exc))) from exc
 
@@ -153,15 +156,20 @@ def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path |
     """
     from ikreport.store.archive import Archive
     from ikreport.site.build import build_site
+    from ikreport.terminal import safe_text
 
     with terminal_progress("record pages rendered") as progress:
         result = build_site(Archive.open(archive), output, templates=templates, cache_dir=cache_dir,
                             reports_dir=reports_dir, strict=strict, max_blob_mb=max_blob_mb, progress=progress)
-    for warning in result.warnings:
-        click.echo(f"Warning: {warning}", err=True)
+    warnings = result.findings + result.warnings
+    for warning in warnings:  # findings quote report text and file names: escaped
+        click.echo(f"Warning: {safe_text(warning)}", err=True)
     left_out = f", {result.blobs_left_out} large blobs left out" if result.blobs_left_out else ""
     counts = f"{plural(result.records, 'record', 'records')}, {plural(result.claims, 'claim', 'claims')}"
     click.echo(f"{output}: {plural(result.pages, 'page', 'pages')} ({counts}{left_out})")
+    if warnings:
+        strict_note = "; --strict makes the IK2xx ones fail ('ikreport check' lists them)" if result.findings else ""
+        click.echo(f"{plural(len(warnings), 'warning', 'warnings')}{strict_note}", err=True)
 
 
 @cli.command()

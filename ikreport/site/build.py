@@ -16,10 +16,11 @@ from pathlib import Path
 
 from ikreport.store.archive import Archive
 from ikreport.store.cache import default_cache_dir, keep, kept_size, recall, recall_json
-from ikreport.commands.check import check
+from ikreport.commands.check import CheckFinding, check
 from ikreport.commands.verify_site import MANIFEST_SCHEMA
 from ikreport.csv_cells import has_formula_cells
-from ikreport.errors import BuildError
+from ikreport.errors import BuildError, BuildFindingsError
+from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport import links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
@@ -50,9 +51,10 @@ class BuildResult:
     pages: int
     records: int
     claims: int
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # files and a site too big for GitHub Pages
     blobs_left_out: int = 0
     pages_rendered: int = 0  # record pages rendered in this build (the rest were unchanged)
+    findings: tuple[str, ...] = ()  # check's warnings (IK2xx) as check prints them; --strict fails on them
 
 
 def _state_path(cache: Path, output: Path) -> Path:
@@ -67,9 +69,11 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     state_file = _state_path(cache, output)
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
+    if failures and len(checked.findings) == 1:  # one finding is the one-line error itself
+        raise BuildError(str(failures[0]))
     if failures:
-        more = f" (and {len(failures) - 1} more: 'ikreport check' lists them)" if len(failures) > 1 else ""
-        raise BuildError(f"{failures[0]}{more}")
+        raise BuildFindingsError(f"build stopped by {_count(checked.findings, strict)}; nothing written",
+                                 tuple(str(f) for f in checked.findings))
     records = checked.records
     slugs = [r.slug for r in checked.reports]
     if len(set(slugs)) != len(slugs):
@@ -150,7 +154,16 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     # if it cannot be kept, the next build writes every file again: slower, not wrong
     keep(state_file, json.dumps(state, sort_keys=True))
     return BuildResult(len(pages) + len(keys), len(records.records), claims, tuple(warnings),
-                       len(sources) - len(published), pages_rendered=len(todo))
+                       len(sources) - len(published), pages_rendered=len(todo),
+                       findings=tuple(str(f) for f in checked.findings))  # warnings only: errors stopped it
+
+
+def _count(findings: list[CheckFinding], strict: bool) -> str:
+    """'1 error', '2 errors and 1 warning (--strict)': what stopped a build."""
+    errors = sum(f.is_error for f in findings)
+    warned = len(findings) - errors if strict else 0
+    parts = [plural(n, word, word + "s") for n, word in ((errors, "error"), (warned, "warning")) if n]
+    return " and ".join(parts) + (" (--strict)" if warned else "")
 
 
 def _kept_or(kept: Callable[[], bytes | None], again: Callable[[], bytes]) -> bytes:
