@@ -136,3 +136,100 @@ def test_a_build_stopped_by_an_error_lists_the_warnings_too(sample, tmp_path, ru
 def test_the_sample_builds_without_a_warning(tmp_path, run):
     built = run("build", ROOT / "sample_evidence", "-o", tmp_path / "site", "--cache-dir", tmp_path / "cache")
     assert (built.exit_code, built.stderr) == (0, "")
+
+
+# -- item 4: errors that point the right way -------------------------------------------------------
+
+# The first 64 bytes of a real report (iamcoleman/monte-carlo-pi profile.ncu-rep, ncu on Windows 10):
+# every .ncu-rep starts with NVR\0, then a protobuf stream.
+NCU_REP_HEAD = bytes.fromhex(
+    "4e56520002000000 0807cb0000000800 10001a5710dfa4a9 fe051a4f0a0a5769"
+    "6e646f7773203130 120532303236321a 2949 6e74656c28522920436f72652854".replace(" ", ""))
+
+
+def test_a_ncu_rep_given_as_csv_is_named_as_a_report(tmp_path, run):
+    report = tmp_path / "step.ncu-rep"
+    report.write_bytes(NCU_REP_HEAD + bytes(range(256)))
+    result = run("collect", "ncu", "--from-csv", report, "-a", tmp_path / "arch")
+    assert (result.exit_code, result.stderr) == (1, (
+        f"Error: {report}: an Nsight Compute report (.ncu-rep), not a CSV export; give it with --import instead "
+        f"(needs ncu), or export its pages with 'ncu --import {report} --csv --page raw' and '--page details'\n"))
+    assert files_under(tmp_path / "arch") == []
+
+
+def test_import_of_a_missing_report_says_no_such_file_even_without_ncu(tmp_path, run, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = run("collect", "ncu", "--import", tmp_path / "nope.ncu-rep", "-a", tmp_path / "arch")
+    assert (result.exit_code, result.stderr) == (
+        1, f"Error: {tmp_path / 'nope.ncu-rep'}: no such file; give the path of an existing .ncu-rep report\n")
+    report = tmp_path / "there.ncu-rep"
+    report.write_bytes(NCU_REP_HEAD)
+    result = run("collect", "ncu", "--import", report, "-a", tmp_path / "arch")
+    assert result.stderr == ("Error: ncu: not found on PATH; install Nsight Compute, or export the report's CSV "
+                             "pages on a machine that has it and import them with --from-csv\n")
+
+
+# Shapes printed by 'nvidia-smi --query-gpu=... --format=csv' (header row, units in brackets)
+@pytest.mark.parametrize("text", [
+    "index, name, memory.total [MiB], memory.used [MiB], utilization.gpu [%]\n"
+    "0, NVIDIA RTX A6000, 49140 MiB, 299 MiB, 0 %\n1, NVIDIA RTX A6000, 49140 MiB, 11 MiB, 0 %\n",
+    "name, memory.total [MiB], driver_version\r\nNVIDIA A100-SXM4-80GB, 81920 MiB, 570.133.20\r\n",
+])
+def test_a_query_gpu_csv_is_named_as_such(tmp_path, run, text):
+    saved = tmp_path / "gpu.csv"
+    saved.write_text(text)
+    result = run("collect", "env", "--from-nvidia-smi", saved, "-a", tmp_path / "arch")
+    assert (result.exit_code, result.stderr) == (1, (
+        f"Error: {saved}: 'nvidia-smi --query-gpu' CSV output, which holds only the fields it asked for; "
+        "save 'nvidia-smi -q' (or plain 'nvidia-smi') to a file instead\n"))
+
+
+def test_live_bandwidth_without_a_gpu_suggests_only_its_own_options(tmp_path, run, monkeypatch):
+    from ikreport.collect import bandwidth_run
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = run("collect", "bandwidth", "-a", tmp_path / "arch")  # no CuPy, PyTorch or nvcc here
+    assert result.stderr == ("Error: nvcc: not found on PATH; install CuPy, PyTorch or the CUDA toolkit on the GPU "
+                             "machine, or import saved output with --from-babelstream FILE or --from-nvbandwidth FILE\n")
+    monkeypatch.setattr(bandwidth_run, "available_backend", lambda wanted: "cupy")  # CuPy, but no GPU
+    result = run("collect", "bandwidth", "-a", tmp_path / "arch")
+    assert result.stderr == ("Error: nvidia-smi: not found on PATH; a live measurement needs an NVIDIA GPU and its "
+                             "driver; or import saved output with --from-babelstream FILE or --from-nvbandwidth FILE\n")
+    assert "--from-nvidia-smi" not in result.stderr and files_under(tmp_path / "arch") == []
+
+
+def test_a_mistyped_value_path_gets_every_key_or_the_nearest(sample, tmp_path, run):
+    gemv = sample_id(run, sample, "ncu-profile", "GEMV (kernel 1)")
+    babel = sample_id(run, sample, "peak-bandwidth", "BabelStream")
+    report = sample / "reports" / "typo.md"
+    report.write_text(f"[ev:{gemv} data.launches.0.dram_pc] [ev:{babel} data.peek_gbs] "
+                      f"[ev:{babel} data.kernels.0.best]\n")
+    lines = [x for x in run("check", sample).stdout.splitlines() if "typo.md" in x]
+    assert lines == [
+        f"{report}:1: IK106 record {gemv[:8]}: data.launches.0.dram_pc: data.launches.0 has no 'dram_pc' "
+        "(did you mean dram_pct, dram_gbs or sm_pct? it has 29 keys)",
+        f"{report}:1: IK106 record {babel[:8]}: data.peek_gbs: data has no 'peek_gbs' "
+        "(did you mean peak_gbs or peak_basis? it has 13 keys)",
+        f"{report}:1: IK106 record {babel[:8]}: data.kernels.0.best: data.kernels.0 has no 'best' "
+        "(it has avg_gbs, avg_s, best_gbs, function, max_s, min_s)"]
+
+
+def test_grammar_of_messages_and_banner(sample, tmp_path, run):
+    from ikreport.formatting import with_article
+
+    assert [with_article(w) for w in ("environment", "comparison", "ncu-profile", "peak-bandwidth", "HBM", "stall")] == [
+        "an environment", "a comparison", "an ncu-profile", "a peak-bandwidth", "an HBM", "a stall"]
+    gemv = sample_id(run, sample, "ncu-profile", "GEMV (kernel 1)")
+    env = sample_id(run, sample, "environment", "RTX 3060")
+    refused = run("compare", env, gemv, "-a", sample)
+    assert refused.stderr == (f"Error: {env}: is an environment record; compare takes two ncu-profile records\n")
+    h100 = sample_id(run, sample, "environment", "H100")
+    assert run("supersede", env, "--by", h100, "--reason", "Wrong box.", "-a", sample).exit_code == 0
+    same = run("compare", gemv, gemv, "-a", sample).stdout.splitlines()[-1]  # one kernel, one launch a side
+    assert run("build", sample, "-o", tmp_path / "site", "--cache-dir", tmp_path / "c").exit_code == 0
+    full = run("show", env, "-a", sample).stdout.splitlines()[1].split()[-1]
+    html = (tmp_path / "site" / "e" / f"{full}.html").read_text()
+    assert ": Wrong box. This page stays" in html and "box.." not in html
+    assert (tmp_path / "site" / "e" / f"{full}.md").read_text().count("Wrong box.\n") == 1
+    page = (tmp_path / "site" / "e" / f"{same}.html").read_text()
+    assert "Of 1 kernel: 1 UNDECIDED." in page and "(median of 1 matched launch, B/A 1.000)" in page
