@@ -233,3 +233,34 @@ def test_grammar_of_messages_and_banner(sample, tmp_path, run):
     assert (tmp_path / "site" / "e" / f"{full}.md").read_text().count("Wrong box.\n") == 1
     page = (tmp_path / "site" / "e" / f"{same}.html").read_text()
     assert "Of 1 kernel: 1 UNDECIDED." in page and "(median of 1 matched launch, B/A 1.000)" in page
+
+
+# -- item 5: show gives what a record is for ---------------------------------------------------------
+
+def test_show_gives_the_peak_of_a_peak_bandwidth_record(run):
+    # the sample's BabelStream record, imported from tests/fixtures/bandwidth (Copy: 1376.4 GB/s from the
+    # average time, 1394.6 GB/s best)
+    sample = ROOT / "sample_evidence"
+    shown = run("show", sample_id(run, sample, "peak-bandwidth", "BabelStream"), "-a", sample).stdout.splitlines()
+    assert shown[shown.index("  limitations:") - 4:shown.index("  limitations:")] == [
+        "  peak:      1.38 TB/s (BabelStream Copy, from the average time of 100 runs)",
+        "  best:      1.39 TB/s",
+        "  theoretical: unknown",
+        "  counting:  read+write: a copy of N bytes counts 2N bytes moved (BabelStream's own: Copy reads one "
+        "array and writes another)"]
+
+
+@pytest.mark.parametrize("title,lines", [
+    ("H100", ["  driver:    570.133.20, CUDA 12.8",
+              "  gpu 0:     NVIDIA H100 80GB HBM3: memory 81559 MiB, power limit 700 W",
+              "  gpu 1:     NVIDIA H100 80GB HBM3: memory 81559 MiB, power limit 700 W"]),
+    ("RTX 3060", ["  driver:    610.88, CUDA 13.3",
+                  "  gpu 0:     NVIDIA GeForce RTX 3060 Laptop GPU: memory 6144 MiB, power limit 80 W, "
+                  "max clocks SM 2100 / memory 7001 MHz"]),
+])
+def test_show_gives_memory_and_power_of_an_environment_record(run, title, lines):
+    # the sample's environment records, imported from the two real nvidia-smi outputs in tests/fixtures
+    sample = ROOT / "sample_evidence"
+    shown = run("show", sample_id(run, sample, "environment", title), "-a", sample).stdout.splitlines()
+    end = shown.index("  limitations:")
+    assert shown[end - len(lines):end] == lines
