@@ -203,16 +203,26 @@ def publish(site: Path, remote: str, branch: str, no_history: bool, message: str
               help="The repository to add the workflow to.")
 @click.option("--archive", "archive_path", default="evidence", show_default=True,
               help="The archive folder, relative to the repository.")
-@click.option("--install", default="ikreport", show_default=True,
-              help="What the workflow pip-installs (a version, a git URL, a path).")
+@click.option("--install", metavar="SPEC",
+              help="What the workflow pip-installs instead of this ikreport's wheel (a git URL at a commit, a path).")
+@click.option("--wheel", type=click.Path(dir_okay=False, path_type=Path),
+              help="The ikreport wheel to copy into the repository [default: one built from this ikreport].")
 @click.option("--main", "main_branch", default="main", show_default=True, help="The branch whose pushes deploy.")
 @click.option("--force", is_flag=True, help="Replace an existing workflow file.")
-def init_pages(repo: Path, archive_path: str, install: str, main_branch: str, force: bool) -> None:
-    """Write .github/workflows/ikreport-pages.yml: GitHub builds the site and deploys it to Pages."""
+def init_pages(repo: Path, archive_path: str, install: str | None, wheel: Path | None, main_branch: str,
+               force: bool) -> None:
+    """Write .github/workflows/ikreport-pages.yml: GitHub builds the site and deploys it to Pages.
+
+    The workflow installs the ikreport you run now: its wheel is copied into .github/ikreport/
+    (commit it with the workflow), unless --install names something else to install.
+    """
     from ikreport.commands.publish import init_pages as write
 
-    path = write(repo, archive=archive_path, install=install, main=main_branch, force=force)
-    click.echo(f"{path}: written; in the repository's Settings > Pages, set Source to 'GitHub Actions'")
+    if install is not None and wheel is not None:
+        raise click.UsageError("give --install or --wheel, not both")
+    path, placed = write(repo, archive=archive_path, install=install, main=main_branch, force=force, wheel=wheel)
+    commit = f"commit it and {placed}; " if placed else ""
+    click.echo(f"{path}: written; {commit}in the repository's Settings > Pages, set Source to 'GitHub Actions'")
 
 
 @cli.command()
