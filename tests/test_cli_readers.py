@@ -264,3 +264,35 @@ def test_show_gives_memory_and_power_of_an_environment_record(run, title, lines)
     shown = run("show", sample_id(run, sample, "environment", title), "-a", sample).stdout.splitlines()
     end = shown.index("  limitations:")
     assert shown[end - len(lines):end] == lines
+
+
+# -- item 3: the README's walkthrough runs as pasted ------------------------------------------------
+
+def test_the_readme_walkthrough_runs_as_pasted(tmp_path):
+    """The walkthrough's block, run by bash in a folder laid out as a clone after `make site`.
+    The one stand-in is .venv/bin/activate, which puts this test run's ikreport on PATH."""
+    import os
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    section = readme[readme.index("## Walkthrough"):]
+    block = section[section.index("```sh\n") + 6:section.index("\n```", section.index("```sh\n"))]
+    clone = tmp_path / "clone"
+    (clone / "tests" / "fixtures").mkdir(parents=True)
+    shutil.copytree(FIXTURES / "ncu", clone / "tests" / "fixtures" / "ncu")
+    bin_dir = clone / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "ikreport").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m ikreport "$@"\n')
+    (bin_dir / "ikreport").chmod(0o755)
+    (bin_dir / "activate").write_text(f'PATH="{bin_dir}:$PATH"\nexport PATH\n')
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), **{k: v for k, v in os.environ.items() if k == "SYSTEMROOT"}}
+    done = subprocess.run(["bash", "-e", "-c", block], cwd=clone, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert "ncu-profile    NVIDIA B200" in out[0] and out[1] == "FlashAttention split-KV decode on a B200"
+    assert "  profile:   16 launches of 2 kernels, 991 µs profiled GPU time" in out
+    assert out[-2:] == [f"{clone / 'evidence'}: 1 record and 1 blob verified", "evidence-site: 3 pages (1 record, 5 claims)"]
+    assert (clone / "evidence-site" / "index.html").is_file()
