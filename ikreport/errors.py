@@ -58,14 +58,6 @@ class BuildError(IkreportError):
     """A site that cannot be built (dangling citation, unwritable output, bad template)."""
 
 
-class BuildFindingsError(BuildError):
-    """A build stopped by check's findings (errors, or warnings under --strict); ``lines`` holds every finding."""
-
-    def __init__(self, message: str, lines: tuple[str, ...]) -> None:
-        super().__init__(message)
-        self.lines = lines
-
-
 # safety: publish
 class PublishError(IkreportError):
     """A site that cannot be published (no git repository, push refused, not a site)."""

@@ -18,7 +18,7 @@ import click
 from ikreport import __version__
 from ikreport.cli.collect import collect
 from ikreport.cli.options import archive_argument, archive_option, default_archive, terminal_progress
-from ikreport.errors import BuildFindingsError, IkreportError
+from ikreport.errors import IkreportError
 from ikreport.formatting import plural
 
 
@@ -33,9 +33,6 @@ class Cli(click.Group):
         except IkreportError as exc:
             from ikreport.terminal import safe_text
 
-            if isinstance(exc, BuildFindingsError):  # every finding first, as check prints them
-                for line in exc.lines:
-                    click.echo(safe_text(line), err=True)
             # messages may quote record text (a schema error shows the bad value)
             raise click.ClickException(safe_text(str(exc))) from exc
 

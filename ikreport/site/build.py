@@ -16,11 +16,10 @@ from pathlib import Path
 
 from ikreport.store.archive import Archive
 from ikreport.store.cache import default_cache_dir, keep, kept_size, recall, recall_json
-from ikreport.commands.check import CheckFinding, check
+from ikreport.commands.check import check
 from ikreport.commands.verify_site import MANIFEST_SCHEMA
 from ikreport.csv_cells import has_formula_cells
-from ikreport.errors import BuildError, BuildFindingsError
-from ikreport.formatting import plural
+from ikreport.errors import BuildError
 from ikreport.progress import Progress
 from ikreport import links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
@@ -69,11 +68,9 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     state_file = _state_path(cache, output)
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
-    if failures and len(checked.findings) == 1:  # one finding is the one-line error itself
-        raise BuildError(str(failures[0]))
-    if failures:
-        raise BuildFindingsError(f"build stopped by {_count(checked.findings, strict)}; nothing written",
-                                 tuple(str(f) for f in checked.findings))
+    if failures:  # one line, as every error: 'ikreport check' lists them all
+        more = f" (and {len(failures) - 1} more: 'ikreport check' lists them)" if len(failures) > 1 else ""
+        raise BuildError(f"{failures[0]}{more}")
     records = checked.records
     slugs = [r.slug for r in checked.reports]
     if len(set(slugs)) != len(slugs):
@@ -156,14 +153,6 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     return BuildResult(len(pages) + len(keys), len(records.records), claims, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),
                        findings=tuple(str(f) for f in checked.findings))  # warnings only: errors stopped it
-
-
-def _count(findings: list[CheckFinding], strict: bool) -> str:
-    """'1 error', '2 errors and 1 warning (--strict)': what stopped a build."""
-    errors = sum(f.is_error for f in findings)
-    warned = len(findings) - errors if strict else 0
-    parts = [plural(n, word, word + "s") for n, word in ((errors, "error"), (warned, "warning")) if n]
-    return " and ".join(parts) + (" (--strict)" if warned else "")
 
 
 def _kept_or(kept: Callable[[], bytes | None], again: Callable[[], bytes]) -> bytes:
