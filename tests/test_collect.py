@@ -299,11 +299,12 @@ def test_collect_ncu_import_report(tmp_path, env):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "ncu", "--import", report, "-a", arch))
     method = record["method"]
-    assert method["how"] == ("imported from an existing .ncu-rep report; ncu version, command and cache control, "
-                             "clock control, replay mode observed from its session page")
+    assert method["how"] == ("imported from an existing .ncu-rep report; ncu version, command, cache control, "
+                             "clock control, driver, replay mode observed from its session page")
     # the ncu that profiled (the session page's), not the stand-in that exported it
     assert (method["tool_version"], method["exported_with"]) == ("2025.2.1.0", "2025.1.0.0")
-    assert method["options"] == {"cache_control": "all", "clock_control": "base", "replay_mode": "kernel"}
+    assert method["options"] == {"cache_control": "all", "clock_control": "base", "driver": "575.57.08",
+                                 "replay_mode": "kernel"}
     assert method["command"][:4] == ["/usr/local/cuda/bin/ncu", "--set", "full", "--clock-control"]
     assert record["limitations"][0].startswith("ncu ran with --clock-control base and --cache-control all "
                                                "(observed from the session page): clocks were locked to base")

@@ -59,7 +59,7 @@ def test_the_session_page_gives_version_command_options_and_device():
     assert session.version == "2025.2.1.0"
     assert session.command is not None and session.command[-2:] == ("--ctx", "4096")
     assert dict(session.options) == {"cache_control": "all", "clock_control": "base", "replay_mode": "kernel"}
-    assert (session.device, session.max_sm_khz) == ("NVIDIA B200", 1965000.0)
+    assert (session.device, session.max_sm_khz, session.driver) == ("NVIDIA B200", 1965000.0, "575.57.08")
 
 
 def test_options_come_from_the_command_line_when_the_page_has_no_rows_for_them():
@@ -89,10 +89,11 @@ def test_an_import_with_the_session_page_records_what_it_observed(tmp_path, orde
     record = imported(tmp_path, *order)
     method = record["method"]
     assert method["tool_version"] == "2025.2.1.0"
-    assert method["options"] == {"cache_control": "all", "clock_control": "base", "replay_mode": "kernel"}
+    assert method["options"] == {"cache_control": "all", "clock_control": "base", "driver": "575.57.08",
+                                 "replay_mode": "kernel"}
     assert set(method["option_sources"].values()) == {"observed from the session page"}
-    assert method["how"] == ("imported from a CSV export (raw, session page); cache control, clock control, ncu "
-                             "version, replay mode observed from the session page")
+    assert method["how"] == ("imported from a CSV export (raw, session page); cache control, clock control, driver, "
+                             "ncu version, replay mode observed from the session page")
     assert method["command"][0] == "/usr/local/cuda/bin/ncu"
     assert record["limitations"][0].startswith("ncu ran with --clock-control base and --cache-control all "
                                                "(observed from the session page)")
@@ -101,10 +102,15 @@ def test_an_import_with_the_session_page_records_what_it_observed(tmp_path, orde
 
 
 def test_a_stated_option_agreeing_with_the_session_page_is_observed_and_others_stay_stated(tmp_path):
-    record = imported(tmp_path, RAW_B200, SESSION, "--clock-control", "base", "--driver", "575.57.08")
+    trimmed = tmp_path / "session-without-driver.csv"
+    trimmed.write_bytes(b"".join(line for line in SESSION.read_bytes().splitlines(keepends=True)
+                                 if not line.startswith(b'"Driver Version"')))
+    record = imported(tmp_path, RAW_B200, trimmed, "--clock-control", "base", "--driver", "575.57.08")
     sources = record["method"]["option_sources"]
     assert sources["clock_control"] == "observed from the session page"
     assert sources["driver"] == "stated by the importer"
+    assert "records --driver 575.57.08, but --driver 560.35 was stated" in refused(
+        tmp_path / "other", RAW_B200, SESSION, "--driver", "560.35")
 
 
 def test_a_stated_option_the_session_page_contradicts_is_refused(tmp_path):

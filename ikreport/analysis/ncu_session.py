@@ -9,7 +9,7 @@ device attribute may be spelled with the raw page's ``device__attribute_`` prefi
 
 What it reads: the ncu version that profiled, the profiler's command line, ``--clock-control``,
 ``--cache-control`` and ``--replay-mode`` (from their own rows, else from the command line),
-and the device's name and top SM clock. A session page has no ``"ID",...,"Kernel Name"`` header,
+the driver version, and the device's name and top SM clock. A session page has no ``"ID",...,"Kernel Name"`` header,
 which is how ``is_session_page`` tells it from a raw or details page, whatever its file name.
 """
 
@@ -50,6 +50,7 @@ class Session:
     options: tuple[tuple[str, str], ...]  # (clock_control | cache_control | replay_mode, value), sorted
     device: str | None
     max_sm_khz: float | None
+    driver: str | None
     entries: tuple[tuple[str, str, str], ...]  # (block, name, value) in file order
 
 
@@ -122,4 +123,4 @@ def parse_session(data: bytes | str, name: str) -> Session:
     if version:  # "2025.2.1.0 (build 35987062) (public-release)" -> "2025.2.1.0"
         version = version.split()[0]
     return Session(name=name, version=version, command=command, options=options, device=device,
-                   max_sm_khz=max_sm_khz, entries=tuple(entries))
+                   max_sm_khz=max_sm_khz, driver=values.get("driver version") or None, entries=tuple(entries))

@@ -22,7 +22,8 @@ from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.ncu_import import launch_table_source, profile_limitations
-from ikreport.collect.ncu_session import SESSION_ROLE, observed_limitation, provenance_data, split_session
+from ikreport.collect.ncu_session import (SESSION_ROLE, observed_limitation, observed_options, provenance_data,
+                                          split_session)
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import profile_data
@@ -236,10 +237,12 @@ def import_report(archive: Archive, context: Context, report: Path, progress: Pr
     # the session page says how the report was made, and which ncu made it: the local ncu
     # only exported it, and may be another release
     session = parse_session(pages["session"], f"{report.name} (session page)")
-    options = dict(session.options)
+    options = observed_options(session)
+    seen = ["ncu version"] * bool(session.version) + ["command"] * bool(session.command)
+    seen += [k.replace("_", " ") for k in sorted(options)]
     method = {"tool": "ncu", "tool_version": session.version, "command": list(session.command or []) or None,
-              "options": options, "how": "imported from an existing .ncu-rep report; ncu version, command and "
-              f"{', '.join(k.replace('_', ' ') for k in sorted(options)) or 'no options'} observed from its session page",
+              "options": options, "how": "imported from an existing .ncu-rep report; "
+              + (", ".join(seen) + " observed from its session page" if seen else "its session page says nothing"),
               "exported_with": ncu_version()}
     limits = [observed_limitation(session) or (
               "Imported from an existing report: its session page does not record both clock and cache control, "

@@ -37,6 +37,13 @@ def split_session(texts: dict[str, bytes | str]) -> tuple[Session | None, dict[s
     return parse_session(texts[name], name), rest
 
 
+def observed_options(session: Session | None) -> dict[str, str]:
+    """The method options a session page records: clock and cache control, replay mode, driver."""
+    if session is None:
+        return {}
+    return {**dict(session.options), **({"driver": session.driver} if session.driver else {})}
+
+
 def check_session(session: Session, profile: Profile, stated: dict[str, str]) -> None:
     """Refuse a session page of another run (another GPU) or one that contradicts what the
     importer states, in one line naming both values."""
@@ -45,7 +52,7 @@ def check_session(session: Session, profile: Profile, stated: dict[str, str]) ->
         raise MismatchedExportsError(
             f"{session.name}: the session page names the device {session.device!r}, but {export} names "
             f"{', '.join(repr(d) for d in profile.devices)}; give the session page of the same report")
-    observed = dict(session.options)
+    observed = observed_options(session)
     if session.version:
         observed["ncu_version"] = session.version
     for key, value in sorted(stated.items()):
@@ -59,7 +66,7 @@ def check_session(session: Session, profile: Profile, stated: dict[str, str]) ->
 def method(profile: Profile, stated: dict[str, str], session: Session | None, how: str) -> dict[str, Any]:
     """The record's method: options observed on the session page win over stated ones (they
     cannot differ: check_session refuses that); ``option_sources`` says which is which."""
-    observed = dict(session.options) if session else {}
+    observed = observed_options(session)
     version = session.version if session and session.version else stated.get("ncu_version")
     options = {**{k: v for k, v in stated.items() if k != "ncu_version"}, **observed}
     sources = {k: (OBSERVED if k in observed else STATED) for k in options}
