@@ -348,7 +348,7 @@ def test_babelstream_row_with_a_malformed_number_is_not_read():
 # -- how an imported export was made, as the importer states it (issue 14 item 7) ----------------
 
 RAW_EXPORT = FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
-SESSION_EXPORT = FIXTURES / "ncu" / "ncu_session_constructed_b200.csv"
+SESSION_EXPORT = FIXTURES / "ncu" / "session_constructed_b200.csv"
 
 
 def test_an_import_records_the_options_the_importer_states_as_stated(tmp_path):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from ikreport.analysis.ncu import read_exports
@@ -13,12 +15,15 @@ from ikreport.analysis.ncu_clocks import clock_fact
 from ikreport.analysis.ncu_session import is_session_page, parse_session
 from ikreport.cli.main import cli
 from ikreport.claims.model import RecordSet
-from ikreport.errors import NcuExportError
+from ikreport.errors import IkreportError, NcuExportError, TruncatedExportError
 from ikreport.kinds.ncu_profile import clock_claims
 from ikreport.store.archive import Archive
+from reliability.fuzz import mutate
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 NCU = FIXTURES / "ncu"
-SESSION = NCU / "ncu_session_constructed_b200.csv"
+SESSION = NCU / "session_constructed_b200.csv"
 RAW_B200 = NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
 RAW_1650 = NCU / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
 T4 = NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"
@@ -82,6 +87,26 @@ def test_a_session_page_that_cannot_be_read_is_refused(page, message):
     with pytest.raises(NcuExportError) as exc:
         parse_session(page, "s.csv")
     assert str(exc.value) == message
+
+
+def test_a_session_page_cut_short_is_refused_with_its_line():
+    data = SESSION.read_bytes().split(b"==PROF== Disconnected")[0].rstrip(b"\n")  # ends on a whole row
+    assert parse_session(data, "s.csv").version == "2025.2.1.0"
+    for cut in range(len(data) - 1, len(data) - 40, -1):
+        if data[cut - 1:cut] in (b"\n", b'"'):
+            continue  # a cut at a line end or just after a closing quote leaves whole rows
+        with pytest.raises(TruncatedExportError, match=r"^s\.csv:\d+: .*cut short"):
+            parse_session(data[:cut], "s.csv")
+
+
+@SETTINGS
+@given(st.randoms(use_true_random=False))
+def test_a_mutated_session_page_reads_or_is_refused_cleanly(rng):
+    data = mutate(SESSION.read_bytes(), rng)
+    try:
+        parse_session(data, "s.csv")
+    except IkreportError:
+        pass
 
 
 @pytest.mark.parametrize("order", [(RAW_B200, SESSION), (SESSION, RAW_B200)])

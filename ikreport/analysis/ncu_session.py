@@ -4,7 +4,8 @@ Accepts the text of ``ncu --import REPORT.ncu-rep --csv --page session``: blocks
 tables, each opened by a title row (``"Launch Settings"``, ``"Session"``, ``"Device
 Attributes"``, with or without a second cell) and holding ``"name","value"`` rows. Lines that
 do not start with a quote (``==PROF==`` lines, blank lines between blocks) are passed over; a
-UTF-8 BOM is allowed. Names are matched without regard to case, spaces or underscores, and a
+UTF-8 BOM is allowed; a page cut short or with quoting that does not close is refused with
+its line. Names are matched without regard to case, spaces or underscores, and a
 device attribute may be spelled with the raw page's ``device__attribute_`` prefix.
 
 What it reads: the ncu version that profiled, the profiler's command line, ``--clock-control``,
@@ -21,7 +22,7 @@ import shlex
 from dataclasses import dataclass
 
 from ikreport.analysis.ncu_export import HEADER_RX
-from ikreport.errors import NcuExportError
+from ikreport.errors import NcuExportError, TruncatedExportError
 
 BLOCKS = ("launch settings", "session", "device attributes", "process", "system", "profiler")
 VERSION_KEYS = ("profiler version", "ncu version", "nsight compute version", "version")
@@ -60,9 +61,28 @@ def _key(text: str) -> str:
     return " ".join(text.replace("_", " ").lower().split())
 
 
+def _text(data: bytes | str) -> str:
+    return data.decode("utf-8-sig", "replace") if isinstance(data, bytes) else data.lstrip("\ufeff")
+
+
 def _rows(data: bytes | str) -> list[list[str]]:
-    text = data.decode("utf-8-sig", "replace") if isinstance(data, bytes) else data.lstrip("\ufeff")
-    return [row for row in csv.reader(ln for ln in text.splitlines() if ln.startswith('"')) if row]
+    return [row for row in csv.reader(ln for ln in _text(data).splitlines() if ln.startswith('"')) if row]
+
+
+def _check_whole(text: str, name: str) -> None:
+    """Refuse a page cut short or with broken quoting, naming the line: ncu quotes every cell,
+    writes no line end inside one and ends every row with one, so a cut last value ("575.5
+    of "575.57.08") is never read as if whole."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        line = line.rstrip("\r")
+        if line.startswith('"') and line.count('"') % 2:
+            raise TruncatedExportError(f"{name}:{number}: a quoted field does not close on this line: the session "
+                                       f"page is cut short or broken; {FIX}")
+    last = text.rstrip("\r\n").rsplit("\n", 1)[-1]
+    if not text.endswith("\n") and last.startswith('"') and not last.endswith('"'):
+        raise TruncatedExportError(f"{name}:{len(lines)}: the last row ends without a closing quote or a line end: "
+                                   f"the session page is cut short; {FIX}")
 
 
 def is_session_page(data: bytes | str) -> bool:
@@ -96,6 +116,7 @@ def _from_command(command: tuple[str, ...]) -> dict[str, str]:
 
 def parse_session(data: bytes | str, name: str) -> Session:
     """The settings one session page holds; NcuExportError naming ``name`` when it holds none."""
+    _check_whole(_text(data), name)
     block = ""
     entries: list[tuple[str, str, str]] = []
     for row in _rows(data):
