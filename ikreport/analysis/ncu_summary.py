@@ -5,14 +5,19 @@ Derived values: DRAM GB/s (bytes moved / duration, else ncu's own DRAM byte rate
 occupancy limiter, the top warp-stall reasons, FLOP/s and arithmetic intensity, and the
 bound label.
 
-The bound label is a speed-of-light rule of thumb. ncu reports each unit's throughput as %
-of its peak. The memory side is ncu's "Memory Throughput" (the busiest of L1, L2 and DRAM)
-where the export has it, else DRAM throughput: a kernel that saturates L2 is memory-bound
-even when DRAM is idle, as ncu's own SOLBottleneck rule says. If memory or SM is >= 60% of
-peak, the higher one is the limiter; if both are < 40%, neither is busy and the kernel is
-waiting (latency-bound: too little parallelism, dependencies, launch or tail effects);
-in between: mixed. Both sides must be in the export: a missing side is unknown, never 0, so a
-launch with only one of them is 'unknown' (its claim says which side it has).
+The bound label follows the thresholds and wording of ncu's own SOLBottleneck rule (the
+SpeedOfLight section's rule, whose findings the details page quotes). ncu reports each unit's
+throughput as % of its peak. The memory side is ncu's "Memory Throughput" (the busiest of L1,
+L2 and DRAM) where the export has it, else DRAM throughput: a kernel that saturates L2 is
+memory-bound even when DRAM is idle. With m and s the memory and SM sides:
+  - both below 60%: 'latency-bound' (ncu: "Latency Issue", or "Small Grid" below one wave);
+  - the higher at 80% or more: that side's bound (ncu: "High Throughput");
+  - the higher between 60% and 80%: that side's bound when the two differ by 10 points or more
+    (ncu: "High Compute/Memory Throughput", "X is more heavily utilized than Y"), else
+    'balanced' (ncu: "Balanced Throughput").
+Ties go to compute, as in ncu's rule. Both sides must be in the export: a missing side is
+unknown, never 0, so a launch with only one of them is 'unknown' (its claim says which side
+it has).
 
 The occupancy limiter is the resource whose per-SM block limit is smallest. At a theoretical
 occupancy of 100% nothing limits it (no limiter is named), and resources that share the
@@ -30,13 +35,18 @@ import numpy as np
 
 from ikreport.analysis.ncu_table import LaunchTable
 
-BUSY_PCT = 60.0
-IDLE_PCT = 40.0
+# ncu's SOLBottleneck thresholds (latency_bound_threshold, no_bound_threshold, balanced_threshold)
+LATENCY_PCT = 60.0
+HIGH_PCT = 80.0
+BALANCED_GAP_PCT = 10.0
+SOL_RULE = (f"ncu's SOLBottleneck thresholds: latency-bound when memory and SM are both below {LATENCY_PCT:g}% "
+            f"of peak; memory- or compute-bound when the higher is at {HIGH_PCT:g}% or more, or at "
+            f"{LATENCY_PCT:g}-{HIGH_PCT:g}% and {BALANCED_GAP_PCT:g} points above the other; balanced otherwise")
 TOP_STALLS = 4
 # DRAM counts as the busiest memory level when within this many points of the max.
 SAME_LEVEL_PCT = 1.0
 # Labels in alphabetical order: a kernel's most common label wins ties by this order.
-LABELS = ("compute-bound", "latency-bound", "memory-bound", "mixed", "unknown")
+LABELS = ("balanced", "compute-bound", "latency-bound", "memory-bound", "unknown")
 # the busiest memory level: DRAM, L1/TEX or L2 when the export has each level's throughput,
 # "cache" when it only shows that a cache (not DRAM) is the busiest
 LEVELS = ("dram", "cache", "unknown", "l1", "l2")
@@ -49,7 +59,8 @@ Summary = dict[str, Any]
 
 
 def bound_label(memory_pct: float | None, sm_pct: float | None) -> str:
-    """'memory-bound', 'compute-bound', 'latency-bound', 'mixed' or 'unknown' (see module doc)."""
+    """'memory-bound', 'compute-bound', 'latency-bound', 'balanced' or 'unknown', by ncu's
+    SOLBottleneck thresholds (see module doc)."""
     m = np.array([np.nan if memory_pct is None else memory_pct])
     s = np.array([np.nan if sm_pct is None else sm_pct])
     return LABELS[int(_labels(m, s)[0])]
@@ -57,11 +68,14 @@ def bound_label(memory_pct: float | None, sm_pct: float | None) -> str:
 
 def _labels(memory: np.ndarray, sm: np.ndarray) -> np.ndarray:
     m, s = np.nan_to_num(memory), np.nan_to_num(sm)
-    busy = np.maximum(m, s) >= BUSY_PCT
-    out = np.full(len(m), LABELS.index("mixed"))
-    out[(m < IDLE_PCT) & (s < IDLE_PCT)] = LABELS.index("latency-bound")
-    out[busy & (m >= s)] = LABELS.index("memory-bound")
-    out[busy & (m < s)] = LABELS.index("compute-bound")
+    high = np.maximum(m, s)
+    # ncu names a side when one is near peak, or when it leads by the balanced threshold
+    leads = (high >= HIGH_PCT) | (np.abs(m - s) >= BALANCED_GAP_PCT)
+    out = np.full(len(m), LABELS.index("balanced"))
+    out[(m < LATENCY_PCT) & (s < LATENCY_PCT)] = LABELS.index("latency-bound")
+    named = (high >= LATENCY_PCT) & leads
+    out[named & (m > s)] = LABELS.index("memory-bound")
+    out[named & (m <= s)] = LABELS.index("compute-bound")  # ncu: sm >= mem points at compute
     # a side the export lacks is unknown, not 0: without both, no label can be named
     out[np.isnan(memory) | np.isnan(sm)] = LABELS.index("unknown")
     return out
