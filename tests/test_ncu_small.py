@@ -109,8 +109,9 @@ def test_raw_2025_op_byte_names_and_pcsamp_stalls_preferred():
     ])
     [s] = read(text).launches
     assert s["dram_gbs"] == 500.0  # 5 Mbyte in 10 us
-    assert [(t["reason"], t["share_pct"], t["source"]) for t in s["top_stalls"]] == [
-        ("long_scoreboard", 75.0, "pcsamp"), ("wait", 25.0, "pcsamp")]
+    # samples, not shares: with no compute capability, whether every warp state was sampled is unknown
+    assert [(t["reason"], t["value"], t["share_pct"], t["source"]) for t in s["top_stalls"]] == [
+        ("long_scoreboard", 300, None, "pcsamp"), ("wait", 100, None, "pcsamp")]
     assert s["kernel"] == "gemv<float, 4>(float*, int)"
 
 

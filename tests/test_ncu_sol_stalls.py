@@ -9,8 +9,10 @@ import pytest
 
 from conftest import ncu_text
 from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu_stalls import STATES, breakdown
 from ikreport.analysis.ncu_summary import bound_label
 from ikreport.kinds.ncu_profile import CAVEAT_BOUND, SOL_SIDE, _ncu_rules_text, kernel_label
+from ikreport.kinds.ncu_stall_claims import CAVEAT_STALLS, stalls_caveats, stalls_text
 
 
 def profile(name: str):
@@ -58,3 +60,81 @@ def test_a_disagreement_with_ncus_branch_is_said():
                          "which finds it latency-bound.)")
     first["memory_pct"] = 50.0
     assert "disagrees" not in _ncu_rules_text("k", {}, first)
+
+
+POLYFHE = "ncu_details_polyfhe_stallreason_opt_sm89_62kernels.csv"
+
+
+def test_polyfhe_stalls_are_shares_of_warp_active_cycles_with_their_coverage():
+    p = profile(POLYFHE)
+    [first] = [s for s in p.launches if s["id"] == "0"]
+    states = first["stall_states"]
+    # 17 smsp__warp_issue_stalled_*_per_warp_active.pct rows for ID 0, selected and not_selected included
+    assert states["source"] == "pct" and len(states["captured"]) == 17
+    assert "selected" in states["captured"] and "not_selected" in states["captured"]
+    # ncu on CC 8.9 also has branch_resolving, which this export did not collect
+    assert states["missing"] == ["branch_resolving"]
+    # the 17 values of ID 0 in the export add up to 94.75 (long_scoreboard 63.07, wait 9.66, selected 5.66 ...)
+    assert states["coverage_pct"] == 94.8
+    assert [(t["reason"], t["value"], t["share_pct"]) for t in first["top_stalls"]] == [
+        ("long_scoreboard", 63.07, 63.1), ("wait", 9.66, 9.7), ("short_scoreboard", 3.82, 3.8),
+        ("math_pipe_throttle", 3.43, 3.4)]  # selected (5.66) issues: not a stall
+    text = stalls_text("Mult_4_iNTTPhase2_131", first)
+    assert text == ("Mult_4_iNTTPhase2_131's warps are stalled for 63.1% of their warp-active cycles on long_scoreboard, "
+                    "9.7% on wait, 3.8% on short_scoreboard and 3.4% on math_pipe_throttle (first launch). The 17 "
+                    "captured warp states account for 94.8% of warp-active cycles; of ncu's warp states on this "
+                    "architecture, the export lacks branch_resolving.")
+
+
+def test_polyfhe_kernels_without_durations_say_how_the_shown_ones_were_chosen():
+    data = profile(POLYFHE)
+    record = {"kernels": data.kernels}
+    kernel = data.kernels[0]
+    assert kernel["total_us"] is None
+    assert stalls_caveats(record, kernel, 5)[1] == ("The export has no kernel durations, so the kernels with claims "
+                                                    "are the first 5 by name, not the ones that take the most time.")
+    assert stalls_caveats(record, {**kernel, "total_us": 1.0}, 5) == [CAVEAT_STALLS]
+
+
+def test_every_state_captured_gives_shares_of_their_sum():
+    # cycles per issued instruction on an A100 (CC 8.0): all 18 states, so their sum is all warp-active cycles
+    values = dict.fromkeys(STATES[8], 0.0) | {"long_scoreboard": 6.0, "selected": 1.0, "wait": 3.0}
+    b = breakdown(values, "ratio", "8.0", 4)
+    assert b.missing == () and b.coverage_pct == 100.0
+    assert b.top == (("long_scoreboard", 6.0, 60.0), ("wait", 3.0, 30.0))
+
+
+def test_a_state_missing_gives_no_shares_but_the_values_and_what_is_missing():
+    values = {"long_scoreboard": 491.9, "lg_throttle": 437.2, "selected": 1.0}
+    b = breakdown(values, "ratio", "7.5", 4)
+    assert b.coverage_pct is None and "branch_resolving" in b.missing and "wait" in b.missing
+    assert b.top == (("long_scoreboard", 491.9, None), ("lg_throttle", 437.2, None))
+    launch = {"top_stalls": [{"reason": r, "value": v, "share_pct": p, "source": "ratio"} for r, v, p in b.top],
+              "stall_states": {"source": "ratio", "captured": list(b.captured), "missing": list(b.missing),
+                               "coverage_pct": None}}
+    text = stalls_text("k", launch)
+    assert text.startswith("k's warps stall most on long_scoreboard (491.90) and lg_throttle (437.20), in warp "
+                           "cycles per issued instruction (first launch); no share of warp-active cycles is given")
+    assert "The export has 3 captured warp states; of ncu's warp states on this architecture, the export lacks " in text
+
+
+def test_an_architecture_ikreport_does_not_know_names_no_missing_state():
+    b = breakdown({"long_scoreboard": 40.0, "selected": 10.0}, "pct", "10.0", 4)
+    assert b.missing is None and b.coverage_pct == 50.0 and b.top == (("long_scoreboard", 40.0, 40.0),)
+    b = breakdown({"long_scoreboard": 40.0, "selected": 10.0}, "pcsamp", None, 4)
+    assert b.missing is None and b.coverage_pct is None and b.top == (("long_scoreboard", 40.0, None),)
+
+
+def test_pc_sampling_spells_no_instructions_in_the_plural():
+    b = breakdown({"no_instructions": 5.0}, "pcsamp", "8.6", 4)
+    assert "no_instruction" in b.captured and "no_instruction" not in b.missing
+
+
+def test_a_record_imported_before_every_state_was_kept_gives_no_coverage():
+    # the sample's PolyFHE record: share_pct was of the captured stalls' sum (45.6), value is ncu's %
+    old = {"top_stalls": [{"reason": "long_scoreboard", "value": 18.31, "share_pct": 45.6, "source": "pct"}]}
+    assert stalls_text("k", old) == ("k's warps are stalled for 18.3% of their warp-active cycles on long_scoreboard "
+                                     "(first launch). The record keeps only these top stalls, so how much of the "
+                                     "warp-active cycles the captured states cover is not known.")
+    old["top_stalls"][0]["source"] = "pcsamp"
+    assert "no share of warp-active cycles is given" in stalls_text("k", old)

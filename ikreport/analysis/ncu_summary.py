@@ -2,7 +2,8 @@
 kernel, and as a per-launch CSV table. Derived values are computed column-wise.
 
 Derived values: DRAM GB/s (bytes moved / duration, else ncu's own DRAM byte rate), the
-occupancy limiter, the top warp-stall reasons, FLOP/s and arithmetic intensity, and the
+occupancy limiter, the top warp-stall reasons as % of warp-active cycles with the coverage of
+the captured states (ncu_stalls.py), FLOP/s and arithmetic intensity, and the
 bound label.
 
 The bound label follows the thresholds and wording of ncu's own SOLBottleneck rule (the
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ikreport.analysis.ncu_stalls import breakdown
 from ikreport.analysis.ncu_table import LaunchTable
 
 # ncu's SOLBottleneck thresholds (latency_bound_threshold, no_bound_threshold, balanced_threshold)
@@ -182,9 +184,6 @@ def _num(x: float, digits: int | None = None) -> float | int | None:
 def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
     """The summary of launch row ``i``: the fields a record keeps for one launch."""
     f = t.fields
-    stalls = [(float(v[i]), reason) for reason, v in t.stalls.items() if not np.isnan(v[i])]
-    total = sum(v for v, _ in stalls)
-    top = sorted(stalls, key=lambda s: (-s[0], s[1]))[:TOP_STALLS]
     return {
         "index": i,
         "id": t.ids[i],
@@ -213,11 +212,27 @@ def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "flops": _num(d.flops[i]),
         "flops_per_s": _num(d.flops_per_s[i], 0),
         "arithmetic_intensity": _num(d.intensity[i], 3),
-        "top_stalls": [{"reason": reason, "value": round(v, 3), "share_pct": round(100 * v / total, 1) if total else None,
-                        "source": t.stall_source} for v, reason in top if v > 0],
+        **launch_stalls(t, i),
         "bound": LABELS[int(d.bound[i])],
         "ncu_rules": t.rules.get(i, []),
         "unparsed_units": t.problems.get(i, []),
+    }
+
+
+def launch_stalls(t: LaunchTable, i: int) -> Summary:
+    """Launch row ``i``'s warp stalls as ncu defines them (analysis/ncu_stalls.py):
+    ``top_stalls`` (each with its % of warp-active cycles as ``share_pct``, None where the export
+    cannot give it) and ``stall_states`` (source, captured and missing states, coverage)."""
+    values = {reason: float(v[i]) for reason, v in t.stalls.items() if not np.isnan(v[i])}
+    if not values or t.stall_source is None:
+        return {"top_stalls": [], "stall_states": None}
+    b = breakdown(values, t.stall_source, t.text["cc"][i], TOP_STALLS)
+    return {
+        "top_stalls": [{"reason": reason, "value": round(v, 3), "share_pct": None if pct is None else round(pct, 1),
+                        "source": b.source} for reason, v, pct in b.top],
+        "stall_states": {"source": b.source, "captured": list(b.captured),
+                         "missing": None if b.missing is None else list(b.missing),
+                         "coverage_pct": None if b.coverage_pct is None else round(b.coverage_pct, 1)},
     }
 
 

@@ -14,6 +14,7 @@ from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
+from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
@@ -36,7 +37,6 @@ CAVEAT_OCCUPANCY = (
 CAVEAT_NCU_RULES = ("These are ncu's own rule findings, quoted from the export as ncu wrote them for the "
                     "kernel's first launch; ikreport's bound label applies the thresholds of ncu's SOLBottleneck "
                     "rule to the numbers in the record.")
-CAVEAT_STALLS = "Stall reasons are shares of the stall metrics ncu collected for the kernel's first launch."
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
 
@@ -99,13 +99,10 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         if findings:
             claims.append(make_claim("kernel-ncu-rules", name, record_id, findings, cites, [CAVEAT_NCU_RULES],
                                      records, name))
-        if first.get("top_stalls"):
-            reasons = ", ".join(
-                f"{s['reason']} ({fmt_pct(s['share_pct'])})" for s in first["top_stalls"] if s["share_pct"] is not None
-            )
-            if reasons:
-                text = f"{short}'s warps stall most on {reasons} of the stall metrics collected."
-                claims.append(make_claim("kernel-stalls", name, record_id, text, cites, [CAVEAT_STALLS], records, name))
+        stalls = stalls_text(short, first)
+        if stalls:
+            caveats = stalls_caveats(data, kernel, TOP_KERNELS)
+            claims.append(make_claim("kernel-stalls", name, record_id, stalls, cites, caveats, records, name))
     return claims
 
 
@@ -140,7 +137,8 @@ def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None)
     if first.get("memory_level") in ("cache", "l1", "l2") and first.get("dram_pct") is not None:
         memory = f"memory {fmt_pct(mem)} of peak ({level.split(',')[0]}; DRAM {fmt_pct(first['dram_pct'])})"
     of = f" in {count} of {judged} launches" if judged > 1 else ""
-    return f"{short} is {label} by ncu's SOLBottleneck thresholds{of}: {memory}, SM {fmt_pct(sm)} of peak (first launch)."
+    return (f"{short} is {label} by ncu's SOLBottleneck thresholds{of}: {memory}, SM {fmt_pct(sm)} of peak "
+            "(first launch).")
 
 
 # ncu's SOLBottleneck finding opens with the branch it took (its wording across 2021-2025
@@ -148,7 +146,8 @@ def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None)
 # greater than 80%") names no side in its opening, so it is not compared.
 SOL_SIDE = {"Memory is more heavily utilized": "memory-bound", "Compute is more heavily utilized": "compute-bound",
             "Compute and Memory are well-balanced": "balanced",
-            "This kernel grid is too small": "latency-bound", "All launches of this workload use grids": "latency-bound",
+            "This kernel grid is too small": "latency-bound",
+            "All launches of this workload use grids": "latency-bound",
             "This kernel exhibits low compute throughput": "latency-bound",
             "This workload exhibits low compute throughput": "latency-bound"}
 
