@@ -37,7 +37,9 @@ import numpy as np
 from ikreport.analysis.ncu_stalls import breakdown
 from ikreport.analysis.ncu_table import LaunchTable
 
-# ncu's SOLBottleneck thresholds (latency_bound_threshold, no_bound_threshold, balanced_threshold)
+# ncu's SOLBottleneck thresholds, as its rule file (sections/SpeedOfLight.py, 2021-2025 releases) names
+# them: latency_bound_threshold, no_bound_threshold, balanced_threshold. Its findings quote them
+# ("below 60.0% of peak typically indicate latency issues", "greater than 80.0%").
 LATENCY_PCT = 60.0
 HIGH_PCT = 80.0
 BALANCED_GAP_PCT = 10.0

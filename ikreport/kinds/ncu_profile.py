@@ -55,7 +55,7 @@ def show(record: Mapping[str, Any]) -> list[str]:
     for k in data["kernels"][:10]:
         lines.append(
             f"    {fmt_pct(k['share_pct']):>7}  {fmt_duration_us(k['total_us']):>10}  x{k['launches']:<5} "
-            f"{t(k['bound']):<14} {t(k['kernel'][:70])}"
+            f"{t(kernel_label(data, k)[0]):<14} {t(k['kernel'][:70])}"
         )
     return lines
 
