@@ -138,3 +138,19 @@ def test_a_record_imported_before_every_state_was_kept_gives_no_coverage():
                                      "warp-active cycles the captured states cover is not known.")
     old["top_stalls"][0]["source"] = "pcsamp"
     assert "no share of warp-active cycles is given" in stalls_text("k", old)
+
+
+def test_a_raw_page_of_warp_latencies_names_the_missing_states_and_gives_no_shares():
+    header = ('"ID","Kernel Name","CC","gpu__time_duration.sum",'
+              '"smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio",'
+              '"smsp__average_warp_latency_issue_stalled_selected.ratio",'
+              '"smsp__average_warp_latency_issue_stalled_wait.ratio"')
+    text = "\n".join([header, '"","","","usecond","","",""', '"0","k(int)","8.0","10.00","120.5","40","60.25"'])
+    [s] = read_exports({"raw.csv": text}).launches
+    states = s["stall_states"]
+    assert states["source"] == "latency" and states["captured"] == ["long_scoreboard", "selected", "wait"]
+    assert states["coverage_pct"] is None and len(states["missing"]) == 15 and "branch_resolving" in states["missing"]
+    assert [(t["reason"], t["value"], t["share_pct"]) for t in s["top_stalls"]] == [
+        ("long_scoreboard", 120.5, None), ("wait", 60.25, None)]
+    assert stalls_text("k", s).startswith("k's warps stall most on long_scoreboard (120.50) and wait (60.25), in warp "
+                                          "cycles per warp (first launch); no share of warp-active cycles is given")
