@@ -17,14 +17,14 @@ DEFAULT_ARCHIVE = "sample_evidence"
 ARCHIVE_ENV = "IKREPORT_ARCHIVE"
 
 
-def archive_option(demo: bool = False) -> Any:
+def archive_option() -> Any:
     """The ``--archive``/``-a`` option, also read from IKREPORT_ARCHIVE; when neither is given,
     the archive found from the working directory upward (see default_archive)."""
 
     def decorate(f: Any) -> Any:
         @functools.wraps(f)
         def command(*args: Any, archive: Path | None, **kwargs: Any) -> Any:
-            return f(*args, archive=default_archive(archive, demo), **kwargs)
+            return f(*args, archive=default_archive(archive), **kwargs)
 
         return _archive_flag()(command)
 
