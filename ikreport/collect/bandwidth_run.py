@@ -27,6 +27,8 @@ BACKENDS = ("cupy", "nvcc", "torch")  # the default order: kernel copies first
 KERNEL = "kernel"  # the SMs copy: close to what DRAM can stream
 MEMCPY = "cudaMemcpy"  # the driver copies, on a copy engine
 MECHANISM = {"cupy": KERNEL, "nvcc": KERNEL, "torch": MEMCPY}
+IMPORT_INSTEAD = "or import saved output with --from-babelstream FILE or --from-nvbandwidth FILE"
+NO_GPU_HINT = f"a live measurement needs an NVIDIA GPU and its driver; {IMPORT_INSTEAD}"
 
 
 def available_backend(wanted: str | None) -> str:
@@ -40,7 +42,8 @@ def available_backend(wanted: str | None) -> str:
     if importlib.util.find_spec("cupy") is not None:
         return "cupy"
     if shutil.which("nvcc") is not None or importlib.util.find_spec("torch") is None:
-        tools.find("nvcc")  # raises with an install hint when neither it nor PyTorch is here
+        # raises with an install hint when neither nvcc nor PyTorch is here
+        tools.find("nvcc", f"install CuPy, PyTorch or the CUDA toolkit on the GPU machine, {IMPORT_INSTEAD}")
         return "nvcc"
     return "torch"
 
