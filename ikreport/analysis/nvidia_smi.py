@@ -4,7 +4,9 @@
 spaces; some keys end in a space; values may carry ``[Deprecated; …]`` notes or say
 ``N/A``). Each GPU starts at a line ``GPU 00000000:01:00.0``. The default table: a banner
 with driver and CUDA versions, then a three-line block per GPU (name, bus id, memory,
-power, persistence, ECC, MIG). Several GPUs in one file are several GPUs.
+power, persistence, ECC, MIG). Several GPUs in one file are several GPUs. Numbers are read in
+the C locale nvidia-smi prints, or in another locale's spelling where the digits leave no doubt
+(see ``_number``).
 ``nvidia-smi --query-gpu`` CSV (a header row of field names) is recognised only to be refused
 by name: it holds just the fields it asked for.
 """
