@@ -23,6 +23,7 @@ from ikreport.analysis.arrow import bool_values, float_values, null_string
 from ikreport.analysis.ncu_export import Export, csv_row
 from ikreport.analysis.ncu_launch import dims_product
 from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, flop_weight, stall_reason
+from ikreport.analysis.ncu_roofline import flop_term
 from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.units import NOT_AVAILABLE, NUMBER_RX, unit_factor
 from ikreport.errors import NcuExportError, TruncatedExportError
@@ -113,7 +114,7 @@ def parse_raw(export: Export) -> LaunchTable:
         found = stall_reason(name)
         if found:
             stall_cols.setdefault(found[0], {})[found[1]] = i
-        elif flop_weight(name) is not None:
+        elif flop_term(name) is not None:
             flop_cols[name] = i
     if b"\n" not in first:
         return LaunchTable(ids=[], kernels=[], text={}, fields={})
@@ -151,8 +152,14 @@ def parse_raw(export: Export) -> LaunchTable:
     flops = np.full(n, np.nan)
     sass = np.zeros(n, dtype=bool)
     for name, i in flop_cols.items():
-        values = _numbers(column(i)) * (flop_weight(name) or 0.0)
+        field, weight = flop_term(name) or ("", 0.0)
+        values = _numbers(column(i)) * weight
         present = ~np.isnan(values)
+        # per data type (and integer ops apart), then the FLOP total of every float type
+        fields[field] = np.where(present, np.nan_to_num(fields.get(field, np.full(n, np.nan))) + values,
+                                 fields.get(field, np.full(n, np.nan)))
+        if flop_weight(name) is None:
+            continue
         flops = np.where(present, np.nan_to_num(flops) + values, flops)
         if "sass" in name:
             sass |= present

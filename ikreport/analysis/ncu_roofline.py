@@ -1,0 +1,155 @@
+"""ncu's roofline: FLOPs per data type, weighted as ncu's own roofline sections weight them, and
+the values the details page's roofline sections export.
+
+Accepted input:
+- raw metric names (``--page raw`` columns, or ``--metrics`` rows of ``--page details``): the
+  SASS thread-instruction counters ``smsp__sass_thread_inst_executed_op_<op>_pred_on.sum`` and
+  the tensor-path op counters ``sm__ops_path_tensor_src_<type>[_dst_<type>].sum``;
+- rows of the details page's roofline sections (``ncu --set full`` or ``--section
+  SpeedOfLight_RooflineChart`` / ``SpeedOfLight_Hierarchical{Single,Double,Half,Tensor}
+  RooflineChart``), told apart by their ``Body Item Label`` column ("Single Precision Roofline",
+  "Single Precision Achieved Value", "DRAM Roofline", "DRAM Achieved Value", ...). Metric Name
+  is the label the section file gives each value ("Theoretical DRAM Bytes Accessible", "DRAM
+  Frequency", "DRAM Bandwidth", "SM Frequency", "Predicated-On FFMA Operations Per Cycle",
+  "Theoretical Tensor Operations", ...); units are ncu's (``Kbyte/cycle``, ``Ghz``, ``hz``,
+  ``cycle/nsecond``, ``inst``, ``inst/cycle``, ``Gbyte/s``).
+
+The weights are those of ncu's section files (sections/*.section in the Nsight Compute install):
+SpeedOfLight_RooflineChart counts FFMA and DFMA as 2 FLOPs (its ``..._pred_on_x2`` metrics) and
+FADD, FMUL, DADD, DMUL as 1; SpeedOfLight_HierarchicalHalfRooflineChart counts HFMA as 4 and
+HADD, HMUL as 2 (a half instruction is a packed HFMA2/HADD2/HMUL2 on two values);
+SpeedOfLight_HierarchicalTensorRooflineChart counts tensor-path ops one each. Tensor ops on
+integer sources (``src_int8``...) are integer operations, kept apart from FLOPs. The roofline
+section values are already weighted by ncu (its "Operations" labels are the ``_x2``/``_x4``
+metrics), so they are summed as exported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ikreport.analysis.units import SI_PREFIX, parse_number, to_number
+
+PRECISIONS = ("fp16", "fp32", "fp64", "tensor")
+# per-precision FLOP counts and integer ops of a launch (counts, from raw metric names)
+COUNT_FIELDS = tuple(f"flops_{p}" for p in PRECISIONS) + ("int_ops",)
+# what a details page's roofline sections give (rates in base units: bytes/s, FLOP/s)
+SECTION_FIELDS = ("roofline_dram_bytes_per_s", "roofline_dram_peak_bytes_per_s") + tuple(
+    f"roofline_{what}_{p}" for what in ("flops_per_s", "peak_flops_per_s") for p in PRECISIONS)
+RATE_FIELDS = ("roofline_dram_bytes_per_s", "roofline_dram_peak_bytes_per_s")
+FLOP_RATE_FIELDS = tuple(f for f in SECTION_FIELDS if "flops" in f)
+
+_LETTER = {"h": "fp16", "f": "fp32", "d": "fp64"}
+# (pattern, precision or None for integer ops, weight) for raw metric names
+_TERMS: tuple[tuple[re.Pattern[str], str | None, float], ...] = (
+    (re.compile(r"^sm__ops_path_tensor_src_u?int\w*\.sum$"), None, 1.0),
+    (re.compile(r"^sm__ops_path_tensor_src_[a-z0-9]+(?:_dst_[a-z0-9]+)?\.sum$"), "tensor", 1.0),
+    (re.compile(r"^smsp__sass_thread_inst_executed_op_([dfh])fma_pred_on\.sum$"), "", 2.0),
+    (re.compile(r"^smsp__sass_thread_inst_executed_op_([dfh])(?:add|mul)_pred_on\.sum$"), "", 1.0),
+)
+HALF_PACKED = 2.0  # ncu's half roofline: HFMA2/HADD2/HMUL2 work on two values at once
+
+
+def flop_term(metric: str) -> tuple[str, float] | None:
+    """(field, weight) when ``metric`` counts floating-point or integer math: the field is
+    ``flops_<precision>`` or ``int_ops``; None for any other metric. The tensor counters'
+    _sparsity_on/_off variants split the same ops again and are not matched."""
+    for rx, precision, weight in _TERMS:
+        m = rx.match(metric)
+        if not m:
+            continue
+        if precision is None:
+            return "int_ops", weight
+        if precision == "":
+            precision = _LETTER[m.group(1)]
+            weight *= HALF_PACKED if precision == "fp16" else 1.0
+        return f"flops_{precision}", weight
+    return None
+
+
+def dominant_precision(counts: Mapping[str, float | None]) -> str | None:
+    """The data type with the most FLOPs (``counts`` keyed by precision); None when none has any."""
+    best = max(((v, p) for p, v in counts.items() if v is not None and v == v and v > 0), default=None)
+    return best[1] if best else None
+
+
+# --- the details page's roofline sections ---------------------------------------------------
+
+_ACHIEVED_RX = re.compile(r"^Predicated-On ([DFH])(?:(?:ADD|MUL) Thread Instructions Executed|(?:ADD|MUL|FMA) "
+                          r"Operations) Per Cycle$")
+_PEAK_RX = re.compile(r"^Theoretical Predicated-On ([DFH])FMA Operations$")
+_HZ_RX = re.compile(r"^(?P<p>[KMGT]?)hz$", re.IGNORECASE)
+_PER_TIME = {"second": 1.0, "s": 1.0, "msecond": 1e3, "ms": 1e3, "usecond": 1e6, "us": 1e6, "nsecond": 1e9, "ns": 1e9}
+_PER_CYCLE_RX = re.compile(r"^(?P<p>[KMGT]?)(?P<what>byte|inst|op|)(?:/cycle)?$")
+
+Cell = tuple[str, str, int]  # (value text, unit, body line)
+
+
+def _hz(text: str, unit: str) -> float | None:
+    """A frequency in Hz from ``hz``/``Ghz`` or ``cycle/second``/``cycle/nsecond`` units."""
+    value = parse_number(text)
+    if value is None:
+        return None
+    m = _HZ_RX.match(unit.strip())
+    if m:
+        return value * SI_PREFIX[m["p"]]
+    per, _, time = unit.strip().partition("/")
+    return value * _PER_TIME[time] if per == "cycle" and time in _PER_TIME else None
+
+
+def _per_cycle(text: str, unit: str, what: str) -> float | None:
+    """A per-cycle amount: bytes (``Kbyte/cycle``) or operations (``inst``, ``inst/cycle``, no unit)."""
+    value = parse_number(text)
+    m = _PER_CYCLE_RX.match(unit.strip())
+    if value is None or not m or (m["what"] == "byte") != (what == "byte"):
+        return None
+    return value * SI_PREFIX[m["p"]]
+
+
+def _precision(letter: str) -> str:
+    return _LETTER[letter.lower()]
+
+
+def section_values(items: Mapping[tuple[str, str], Mapping[str, Cell]]) -> dict[str, float]:
+    """What a launch's roofline rows say, from ``items``: (section, body item label) -> {metric
+    name: cell}. Keys are SECTION_FIELDS; a value missing from the export is left out. Items
+    are read in export order and the first value of each kind wins (ncu repeats the same
+    peaks and the same achieved work in every item of a chart)."""
+    out: dict[str, float] = {}
+
+    def keep(field: str, value: float | None) -> None:
+        if value is not None and field not in out:
+            out[field] = value
+
+    tensor_done: set[str] = set()  # tensor ops summed over the "DRAM ..." items, one per source type
+    for (_section, label), metrics in items.items():
+        sm_hz = _hz(*metrics["SM Frequency"][:2]) if "SM Frequency" in metrics else None
+        dram = metrics.get("DRAM Bandwidth")
+        if dram is not None:
+            keep("roofline_dram_bytes_per_s", to_number(dram[0], dram[1], "byte_rate"))
+        accessible, dram_hz = metrics.get("Theoretical DRAM Bytes Accessible"), metrics.get("DRAM Frequency")
+        if accessible and dram_hz:
+            per_cycle, hz = _per_cycle(accessible[0], accessible[1], "byte"), _hz(*dram_hz[:2])
+            keep("roofline_dram_peak_bytes_per_s", per_cycle * hz if per_cycle is not None and hz else None)
+        if sm_hz is None:
+            continue
+        achieved: dict[str, float] = {}
+        for name, (text, unit, _line) in metrics.items():
+            value = _per_cycle(text, unit, "op")
+            if value is None:
+                continue
+            if (m := _ACHIEVED_RX.match(name)) is not None:
+                precision = _precision(m.group(1))
+                achieved[precision] = achieved.get(precision, 0.0) + value
+            elif name == "Tensor Operations Per Cycle" and label.startswith("DRAM") and label not in tensor_done:
+                # the Tensor chart has one DRAM/L2/L1 item triple per source type: count each type once
+                tensor_done.add(label)
+                out["roofline_flops_per_s_tensor"] = out.get("roofline_flops_per_s_tensor", 0.0) + value * sm_hz
+            elif (m := _PEAK_RX.match(name)) is not None:
+                keep(f"roofline_peak_flops_per_s_{_precision(m.group(1))}", value * sm_hz)
+            elif name == "Theoretical Tensor Operations":
+                keep("roofline_peak_flops_per_s_tensor", value * sm_hz)
+        for precision, per_cycle in achieved.items():
+            keep(f"roofline_flops_per_s_{precision}", per_cycle * sm_hz)
+    return out
