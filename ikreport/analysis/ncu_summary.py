@@ -144,6 +144,7 @@ class Derived:
     dram_peak_gbs: np.ndarray  # the DRAM peak ncu's roofline section uses, GB/s; NaN unknown
     precision: np.ndarray  # index into PRECISIONS of the data type with the most FLOPs; -1 unknown
     peak_flops: np.ndarray  # FLOP/s roof of that data type from ncu's roofline section; NaN unknown
+    precision_flops_per_s: np.ndarray  # FLOP/s of that data type alone, to set against its roof
 
 
 def derive(t: LaunchTable) -> Derived:
@@ -174,12 +175,13 @@ def derive(t: LaunchTable) -> Derived:
     filled, peak_gbs = _filled_memory(memory, gbs, f["roofline_dram_peak_bytes_per_s"])
     memory = np.where(filled, 100 * gbs / peak_gbs, memory)
     level[filled] = LEVELS.index("dram")
-    precision, peak_flops = _precision_roof(t, section)
+    precision, peak_flops, precision_rate = _precision_roof(t, section, dur)
     limits = np.column_stack([f[x] for x in LIMIT_FIELDS]) if t.n else np.zeros((0, 4))
     return Derived(
         duration_us=np.where(dur > 0, dur / 1e3, np.nan), dram_gbs=gbs, memory_pct=memory, memory_level=level,
         bound=_labels(memory, f["sm_pct"]), limiter=_limiters(limits, f["occupancy_theoretical_pct"]), flops=flops, flops_per_s=flops_per_s,
         intensity=intensity, memory_filled=filled, dram_peak_gbs=peak_gbs, precision=precision, peak_flops=peak_flops,
+        precision_flops_per_s=precision_rate,
     )
 
 
@@ -191,17 +193,22 @@ def _filled_memory(memory: np.ndarray, gbs: np.ndarray, peak_bytes_per_s: np.nda
         return np.isnan(memory) & (gbs >= 0) & (peak_gbs > 0), peak_gbs
 
 
-def _precision_roof(t: LaunchTable, section: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per launch, the data type with the most FLOPs (counters first, else ncu's roofline
-    section) and the FLOP/s roof ncu's roofline section gives for that type."""
+def _precision_roof(t: LaunchTable, section: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per launch: the data type with the most FLOPs (index into PRECISIONS, -1 unknown), the
+    FLOP/s roof ncu's roofline section gives for that type, and the FLOP/s of that type alone.
+    Rates come from the counters over the duration, else from ncu's roofline section."""
     f = t.fields
-    counts = np.column_stack([f[f"flops_{p}"] for p in PRECISIONS]) if t.n else np.zeros((0, 4))
-    counts = np.where(np.isnan(counts).all(axis=1)[:, None], section, counts) if t.n else counts
-    has = (np.nan_to_num(counts) > 0).any(axis=1) if t.n else np.zeros(0, dtype=bool)
-    precision = np.where(has, np.argmax(np.nan_to_num(counts, nan=-1.0), axis=1) if t.n else 0, -1)
-    peaks = np.column_stack([f[f"roofline_peak_flops_per_s_{p}"] for p in PRECISIONS]) if t.n else np.zeros((0, 4))
-    peak = peaks[np.arange(t.n), np.maximum(precision, 0)] if t.n else np.zeros(0)
-    return precision, np.where(precision >= 0, peak, np.nan)
+    if not t.n:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+    counts = np.column_stack([f[f"flops_{p}"] for p in PRECISIONS])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where((dur > 0)[:, None], counts / dur[:, None] * 1e9, np.nan)
+    rates = np.where(np.isnan(counts).all(axis=1)[:, None], section, rates)
+    has = (np.nan_to_num(rates) > 0).any(axis=1)
+    precision = np.where(has, np.argmax(np.nan_to_num(rates, nan=-1.0), axis=1), -1)
+    peaks = np.column_stack([f[f"roofline_peak_flops_per_s_{p}"] for p in PRECISIONS])
+    rows, cols = np.arange(t.n), np.maximum(precision, 0)
+    return precision, np.where(has, peaks[rows, cols], np.nan), np.where(has, rates[rows, cols], np.nan)
 
 
 def _num(x: float, digits: int | None = None) -> float | int | None:
@@ -265,6 +272,7 @@ def roofline_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "dram_peak_gbs": _num(d.dram_peak_gbs[i], 1),
         "flop_precision": PRECISIONS[precision] if precision >= 0 else None,
         "peak_flops_per_s": _num(d.peak_flops[i], 0),
+        "precision_flops_per_s": _num(d.precision_flops_per_s[i], 0),
         "int_ops": _num(t.fields["int_ops"][i]),
     }
 

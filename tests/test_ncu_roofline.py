@@ -1,0 +1,180 @@
+"""ncu's roofline (issue 14 item 4, and item 1's memory side filled from ncu's roofline peak):
+the details page's roofline sections, FLOPs weighted as ncu's section files weight them, and
+the claims and limitations that follow. Real exports where they have the data, small cases
+written from the labels of ncu's section files where no public export has it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu_roofline import flop_term
+from ikreport.collect.ncu_import import LIMIT_NO_SOL, profile_limitations
+from ikreport.errors import ImplausibleValueError
+from ikreport.kinds.ncu_profile import _bound_text
+from ikreport.kinds.ncu_roofline import roofline_text
+
+NCU = Path(__file__).parent / "fixtures" / "ncu"
+HEADER = '"ID","Kernel Name","Section Name","Body Item Label","Metric Name","Metric Unit","Metric Value"'
+CHART = "GPU Speed Of Light Roofline Chart"
+
+
+def row(section: str, item: str, name: str, unit: str, value: str) -> str:
+    return f'"0","saxpy(float *)","{section}","{item}","{name}","{unit}","{value}"'
+
+
+def roofline_rows(sm_freq: tuple[str, str] = ("Ghz", "1.50")) -> list[str]:
+    """The rows ncu's SpeedOfLight_RooflineChart section exports, labelled as its section file
+    labels them: the FP32 and FP64 rooflines (peaks) and achieved values."""
+    out = []
+    for precision, letter, peak in (("Single", "F", "16,384"), ("Double", "D", "256")):
+        roof, got = f"{precision} Precision Roofline", f"{precision} Precision Achieved Value"
+        out += [
+            row(CHART, roof, f"Theoretical Predicated-On {letter}FMA Operations", "inst", peak),
+            row(CHART, roof, "SM Frequency", *sm_freq),
+            row(CHART, roof, "Theoretical DRAM Bytes Accessible", "Kbyte/cycle", "0.18"),
+            row(CHART, roof, "DRAM Frequency", "Ghz", "7.50"),
+            row(CHART, got, f"Predicated-On {letter}ADD Thread Instructions Executed Per Cycle", "inst/cycle",
+                "512" if letter == "F" else "0"),
+            row(CHART, got, f"Predicated-On {letter}MUL Thread Instructions Executed Per Cycle", "inst/cycle",
+                "256" if letter == "F" else "0"),
+            row(CHART, got, f"Predicated-On {letter}FMA Operations Per Cycle", "inst/cycle",
+                "2,048" if letter == "F" else "2"),
+            row(CHART, got, "SM Frequency", *sm_freq),
+            row(CHART, got, "DRAM Bandwidth", "Gbyte/s", "958.09"),
+        ]
+    return out
+
+
+def export(*rows: str) -> str:
+    return "\n".join([HEADER, *rows]) + "\n"
+
+
+def sol(name: str, unit: str, value: str) -> str:
+    return row("GPU Speed Of Light Throughput", "", name, unit, value)
+
+
+def test_the_roofline_section_is_imported_not_dropped():
+    text = export(sol("Duration", "usecond", "10.00"), *roofline_rows())
+    [s] = read_exports({"x.csv": text}).launches
+    assert s["dram_gbs"] == 958.1  # "DRAM Bandwidth 958.09 Gbyte/s", no longer dropped
+    assert s["dram_peak_gbs"] == 1350.0  # 0.18 Kbyte/cycle at 7.50 GHz
+    # ncu's own weights: FADD 512 + FMUL 256 + FFMA operations 2,048 (already x2) per cycle at 1.5 GHz
+    # per cycle at 1.5 GHz, plus the FP64 DFMA operations (2 per cycle)
+    assert s["precision_flops_per_s"] == pytest.approx(2816 * 1.5e9)
+    assert s["flops_per_s"] == pytest.approx(2818 * 1.5e9)
+    assert s["flop_precision"] == "fp32"  # far more FP32 than FP64 work: the FP32 roof
+    assert s["peak_flops_per_s"] == pytest.approx(16384 * 1.5e9)
+    assert s["flops"] == pytest.approx(2818 * 1.5e9 * 10e-6)
+    assert s["arithmetic_intensity"] == pytest.approx(2818 * 1.5 / 958.09, rel=1e-3)  # DRAM bytes = rate x time
+
+
+def test_memory_side_is_filled_from_ncus_roofline_peak_and_says_so():
+    text = export(sol("Duration", "usecond", "10.00"), sol("Compute (SM) Throughput", "%", "22.30"), *roofline_rows())
+    profile = read_exports({"x.csv": text})
+    [s] = profile.launches
+    assert (s["memory_source"], s["memory_level"], s["bound"]) == ("ncu-roofline", "dram", "memory-bound")
+    assert s["memory_pct"] == pytest.approx(100 * 958.09 / 1350)
+    assert s["dram_pct"] is None  # ncu's own DRAM % is still absent: the record does not invent it
+    claim = _bound_text("saxpy", {"bound": s["bound"], "launches": 1}, s)
+    assert claim == ("saxpy is memory-bound: DRAM 958.1 GB/s = 71.0% of the 1.35 TB/s peak ncu's roofline section "
+                     "uses, SM 22.3% of peak (first launch).")
+
+
+def test_memory_filled_but_sm_missing_names_what_is_known():
+    text = export(sol("Duration", "usecond", "10.00"), *roofline_rows())
+    [s] = read_exports({"x.csv": text}).launches
+    assert s["bound"] == "unknown"
+    assert _bound_text("saxpy", {"bound": "unknown", "launches": 1}, s) == (
+        "saxpy: DRAM 958.1 GB/s = 71.0% of the 1.35 TB/s peak ncu's roofline section uses; SM throughput not "
+        "captured, so no bound is named (first launch).")
+
+
+def test_roofline_claim_uses_the_roof_of_the_kernels_data_type():
+    [s] = read_exports({"x.csv": export(sol("Duration", "usecond", "10.00"), *roofline_rows())}).launches
+    assert roofline_text("saxpy", s) == (
+        "saxpy runs at 4.23 TFLOP/s, most of it fp32 (4.22 TFLOP/s); that is 17.2% of the 24.6 TFLOP/s fp32 peak "
+        "ncu's roofline section uses; 4.41 FLOP per DRAM byte (first launch).")
+
+
+def test_frequency_units_of_every_release():
+    for unit, value in (("hz", "1,500,000,000"), ("cycle/nsecond", "1.50"), ("cycle/second", "1500000000")):
+        [s] = read_exports({"x.csv": export(*roofline_rows(sm_freq=(unit, value)))}).launches
+        assert s["flops_per_s"] == pytest.approx(2818 * 1.5e9), unit
+
+
+def test_a_gbs_export_without_percent_never_gets_the_no_dram_limitation():
+    # DRAM GB/s from Memory Workload Analysis, no % of peak and no roofline peak
+    text = export(sol("Duration", "usecond", "10.00"), row("Memory Workload Analysis", "", "Memory Throughput",
+                                                            "Gbyte/s", "607.20"))
+    profile = read_exports({"x.csv": text})
+    limits = profile_limitations(profile, "NVIDIA A100")
+    assert LIMIT_NO_SOL not in limits
+    assert ("The export has no memory or SM throughput as a % of peak (it has DRAM bytes per second, but no DRAM "
+            "peak to divide them by), so no kernel can be called memory- or compute-bound.") in limits
+    # with ncu's roofline peak the memory side is known: only SM is said to be missing
+    profile = read_exports({"x.csv": export(sol("Duration", "usecond", "10.00"), *roofline_rows())})
+    assert ("The export has no SM throughput as a % of peak, so no kernel can be called memory- or "
+            "compute-bound.") in profile_limitations(profile, "NVIDIA A100")
+
+
+def test_an_export_with_no_throughput_at_all_keeps_the_plain_limitation():
+    profile = read_exports({"x.csv": export(sol("Duration", "usecond", "10.00"))})
+    assert LIMIT_NO_SOL in profile_limitations(profile, "NVIDIA A100")
+
+
+@pytest.mark.parametrize("metric,term", [
+    ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", ("flops_fp32", 2.0)),
+    ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", ("flops_fp32", 1.0)),
+    ("smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", ("flops_fp64", 2.0)),
+    ("smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", ("flops_fp64", 1.0)),
+    ("smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", ("flops_fp16", 4.0)),  # packed HFMA2
+    ("smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", ("flops_fp16", 2.0)),
+    ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", ("flops_tensor", 1.0)),
+    ("sm__ops_path_tensor_src_int8.sum", ("int_ops", 1.0)),  # integer math, not FLOPs
+    ("sm__ops_path_tensor_src_fp16_sparsity_on.sum", None),  # splits the same ops again
+    ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", None),
+])
+def test_instruction_weights_follow_ncus_roofline_sections(metric, term):
+    assert flop_term(metric) == term
+
+
+def test_integer_tensor_ops_are_kept_apart_and_dram_bytes_sum_feeds_intensity():
+    metrics = "Command line profiler metrics"
+    text = export(
+        row(metrics, "", "gpu__time_duration.sum", "usecond", "10"),
+        row(metrics, "", "dram__bytes.sum", "Mbyte", "4"),
+        row(metrics, "", "dram__bytes_read.sum", "Mbyte", "1"),
+        row(metrics, "", "sm__ops_path_tensor_src_int8.sum", "", "9,000,000"),
+        row(metrics, "", "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "inst", "1,000,000"),
+    )
+    [s] = read_exports({"x.csv": text}).launches
+    assert s["flops"] == 4_000_000 and s["flop_precision"] == "fp16"  # int8 ops are not FLOPs
+    assert s["int_ops"] == 9_000_000
+    assert s["arithmetic_intensity"] == 1.0  # over dram__bytes.sum (4 MB), not bytes read (1 MB)
+    assert roofline_text("k", s).endswith("; plus 9,000,000 integer tensor ops, not counted as FLOPs (first launch).")
+
+
+def test_a_flop_rate_no_gpu_reaches_is_refused_naming_the_line():
+    rows = [r.replace('"2,048"', '"2,048,000,000,000"') for r in roofline_rows()]
+    with pytest.raises(ImplausibleValueError) as caught:
+        read_exports({"x.csv": export(*rows)})
+    assert str(caught.value).startswith("x.csv:2: roofline_flops_per_s_fp32 is ")
+    assert "FLOP/s, above 1e+18 FLOP/s" in str(caught.value)
+
+
+def test_real_tensor_gemm_keeps_its_tensor_type_and_datasheet_roof():
+    # llm-perf-opt kernel 3: sm__ops_path_tensor_src_bf16_dst_fp32.sum 1,275,068,416 over 23.42 us,
+    # dram__bytes_read.sum 3.35 MB (no dram__bytes.sum); ncu's roofline rows are not in this export
+    [gemm] = read_exports({"k3.csv": (NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv").read_bytes()}).launches
+    assert gemm["flop_precision"] == "tensor" and gemm["peak_flops_per_s"] is None and gemm["memory_source"] is None
+    assert roofline_text("gemm", gemm) == "gemm runs at 54.4 TFLOP/s (tensor); 381 FLOP per DRAM byte (first launch)."
+
+
+def test_real_exports_without_flop_data_get_no_roofline_claim():
+    for name in ("ncu_details_nsightful_copy_blocked_base_units.csv", "ncu_details_llmperfopt_k0001_metrics.csv"):
+        [s] = read_exports({name: (NCU / name).read_bytes()}).launches
+        assert s["flops_per_s"] is None and s["flop_precision"] is None and roofline_text("k", s) is None
+        assert s["memory_source"] is None  # these have ncu's own memory %: nothing is filled
