@@ -13,8 +13,8 @@ from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
-from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, roofline_chart, roofline_data, roofline_memory,
-                                         roofline_spec, roofline_text)
+from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_chart,
+                                         roofline_data, roofline_memory, roofline_spec, roofline_text)
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
@@ -97,8 +97,8 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
                                      records, name))
         roofline = roofline_text(short, first)
         if roofline:
-            claims.append(make_claim("kernel-roofline", name, record_id, roofline, cites, [CAVEAT_ROOFLINE],
-                                     records, name))
+            caveats = [CAVEAT_ROOFLINE] + ([CAVEAT_ROOFLINE_PEAK] if first.get("peak_flops_per_s") else [])
+            claims.append(make_claim("kernel-roofline", name, record_id, roofline, cites, caveats, records, name))
         findings = _ncu_rules_text(short, kernel, first)
         if findings:
             claims.append(make_claim("kernel-ncu-rules", name, record_id, findings, cites, [CAVEAT_NCU_RULES],

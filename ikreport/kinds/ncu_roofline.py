@@ -19,8 +19,9 @@ from ikreport.store.profile_data import first_launch
 
 CAVEAT_ROOFLINE = ("FLOPs are weighted as ncu's roofline sections weight them (SpeedOfLight_RooflineChart: an FFMA "
                    "or DFMA is 2, FADD/FMUL 1; SpeedOfLight_HierarchicalHalfRooflineChart: an HFMA 4, HADD/HMUL 2; "
-                   "tensor ops 1 each); integer ops are not FLOPs. The peak is the one ncu's roofline section "
-                   "computes from the profiled GPU's clocks, not a measurement.")
+                   "tensor ops 1 each); integer ops are not FLOPs.")
+CAVEAT_ROOFLINE_PEAK = ("The peak is the one ncu's roofline section computes from the profiled GPU's clocks "
+                        "(theoretical), not a measurement.")
 CAVEAT_FILLED = ("The export has no memory throughput %: the memory side is ncu's DRAM bandwidth over the DRAM "
                  "peak ncu's roofline section uses (theoretical bytes per cycle at the DRAM clock it saw).")
 
