@@ -178,3 +178,29 @@ def test_real_exports_without_flop_data_get_no_roofline_claim():
         [s] = read_exports({name: (NCU / name).read_bytes()}).launches
         assert s["flops_per_s"] is None and s["flop_precision"] is None and roofline_text("k", s) is None
         assert s["memory_source"] is None  # these have ncu's own memory %: nothing is filled
+
+
+def test_the_site_draws_ncus_roofs_and_states_their_source(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+    from ikreport.site.build import build_site
+    from ikreport.store.archive import Archive
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    export_file = tmp_path / "saxpy.csv"
+    export_file.write_text(export(sol("Duration", "usecond", "10.00"), sol("Compute (SM) Throughput", "%", "22.30"),
+                                  *roofline_rows()))
+    result = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export_file), "-a", str(tmp_path / "a"),
+                                      "--gpu", "NVIDIA H200"])
+    assert result.exit_code == 0, result.output
+    record_id = result.stdout.strip().splitlines()[-1]
+    build_site(Archive.open(tmp_path / "a"), tmp_path / "site", cache_dir=tmp_path / "cache")
+    page = (tmp_path / "site" / "e" / f"{record_id}.md").read_text("utf-8")
+    assert "saxpy is memory-bound: DRAM 958.1 GB/s = 71.0% of the 1.35 TB/s peak ncu's roofline section uses" in page
+    assert "the memory side is ncu's DRAM bandwidth over the DRAM peak ncu's roofline section uses" in page
+    assert "Memory roof: the 1.35 TB/s DRAM peak ncu's roofline section uses (theoretical" in page
+    # the kernel is FP32: its roof is ncu's FP32 peak, never the H200's BF16 tensor datasheet figure
+    assert "Compute roof: 24.6 TFLOP/s fp32, the peak ncu's roofline section uses" in page
+    assert "dense BF16" not in page
+    assert "No DRAM" not in page and "no DRAM" not in page
