@@ -204,3 +204,31 @@ def test_the_site_draws_ncus_roofs_and_states_their_source(tmp_path, monkeypatch
     assert "Compute roof: 24.6 TFLOP/s fp32, the peak ncu's roofline section uses" in page
     assert "dense BF16" not in page
     assert "No DRAM" not in page and "no DRAM" not in page
+
+
+def test_roofline_rows_printed_with_metric_names():
+    # ncu --print-metric-name name: the metrics behind the labels (the section files' Name fields)
+    named = {
+        "Theoretical Predicated-On FFMA Operations": "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2",
+        "Theoretical Predicated-On DFMA Operations": "derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2",
+        "Theoretical DRAM Bytes Accessible": "dram__bytes.sum.peak_sustained",
+        "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
+        "Predicated-On FADD Thread Instructions Executed Per Cycle":
+            "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed",
+        "Predicated-On FMUL Thread Instructions Executed Per Cycle":
+            "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed",
+        "Predicated-On FFMA Operations Per Cycle": "derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2",
+        "DRAM Bandwidth": "dram__bytes.sum.per_second",
+    }
+    by_name = [r for r in roofline_rows() if "Double" not in r]
+    for label, name in named.items():
+        by_name = [r.replace(f'"{label}"', f'"{name}"') for r in by_name]
+    by_name = [r.replace('"SM Frequency"', '"sm__cycles_elapsed.avg.per_second"') for r in by_name]
+    # --print-metric-name label-name: "label (metric)"
+    both = [r.replace('"DRAM Bandwidth"', '"DRAM Bandwidth (dram__bytes.sum.per_second)"')
+            for r in roofline_rows() if "Double" not in r]
+    for rows in (by_name, both):
+        [s] = read_exports({"x.csv": export(sol("Duration", "usecond", "10.00"), *rows)}).launches
+        assert (s["dram_gbs"], s["dram_peak_gbs"], s["flop_precision"]) == (958.1, 1350.0, "fp32")
+        assert s["flops_per_s"] == pytest.approx(2816 * 1.5e9)
+        assert s["peak_flops_per_s"] == pytest.approx(16384 * 1.5e9)

@@ -111,6 +111,39 @@ def _precision(letter: str) -> str:
     return _LETTER[letter.lower()]
 
 
+# ncu --print-metric-name name / label-name print the metric behind each label (the section
+# files' Name fields) instead of, or after, the label: read them as the label they stand for
+_LABEL_NAME_RX = re.compile(r"^(?P<label>.+) \((?P<name>[\w.]+)\)$")
+_NAMED: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^dram__bytes\.sum\.per_second$"), "DRAM Bandwidth"),
+    (re.compile(r"^dram__bytes\.sum\.peak_sustained$"), "Theoretical DRAM Bytes Accessible"),
+    (re.compile(r"^dram__cycles_elapsed\.avg\.per_second$"), "DRAM Frequency"),
+    (re.compile(r"^sm(?:sp)?__cycles_elapsed\.avg\.per_second$"), "SM Frequency"),
+    (re.compile(r"^derived__sm__sass_thread_inst_executed_op_([dfh])fma_pred_on_x[24]$"),
+     "Theoretical Predicated-On {}FMA Operations"),
+    (re.compile(r"^derived__smsp__sass_thread_inst_executed_op_([dfh])fma_pred_on_x[24]$"),
+     "Predicated-On {}FMA Operations Per Cycle"),
+    (re.compile(r"^(?:derived__smsp__sass_thread_inst_executed_op_(h)(add|mul)_pred_on_x2|"
+                r"smsp__sass_thread_inst_executed_op_([df])(add|mul)_pred_on\.sum\.per_cycle_elapsed)$"),
+     "Predicated-On {}{} Thread Instructions Executed Per Cycle"),
+    (re.compile(r"^sm__ops_path_tensor_src_\w+\.sum\.peak_sustained$"), "Theoretical Tensor Operations"),
+    (re.compile(r"^sm__ops_path_tensor_src_\w+\.sum\.per_cycle_elapsed$"), "Tensor Operations Per Cycle"),
+)
+
+
+def metric_label(name: str) -> str:
+    """The section file's label for a roofline row's Metric Name, however ncu printed it:
+    the label, "label (metric)", or the metric alone."""
+    m = _LABEL_NAME_RX.match(name)
+    if m:
+        return m["label"]
+    for rx, label in _NAMED:
+        found = rx.match(name)
+        if found:
+            return label.format(*(g.upper() for g in found.groups() if g))
+    return name
+
+
 def section_values(items: Mapping[tuple[str, str], Mapping[str, Cell]]) -> dict[str, float]:
     """What a launch's roofline rows say, from ``items``: (section, body item label) -> {metric
     name: cell}. Keys are SECTION_FIELDS; a value missing from the export is left out. Items
@@ -123,7 +156,8 @@ def section_values(items: Mapping[tuple[str, str], Mapping[str, Cell]]) -> dict[
             out[field] = value
 
     tensor_done: set[str] = set()  # tensor ops summed over the "DRAM ..." items, one per source type
-    for (_section, label), metrics in items.items():
+    for (_section, label), named in items.items():
+        metrics = {metric_label(name): cell for name, cell in named.items()}
         sm_hz = _hz(*metrics["SM Frequency"][:2]) if "SM Frequency" in metrics else None
         dram = metrics.get("DRAM Bandwidth")
         if dram is not None:
