@@ -232,3 +232,15 @@ def test_roofline_rows_printed_with_metric_names():
         assert (s["dram_gbs"], s["dram_peak_gbs"], s["flop_precision"]) == (958.1, 1350.0, "fp32")
         assert s["flops_per_s"] == pytest.approx(2816 * 1.5e9)
         assert s["peak_flops_per_s"] == pytest.approx(16384 * 1.5e9)
+
+
+def test_a_raw_page_with_dram_bytes_per_second_has_dram_gbs_and_no_false_limitation():
+    header = '"ID","Kernel Name","gpu__time_duration.sum","dram__bytes.sum.per_second","sm__throughput.avg.pct_of_peak_sustained_elapsed"'
+    text = "\n".join([header, '"","","usecond","Gbyte/second","%"', '"0","saxpy","10","607.20","22.30"']) + "\n"
+    profile = read_exports({"raw.csv": text})
+    [s] = profile.launches
+    assert s["dram_gbs"] == 607.2 and s["bound"] == "unknown"
+    limits = profile_limitations(profile, "NVIDIA A100")
+    assert LIMIT_NO_SOL not in limits
+    assert ("The export has no memory throughput as a % of peak (it has DRAM bytes per second, but no DRAM peak to "
+            "divide them by), so no kernel can be called memory- or compute-bound.") in limits

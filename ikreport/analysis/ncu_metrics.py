@@ -39,6 +39,8 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     "dram_write_bytes": ("dram__bytes_write.sum", "dram__bytes_op_write.sum"),
     # all DRAM traffic, as ncu's roofline sections count it for arithmetic intensity
     "dram_bytes": ("dram__bytes.sum",),
+    # ncu's DRAM byte rate (the roofline sections' "DRAM Bandwidth"), in raw pages of --set full
+    "dram_bytes_per_s": ("dram__bytes.sum.per_second",),
     "dram_pct": (
         "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
         "dram__throughput.avg.pct_of_peak_sustained_elapsed",
