@@ -244,3 +244,24 @@ def test_a_raw_page_with_dram_bytes_per_second_has_dram_gbs_and_no_false_limitat
     assert LIMIT_NO_SOL not in limits
     assert ("The export has no memory throughput as a % of peak (it has DRAM bytes per second, but no DRAM peak to "
             "divide them by), so no kernel can be called memory- or compute-bound.") in limits
+
+
+def test_a_raw_page_of_set_full_gives_ncus_roofline_peaks():
+    # the metrics behind the roofline sections' labels, as columns of a raw page
+    names = ["gpu__time_duration.sum", "dram__bytes.sum.per_second", "dram__bytes.sum.peak_sustained",
+             "dram__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second",
+             "smsp__cycles_elapsed.avg.per_second", "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2",
+             "derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2",
+             "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed",
+             "sm__ops_path_tensor_src_fp16_dst_fp32.sum.per_cycle_elapsed",
+             "sm__ops_path_tensor_src_tf32_dst_fp32.sum.per_cycle_elapsed"]
+    units = ["usecond", "Gbyte/second", "byte/cycle", "cycle/nsecond", "cycle/nsecond", "cycle/nsecond", "inst", "inst/cycle",
+             "inst/cycle", "inst/cycle", "inst/cycle"]
+    values = ["10", "958.09", "180", "7.50", "1.50", "1.50", "16,384", "2,048", "512", "100", "50"]
+    quote = lambda cells: ",".join(f'"{c}"' for c in cells)  # noqa: E731
+    text = "\n".join([quote(["ID", "Kernel Name", *names]), quote(["", "", *units]), quote(["0", "k", *values])]) + "\n"
+    [s] = read_exports({"raw.csv": text}).launches
+    assert (s["dram_gbs"], s["dram_peak_gbs"], s["memory_source"]) == (958.1, 1350.0, "ncu-roofline")
+    assert s["flop_precision"] == "fp32" and s["peak_flops_per_s"] == pytest.approx(16384 * 1.5e9)
+    # FP32 (2,048 + 512) plus the two tensor source types (100 + 50), each counted once, per cycle at 1.5 GHz
+    assert s["flops_per_s"] == pytest.approx((2048 + 512 + 150) * 1.5e9)

@@ -2,6 +2,9 @@
 the values the details page's roofline sections export.
 
 Accepted input:
+- a raw page's columns of the metrics behind the roofline sections' labels (``--set full``:
+  ``dram__bytes.sum.peak_sustained``, ``dram__cycles_elapsed.avg.per_second``,
+  ``derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2``...), read as those labels;
 - raw metric names (``--page raw`` columns, or ``--metrics`` rows of ``--page details``): the
   SASS thread-instruction counters ``smsp__sass_thread_inst_executed_op_<op>_pred_on.sum`` and
   the tensor-path op counters ``sm__ops_path_tensor_src_<type>[_dst_<type>].sum``;
@@ -28,6 +31,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+
+import numpy as np
 
 from ikreport.analysis.units import SI_PREFIX, parse_number, to_number
 
@@ -187,3 +192,23 @@ def section_values(items: Mapping[tuple[str, str], Mapping[str, Cell]]) -> dict[
         for precision, per_cycle in achieved.items():
             keep(f"roofline_flops_per_s_{precision}", per_cycle * sm_hz)
     return out
+
+
+def raw_section_columns(columns: Mapping[str, tuple[list[str], str]], n: int) -> dict[str, np.ndarray]:
+    """The roofline values of a raw page (``--set full``), whose columns are the metrics behind
+    the roofline sections' labels (``dram__bytes.sum.peak_sustained``...): ``columns`` maps a
+    metric to (its cells, its unit). Read by section_values, the one rule for both pages, a
+    launch at a time; each tensor per-cycle column is an item of its own, one per source type,
+    as in ncu's Tensor chart. Only exports that have such columns pay for this loop."""
+    tensor = [name for name in columns if metric_label(name) == "Tensor Operations Per Cycle"]
+    sm = [name for name in columns if metric_label(name) == "SM Frequency"]
+    out = {field: np.full(n, np.nan) for field in SECTION_FIELDS}
+    for i in range(n):
+        base = {name: (cells[i], unit, 0) for name, (cells, unit) in columns.items() if name not in tensor}
+        items: dict[tuple[str, str], dict[str, Cell]] = {("raw", "raw"): base}
+        for name in tensor:
+            items[("raw", f"DRAM {name}")] = {name: (columns[name][0][i], columns[name][1], 0),
+                                               **{s: base[s] for s in sm}}
+        for field, value in section_values(items).items():
+            out[field][i] = value
+    return {field: values for field, values in out.items() if not np.isnan(values).all()}
