@@ -265,3 +265,29 @@ def test_a_raw_page_of_set_full_gives_ncus_roofline_peaks():
     assert s["flop_precision"] == "fp32" and s["peak_flops_per_s"] == pytest.approx(16384 * 1.5e9)
     # FP32 (2,048 + 512) plus the two tensor source types (100 + 50), each counted once, per cycle at 1.5 GHz
     assert s["flops_per_s"] == pytest.approx((2048 + 512 + 150) * 1.5e9)
+
+
+def test_raw_page_roofline_peak_agrees_with_ncus_own_dram_percent():
+    # Values and units copied from the first launch of a real --set full raw page (elvispolimi/muDock,
+    # roofline.csv at b947f98b52ac15c7bb563059642726eafc82bdef, GTX 1650, CC 7.5; 1.8 MB, too big to
+    # keep whole): 32 byte/cycle at 3,510,932,224.84 hz is the DRAM peak, and 55,150,962,625.03 byte/s
+    # over it must give the 49.09% ncu itself printed for gpu__dram_throughput. The derived FFMA
+    # operation counts come in unit "thread".
+    names = ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes.sum.peak_sustained",
+             "dram__bytes.sum.per_second", "dram__cycles_elapsed.avg.per_second",
+             "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2",
+             "derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2",
+             "derived__smsp__sass_thread_inst_executed_op_hadd_pred_on_x2", "sm__cycles_elapsed.avg.per_second"]
+    units = ["%", "byte/cycle", "byte/s", "hz", "thread", "thread", "thread", "hz"]
+    values = ["49.09", "32", "55,150,962,625.03", "3,510,932,224.84", "2,048", "26.80", "no data", "1,288,588,260.30"]
+    quote = lambda cells: ",".join(f'"{c}"' for c in cells)  # noqa: E731
+    text = "\n".join([quote(["ID", "Kernel Name", *names]), quote(["", "", *units]), quote(["0", "k", *values])]) + "\n"
+    [s] = read_exports({"raw.csv": text}).launches
+    assert (s["dram_gbs"], s["dram_pct"], s["dram_peak_gbs"]) == (55.2, 49.09, 112.3)
+    assert s["memory_source"] is None  # ncu's own % is there: nothing is filled
+    assert s["flop_precision"] == "fp32" and s["peak_flops_per_s"] == pytest.approx(2048 * 1288588260.30)
+    # without ncu's %, the memory side filled from its roofline peak is the same 49.09%
+    without = text.replace('"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",', "").replace('"%",', "", 1)
+    without = without.replace('"49.09",', "")
+    [filled] = read_exports({"raw.csv": without}).launches
+    assert filled["memory_source"] == "ncu-roofline" and filled["memory_pct"] == pytest.approx(49.09, abs=0.005)

@@ -86,7 +86,8 @@ _ACHIEVED_RX = re.compile(r"^Predicated-On ([DFH])(?:(?:ADD|MUL) Thread Instruct
 _PEAK_RX = re.compile(r"^Theoretical Predicated-On ([DFH])FMA Operations$")
 _HZ_RX = re.compile(r"^(?P<p>[KMGT]?)hz$", re.IGNORECASE)
 _PER_TIME = {"second": 1.0, "s": 1.0, "msecond": 1e3, "ms": 1e3, "usecond": 1e6, "us": 1e6, "nsecond": 1e9, "ns": 1e9}
-_PER_CYCLE_RX = re.compile(r"^(?P<p>[KMGT]?)(?P<what>byte|inst|op|)(?:/cycle)?$")
+# a raw page gives the derived operation counts in "thread" (thread instructions), a details page in "inst"
+_PER_CYCLE_RX = re.compile(r"^(?P<p>[KMGT]?)(?P<what>byte|inst|thread|op|)(?:/cycle)?$")
 
 Cell = tuple[str, str, int]  # (value text, unit, body line)
 
@@ -104,7 +105,8 @@ def _hz(text: str, unit: str) -> float | None:
 
 
 def _per_cycle(text: str, unit: str, what: str) -> float | None:
-    """A per-cycle amount: bytes (``Kbyte/cycle``) or operations (``inst``, ``inst/cycle``, no unit)."""
+    """A per-cycle amount: bytes (``Kbyte/cycle``) or operations (``inst``, ``thread``, ``inst/cycle``,
+    no unit)."""
     value = parse_number(text)
     m = _PER_CYCLE_RX.match(unit.strip())
     if value is None or not m or (m["what"] == "byte") != (what == "byte"):
