@@ -79,8 +79,8 @@ def test_memory_side_is_filled_from_ncus_roofline_peak_and_says_so():
     assert s["memory_pct"] == pytest.approx(100 * 958.09 / 1350)
     assert s["dram_pct"] is None  # ncu's own DRAM % is still absent: the record does not invent it
     claim = _bound_text("saxpy", {"bound": s["bound"], "launches": 1}, s)
-    assert claim == ("saxpy is memory-bound: DRAM 958.1 GB/s = 71.0% of the 1.35 TB/s peak ncu's roofline section "
-                     "uses, SM 22.3% of peak (first launch).")
+    assert claim == ("saxpy is memory-bound by ncu's SOLBottleneck thresholds: DRAM 958.1 GB/s = 71.0% of the "
+                     "1.35 TB/s peak ncu's roofline section uses, SM 22.3% of peak (first launch).")
 
 
 def test_memory_filled_but_sm_missing_names_what_is_known():
@@ -197,7 +197,8 @@ def test_the_site_draws_ncus_roofs_and_states_their_source(tmp_path, monkeypatch
     record_id = result.stdout.strip().splitlines()[-1]
     build_site(Archive.open(tmp_path / "a"), tmp_path / "site", cache_dir=tmp_path / "cache")
     page = (tmp_path / "site" / "e" / f"{record_id}.md").read_text("utf-8")
-    assert "saxpy is memory-bound: DRAM 958.1 GB/s = 71.0% of the 1.35 TB/s peak ncu's roofline section uses" in page
+    assert ("saxpy is memory-bound by ncu's SOLBottleneck thresholds: DRAM 958.1 GB/s = 71.0% of the 1.35 TB/s peak "
+            "ncu's roofline section uses") in page
     assert "the memory side is ncu's DRAM bandwidth over the DRAM peak ncu's roofline section uses" in page
     assert "Memory roof: the 1.35 TB/s DRAM peak ncu's roofline section uses (theoretical" in page
     # the kernel is FP32: its roof is ncu's FP32 peak, never the H200's BF16 tensor datasheet figure

@@ -84,8 +84,6 @@ def dominant_precision(counts: Mapping[str, float | None]) -> str | None:
 _ACHIEVED_RX = re.compile(r"^Predicated-On ([DFH])(?:(?:ADD|MUL) Thread Instructions Executed|(?:ADD|MUL|FMA) "
                           r"Operations) Per Cycle$")
 _PEAK_RX = re.compile(r"^Theoretical Predicated-On ([DFH])FMA Operations$")
-_HZ_RX = re.compile(r"^(?P<p>[KMGT]?)hz$", re.IGNORECASE)
-_PER_TIME = {"second": 1.0, "s": 1.0, "msecond": 1e3, "ms": 1e3, "usecond": 1e6, "us": 1e6, "nsecond": 1e9, "ns": 1e9}
 # a raw page gives the derived operation counts in "thread" (thread instructions), a details page in "inst"
 _PER_CYCLE_RX = re.compile(r"^(?P<p>[KMGT]?)(?P<what>byte|inst|thread|op|)(?:/cycle)?$")
 
@@ -93,15 +91,8 @@ Cell = tuple[str, str, int]  # (value text, unit, body line)
 
 
 def _hz(text: str, unit: str) -> float | None:
-    """A frequency in Hz from ``hz``/``Ghz`` or ``cycle/second``/``cycle/nsecond`` units."""
-    value = parse_number(text)
-    if value is None:
-        return None
-    m = _HZ_RX.match(unit.strip())
-    if m:
-        return value * SI_PREFIX[m["p"]]
-    per, _, time = unit.strip().partition("/")
-    return value * _PER_TIME[time] if per == "cycle" and time in _PER_TIME else None
+    """A clock in Hz (``hz``, ``Ghz``, ``cycle/second``, ``cycle/nsecond``: units.py's frequency)."""
+    return to_number(text, unit, "frequency")
 
 
 def _per_cycle(text: str, unit: str, what: str) -> float | None:
