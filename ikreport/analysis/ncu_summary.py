@@ -305,9 +305,10 @@ def launch_stalls(t: LaunchTable, i: int) -> Summary:
 
 def roofline_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
     """A launch's roofline fields: where its memory side came from, ncu's roofline DRAM peak,
-    its data type, that type's FLOP/s roof, and its integer ops (not FLOPs)."""
+    its data type, that type's FLOP/s roof, and its integer ops (not FLOPs). Only those the
+    export gives, so records of exports without them keep their bytes."""
     precision = int(d.precision[i])
-    return {
+    fields = {
         "memory_source": "ncu-roofline" if d.memory_filled[i] else None,
         "dram_peak_gbs": _num(d.dram_peak_gbs[i], 1),
         "flop_precision": PRECISIONS[precision] if precision >= 0 else None,
@@ -315,6 +316,7 @@ def roofline_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "precision_flops_per_s": _num(d.precision_flops_per_s[i], 0),
         "int_ops": _num(t.fields["int_ops"][i]),
     }
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def by_kernel(t: LaunchTable, d: Derived) -> list[Summary]:
