@@ -9,6 +9,7 @@ unchanged; the Archive tests at the end check that nothing above the protocol as
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 import pytest
 
@@ -38,6 +39,9 @@ class MemoryBackend:
 
     def write_once(self, area: Area, file_id: str, data: bytes) -> None:
         self.files.setdefault((area, file_id), bytes(data))
+
+    def write_once_chunks(self, area: Area, file_id: str, chunks: Iterable[bytes]) -> None:
+        self.write_once(area, file_id, b"".join(chunks))
 
     def exists(self, area: Area, file_id: str) -> bool:
         return (area, file_id) in self.files
