@@ -219,13 +219,16 @@ def parse_raw(export: Export) -> LaunchTable:
         part = _convert(batch, start, columns)
         for role, cells in part.text.items():
             text[role] += cells if role == "id" else [shared.setdefault(v, v) for v in cells]
+        part.text.clear()  # its cells are in ``text`` now (repeated ones as the shared str)
         parts.append(part)
         start += batch.num_rows
     if not parts:
         return LaunchTable(ids=[], kernels=[], text={}, fields={})
     n = start
-    fields = {f: np.concatenate([part.fields[f] for part in parts]) for f in parts[0].fields}
-    stalls = {r: np.concatenate([part.stalls[r] for part in parts]) for r in parts[0].stalls}
+    # a column's blocks are let go as soon as it is joined, so the blocks and the joined
+    # columns are not all held at once
+    fields = {f: np.concatenate([part.fields.pop(f) for part in parts]) for f in list(parts[0].fields)}
+    stalls = {r: np.concatenate([part.stalls.pop(r) for part in parts]) for r in list(parts[0].stalls)}
     flops = np.concatenate([part.flops for part in parts])
     sass = np.concatenate([part.sass for part in parts])
     problems = {row: said for part in parts for row, said in part.problems.items()}
