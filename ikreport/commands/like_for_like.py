@@ -1,0 +1,103 @@
+"""Whether profiles were made the same way: each method field, and where its value comes from.
+
+A field's value is **observed** when a tool ikreport ran (or a file the tool wrote) says it,
+**stated** when the person importing an export gave it (``collect ncu --from-csv
+--clock-control …``, a context file), and **missing** otherwise. The sources are tried in the
+order of ``SOURCES``, observed ones first; a new source (say, the session page of an import)
+is one function added there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+Record = Mapping[str, Any]
+FIELDS = ("gpu", "driver", "ncu version", "clock control", "cache control", "replay mode")
+OPTION_KEYS = {"clock control": "clock_control", "cache control": "cache_control", "replay mode": "replay_mode",
+               "driver": "driver"}
+STRENGTH = {"missing": 0, "stated": 1, "observed": 2}
+
+
+def _live_run(record: Record, env: Record | None) -> dict[str, str]:
+    """``collect ncu -- CMD``: ikreport ran ncu with these options itself (a command is recorded)."""
+    method = record["method"]
+    if method.get("command") is None:
+        return {}
+    options = method.get("options") or {}
+    found = {f: options[k] for f, k in OPTION_KEYS.items() if k in options and f != "driver"}
+    if method.get("tool_version"):
+        found["ncu version"] = method["tool_version"]
+    return found
+
+
+def _environment(record: Record, env: Record | None) -> dict[str, str]:
+    """The driver in the environment record nvidia-smi wrote beside the profile."""
+    driver = env["data"].get("driver") if env else None
+    return {"driver": driver} if driver else {}
+
+
+def _export_device(record: Record, env: Record | None) -> dict[str, str]:
+    """The GPU, when the export's own device column names it."""
+    gpu = record["subject"].get("gpu")
+    return {"gpu": gpu} if gpu and gpu in (record["data"].get("devices") or []) else {}
+
+
+def _stated(record: Record, env: Record | None) -> dict[str, str]:
+    """What the importer gave: method.options of an import, its ncu version and the GPU named
+    with --gpu. An import records only the options it was told (collect/ncu_import.py)."""
+    method = record["method"]
+    found: dict[str, str] = {}
+    if method.get("command") is None:
+        options = method.get("options") or {}
+        found = {f: options[k] for f, k in OPTION_KEYS.items() if k in options}
+        if method.get("tool_version"):
+            found["ncu version"] = method["tool_version"]
+    if record["subject"].get("gpu"):
+        found["gpu"] = record["subject"]["gpu"]
+    return found
+
+
+Source = Callable[[Record, "Record | None"], dict[str, str]]
+# (how a value from it counts, the source), tried in this order: the first to give a field wins
+SOURCES: tuple[tuple[str, Source], ...] = (
+    ("observed", _live_run),
+    ("observed", _environment),
+    ("observed", _export_device),
+    ("stated", _stated),
+)
+
+
+def method_fields(record: Record, env: Record | None) -> dict[str, tuple[str | None, str]]:
+    """field -> (value, "observed" | "stated" | "missing") for one profile."""
+    out: dict[str, tuple[str | None, str]] = {f: (None, "missing") for f in FIELDS}
+    for how, source in SOURCES:
+        for field, value in source(record, env).items():
+            if out[field][1] == "missing":
+                out[field] = (str(value), how)
+    return out
+
+
+def side(runs: Sequence[dict[str, tuple[str | None, str]]]) -> dict[str, tuple[str | None, str]]:
+    """One side's fields over its runs: the values joined when they differ (never equal to
+    another side's), the weakest source (one run missing a field leaves the side missing it)."""
+    out = {}
+    for f in FIELDS:
+        values = sorted({r[f][0] for r in runs if r[f][0] is not None})
+        how = min((r[f][1] for r in runs), key=STRENGTH.__getitem__)
+        out[f] = (" / ".join(values) if values and how != "missing" else None, how)
+    return out
+
+
+def compare_fields(a: dict[str, tuple[str | None, str]],
+                   b: dict[str, tuple[str | None, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(every field with its value and source a side, the fields that differ or are missing)."""
+    fields, diffs = [], []
+    for f in FIELDS:
+        (va, ha), (vb, hb) = a[f], b[f]
+        fields.append({"field": f, "a": va, "a_source": ha, "b": vb, "b_source": hb})
+        if va is None or vb is None:
+            diffs.append({"field": f, "a": va, "b": vb, "why": "not recorded"})
+        elif va != vb or " / " in va:
+            diffs.append({"field": f, "a": va, "b": vb, "why": "differs"})
+    return fields, diffs
