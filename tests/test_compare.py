@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from ikreport.analysis.ncu import read_exports
 from ikreport.cli.main import cli
 from ikreport.commands.compare import compare_runs
+from ikreport.reports.values import format_value, lookup
 from ikreport.store.archive import Archive
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
@@ -190,3 +191,11 @@ def test_compare_refuses_a_record_that_is_not_a_profile(imported):
     made = CliRunner().invoke(cli, ["compare", ids["a"][0], ids["b"][0], "-a", str(arch)]).stdout.splitlines()[-1]
     out = CliRunner().invoke(cli, ["compare", ids["a"][0], made, "-a", str(arch)])
     assert out.exit_code == 1 and "is a comparison record; compare takes ncu-profile records" in out.stderr
+
+
+def test_a_report_cites_a_comparisons_interval(imported):
+    arch, ids = imported
+    out = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch)])
+    record = Archive.open(arch).load(out.stdout.splitlines()[-1])
+    assert format_value("data.kernels.0.ratio_ci", lookup(record, "data.kernels.0.ratio_ci")) == "0.699–0.702"
+    assert format_value("data.kernels.0.ratio", lookup(record, "data.kernels.0.ratio")) == "0.70"
