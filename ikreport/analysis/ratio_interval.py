@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -54,21 +55,41 @@ def ratio_interval(a: Sequence[float], b: Sequence[float]) -> RatioInterval:
     def statistic(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.median(y, axis=axis) / np.median(x, axis=axis)
 
-    low = high = float("nan")
-    used = "none"
-    for method in ("BCa", "percentile") if max(len(xa), len(xb)) <= MAX_BCA else ("percentile",):
-        with warnings.catch_warnings():
-            # samples without spread make BCa undefined (scipy warns, gives NaN): try the next
-            warnings.simplefilter("ignore")
-            ci = stats.bootstrap((xa, xb), statistic, confidence_level=CONFIDENCE, n_resamples=RESAMPLES,
-                                 method=method, vectorized=True, paired=False,
-                                 rng=np.random.default_rng(SEED)).confidence_interval
-        low, high, used = float(ci.low), float(ci.high), method
-        if np.isfinite(low) and np.isfinite(high):
-            break
+    low, high, used = _interval(stats, (xa, xb), statistic, max(len(xa), len(xb)))
     if not (np.isfinite(low) and np.isfinite(high)):  # every resample gave the same ratio
         low = high = ratio
     return RatioInterval(ratio, min(low, ratio), max(high, ratio), len(xa), len(xb), used)
+
+
+def median_interval(values: Sequence[float]) -> tuple[float, float | None, float | None]:
+    """(median, low, high): one sample's median with its 95% bootstrap interval, as
+    ``ratio_interval`` makes it (None, None with a single value)."""
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float)
+    median = float(np.median(x))
+    if len(x) < 2:
+        return median, None, None
+    low, high, _ = _interval(stats, (x,), lambda v, axis=-1: np.median(v, axis=axis), len(x))
+    return median, min(low, median) if np.isfinite(low) else median, max(high, median) if np.isfinite(high) else median
+
+
+def _interval(stats: Any, samples: tuple[np.ndarray, ...], statistic: Any, largest: int) -> tuple[float, float, str]:
+    """(low, high, method) of the bootstrap interval: BCa, else (BCa undefined, or a sample
+    too large for its jackknife) percentile; NaN when every resample gives the same value."""
+    low = high = float("nan")
+    method = "percentile"
+    for method in ("BCa", "percentile") if largest <= MAX_BCA else ("percentile",):
+        with warnings.catch_warnings():
+            # samples without spread make BCa undefined (scipy warns, gives NaN): try the next
+            warnings.simplefilter("ignore")
+            ci = stats.bootstrap(samples, statistic, confidence_level=CONFIDENCE, n_resamples=RESAMPLES,
+                                 method=method, vectorized=True, paired=False,
+                                 rng=np.random.default_rng(SEED)).confidence_interval
+        low, high = float(ci.low), float(ci.high)
+        if np.isfinite(low) and np.isfinite(high):
+            return low, high, method
+    return low, high, method
 
 
 def call(interval: RatioInterval, threshold_pct: float, min_samples: int, unit: str = "values") -> tuple[str, str]:

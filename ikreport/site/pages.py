@@ -157,8 +157,9 @@ def report_page(report: RenderedReport) -> Page:
     })
 
 
-def index_page(records: RecordSet, reports: list[RenderedReport] | None = None) -> Page:
-    """The archive at a glance."""
+def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
+               series: list[dict[str, str]] | None = None) -> Page:
+    """The archive at a glance; ``series``: the links to history pages (site/history.py)."""
     profiles: list[dict[str, str]] = []
     others: list[dict[str, str]] = []
     gpus: dict[str, int] = {}
@@ -186,4 +187,5 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None) 
         "gpus": sorted(gpus.items()),
         "profiles": profiles,
         "others": others,
+        "series": series or [],
     })
