@@ -21,7 +21,7 @@ from ikreport.analysis.ratio_interval import CONFIDENCE, RESAMPLES, SEED, call, 
 from ikreport.commands import like_for_like
 from ikreport.errors import CompareError, RecordError
 from ikreport.formatting import plural
-from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, ratio_text
+from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, ratio_text
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store import records
 from ikreport.store.archive import Archive
@@ -149,7 +149,8 @@ def markdown_table(result: dict[str, Any]) -> str:
         lines += [LIMIT_ONE_RUN, ""]
     lines += ["| method field | A | B |", "|---|---|---|"]
     for f in result["method_fields"]:
-        lines.append(f"| {f['field']} | {_cell(f['a'] or '')} ({f['a_source']}) | {_cell(f['b'] or '')} ({f['b_source']}) |")
+        lines.append(f"| {f['field']} | {_cell(field_text(f['a'], f['a_source']))} | "
+                     f"{_cell(field_text(f['b'], f['b_source']))} |")
     lines.append("")
     if not result["like_for_like"]:
         lines.append("**Not like-for-like: no difference is called.**")

@@ -33,7 +33,8 @@ def _kernels(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Each kernel row in version 2's shape (a version 1 row: no interval, launches a side)."""
     if "version" in data:
         return data["kernels"]
-    return [{**k, "n_a": k["launches"], "n_b": k["launches"], "ratio_ci": None} for k in data["kernels"]]
+    return [{**k, "n_a": k["launches"], "n_b": k["launches"], "a_launches": k["launches"], "b_launches": k["launches"],
+             "ratio_ci": None} for k in data["kernels"]]
 
 
 def _units(data: dict[str, Any]) -> str:
@@ -50,6 +51,11 @@ def ratio_text(k: dict[str, Any]) -> str:
         return "n/a"
     ci = k.get("ratio_ci")
     return f"{k['ratio']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def field_text(value: str | None, source: str) -> str:
+    """'none (stated)', or 'missing': one side's method field as tables print it."""
+    return f"{value} ({source})" if value is not None else "missing"
 
 
 def comparison_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
@@ -102,9 +108,9 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     if "method_fields" in d:
         tables.append({"title": "How each side was made", "note": "observed: a tool ikreport ran says it; stated: "
                        "the importer gave it; missing: not recorded.", "columns": ["field", "A", "B"],
-                       "rows": [[f["field"], f"{na(f['a'])} ({f['a_source']})", f"{na(f['b'])} ({f['b_source']})"]
+                       "rows": [[f["field"], field_text(f["a"], f["a_source"]), field_text(f["b"], f["b_source"])]
                                 for f in d["method_fields"]]})
-    if d["differences"]:
+    elif d["differences"]:  # version 2's table above says what each side lacks
         tables.append({"title": "What differs between A and B", "note": "Each of these must be recorded and equal "
                        "for a comparison to be like-for-like.", "columns": ["field", "A", "B", "why"],
                        "rows": [[x["field"], na(x["a"]), na(x["b"]), x["why"]] for x in d["differences"]]})
@@ -114,10 +120,15 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     ci = f" [{d['confidence_pct']}% interval]" if "version" in d else ""
     tables.append({"title": "Kernels", "note": _config_note(kernels),
                    "columns": ["#", "kernel", f"A {units}", f"B {units}", "A median", "B median", f"B/A{ci}", "verdict"],
-                   "rows": [[rank.get(id(k), ""), k["kernel"], str(k["n_a"]), str(k["n_b"]),
+                   # an unmatched kernel has no samples: its launches are shown
+                   "rows": [[rank.get(id(k), ""), k["kernel"], *_counts(k),
                              fmt_duration_us(k["a_median_us"]), fmt_duration_us(k["b_median_us"]), ratio_text(k),
                              k["verdict"]] for k in kernels]})
     return facts, tables
+
+
+def _counts(k: dict[str, Any]) -> list[str]:
+    return [str(k["n_a"]), str(k["n_b"])] if k["ratio"] is not None else [str(k["a_launches"]), str(k["b_launches"])]
 
 
 def _config_note(kernels: list[dict[str, Any]]) -> str:
