@@ -78,26 +78,30 @@ def method_fields(record: Record, env: Record | None) -> dict[str, tuple[str | N
     return out
 
 
-def side(runs: Sequence[dict[str, tuple[str | None, str]]]) -> dict[str, tuple[str | None, str]]:
-    """One side's fields over its runs: the values joined when they differ (never equal to
-    another side's), the weakest source (one run missing a field leaves the side missing it)."""
+Side = dict[str, tuple[str | None, str, bool]]  # field -> (value, source, the same in every run)
+
+
+def side(runs: Sequence[dict[str, tuple[str | None, str]]]) -> Side:
+    """One side's fields over its runs: the values joined when the runs differ, and the
+    weakest source (one run missing a field leaves the side missing it)."""
     out = {}
     for f in FIELDS:
         values = sorted({r[f][0] for r in runs if r[f][0] is not None})
         how = min((r[f][1] for r in runs), key=STRENGTH.__getitem__)
-        out[f] = (" / ".join(values) if values and how != "missing" else None, how)
+        out[f] = (" / ".join(values) if values and how != "missing" else None, how, len(values) <= 1)
     return out
 
 
-def compare_fields(a: dict[str, tuple[str | None, str]],
-                   b: dict[str, tuple[str | None, str]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def compare_fields(a: Side, b: Side) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(every field with its value and source a side, the fields that differ or are missing)."""
     fields, diffs = [], []
     for f in FIELDS:
-        (va, ha), (vb, hb) = a[f], b[f]
+        (va, ha, same_a), (vb, hb, same_b) = a[f], b[f]
         fields.append({"field": f, "a": va, "a_source": ha, "b": vb, "b_source": hb})
         if va is None or vb is None:
             diffs.append({"field": f, "a": va, "b": vb, "why": "not recorded"})
-        elif va != vb or " / " in va:
+        elif not (same_a and same_b):
+            diffs.append({"field": f, "a": va, "b": vb, "why": "differs between the runs of a side"})
+        elif va != vb:
             diffs.append({"field": f, "a": va, "b": vb, "why": "differs"})
     return fields, diffs
