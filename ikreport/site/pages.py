@@ -104,7 +104,8 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
     newer = records.supersession_of(record_id)
     if newer:
         by = records.records[newer.by]
-        context["superseded_by"] = {**ref(newer.new), "reason": by["data"]["reason"], "when": by["collected_at"]}
+        context["superseded_by"] = {**ref(newer.new), "reason": records.facts(newer.by)["reason"],
+                                    "when": by["collected_at"]}
     return Page(path=page.path, template=this.template, title=record["title"], root=root, context=context)
 
 
@@ -136,13 +137,14 @@ def changelog_page(records: RecordSet) -> Page:
     rows = []
     for rid in records.by_kind.get(SUPERSESSION, []):
         r = records.records[rid]
-        old, new = r["data"]["old"], r["data"]["new"]
+        facts = records.facts(rid)  # from the summary: a rebuild need not parse every supersession
+        old, new = facts["old"], facts["new"]
         rows.append({"when": r["collected_at"] or "", **_record_link(rid, "changes"),
                      "old": {**_record_link(old, "changes"),
                              "title": records.records[old]["title"] if old in records.records else ""},
                      "new": {**_record_link(new, "changes"),
                              "title": records.records[new]["title"] if new in records.records else ""},
-                     "reason": r["data"]["reason"]})
+                     "reason": facts["reason"]})
     rows.sort(key=lambda x: (x["when"], x["short"]), reverse=True)
     return Page(path="changes", template="changes", title="Changelog", root="", context={"changes": rows})
 
