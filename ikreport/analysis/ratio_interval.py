@@ -29,6 +29,7 @@ SEED = 20260101  # fixed: a comparison record is a pure function of what it cite
 # BCa's jackknife is quadratic in the sample size; beyond this many values a side the
 # percentile interval (linear) is used, and the record says so
 MAX_BCA = 2000
+BATCH_VALUES = 4_000_000  # resampled values held at once (32 MB): a 20,000-launch kernel stays small
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def _interval(stats: Any, samples: tuple[np.ndarray, ...], statistic: Any, large
             # samples without spread make BCa undefined (scipy warns, gives NaN): try the next
             warnings.simplefilter("ignore")
             ci = stats.bootstrap(samples, statistic, confidence_level=CONFIDENCE, n_resamples=RESAMPLES,
-                                 method=method, vectorized=True, paired=False,
+                                 method=method, vectorized=True, paired=False, batch=max(1, BATCH_VALUES // largest),
                                  rng=np.random.default_rng(SEED)).confidence_interval
         low, high = float(ci.low), float(ci.high)
         if np.isfinite(low) and np.isfinite(high):

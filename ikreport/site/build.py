@@ -126,7 +126,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
 
     # Pages about the whole archive: always rendered (they list every record).
     series = find_series(records)
-    history = [history_page(s, records, archive.read_blob, ChartRenderer(chart_dir)) for s in series]
+    history = [history_page(s, records, archive.read_blob, ChartRenderer(chart_dir), cache / "history") for s in series]
     for page in history:
         for k in page.context["kernels"]:
             if k["chart"].key not in chart_owner:  # a chart a record page shows too is written once

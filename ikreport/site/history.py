@@ -10,9 +10,11 @@ A superseded profile is left out; its successor stands in the series.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ikreport import links
@@ -22,9 +24,11 @@ from ikreport.formatting import fmt_duration_us, plural, short
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.model import Page
+from ikreport.store.cache import keep, recall_json
 from ikreport.store.profile_data import launch_rows
 from ikreport.store.recordset import RecordSet
 
+HISTORY_VERSION = "1"  # bump when what kernel_history computes changes, to drop kept histories
 SERIES_KEYS = ("gpu", "workload", "engine", "model")
 MAX_KERNELS = 8  # the kernels taking the most time over the series
 THRESHOLD_PCT = 5.0
@@ -113,8 +117,24 @@ def kernel_history(series: Series, records: RecordSet, read_blob: Callable[[str]
     return out
 
 
+def kept_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
+                 cache: Path | None) -> list[dict[str, Any]]:
+    """``kernel_history``, kept in ``cache``: records never change, so the history of the same
+    records is the same, and a rebuild need not bootstrap every profile again."""
+    key = hashlib.sha256(json.dumps([HISTORY_VERSION, THRESHOLD_PCT, MIN_LAUNCHES, MAX_KERNELS,
+                                     series.records]).encode()).hexdigest()
+    path = cache / f"{key}.json" if cache is not None else None
+    found = recall_json(path) if path is not None else None
+    if isinstance(found, list):
+        return found
+    history = kernel_history(series, records, read_blob)
+    if path is not None:
+        keep(path, json.dumps(history, sort_keys=True))  # if it cannot be kept, the next build recomputes it
+    return history
+
+
 def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
-                 charts: ChartRenderer) -> Page:
+                 charts: ChartRenderer, cache: Path | None = None) -> Page:
     """A series' page: its profiles, and per kernel a chart, a table and the changes found."""
     path = series.path
 
@@ -123,7 +143,7 @@ def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], 
                 "href": links.url(links.record_file(rid), path), "md_href": links.url(links.record_file(rid, "md"), path)}
 
     kernels = []
-    for n, k in enumerate(kernel_history(series, records, read_blob)):
+    for n, k in enumerate(kept_history(series, records, read_blob, cache)):
         name = short_kernel(k["kernel"])
         rows = [{"label": f"#{p['order'] + 1}", "median_us": p["median_us"],
                  "low_us": p["low_us"] if p["low_us"] is not None else p["median_us"],
