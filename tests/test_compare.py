@@ -120,6 +120,21 @@ def test_method_fields_say_observed_stated_or_missing():
     assert result["kernels"][0]["verdict"] == "UNDECIDED" and not result["like_for_like"]
 
 
+def test_a_session_page_is_observed_and_equal_stated_values_are_like_for_like(tmp_path):
+    arch = tmp_path / "arch"
+    session = FIXTURES / "session_constructed_b200.csv"
+    stated = ["--gpu", "NVIDIA B200", "--clock-control", "base", "--cache-control", "all", "--replay-mode", "kernel",
+              "--ncu-version", "2025.2.1.0", "--driver", "575.57.08"]
+    ids = [CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(B200), *extra, "-a", str(arch)]).stdout.strip()
+           for extra in ([str(session)], stated)]
+    out = CliRunner().invoke(cli, ["compare", *ids, "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    assert "| clock control | base (observed) | base (stated) |" in out.stdout
+    assert "| driver | 575.57.08 (observed) | 575.57.08 (stated) |" in out.stdout
+    assert "| gpu | NVIDIA B200 (observed) | NVIDIA B200 (observed) |" in out.stdout  # the export names it
+    assert "Not like-for-like" not in out.stdout and out.stdout.count("| SAME |") == 2
+
+
 def export(path, durations: list[float], kernel="gemm(float*)"):
     rows = [HEADER] + [f'"{i}","{kernel}","GPU Speed Of Light Throughput","Duration","usecond","{t}"'
                        for i, t in enumerate(durations)]

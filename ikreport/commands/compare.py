@@ -20,7 +20,7 @@ from typing import Any
 from ikreport.analysis.ratio_interval import CONFIDENCE, RESAMPLES, SEED, call, ratio_interval
 from ikreport.commands import like_for_like
 from ikreport.errors import CompareError, RecordError
-from ikreport.formatting import plural
+from ikreport.formatting import plural, with_article
 from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, ratio_text
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store import records
@@ -177,7 +177,7 @@ def _load_side(archive: Archive, ids: Sequence[str]) -> tuple[list[str], list[Re
     profiles = [archive.load(rid) for rid in resolved]
     for rid, rec in zip(resolved, profiles):
         if rec["kind"] != NCU_PROFILE:
-            raise RecordError(f"{rid[:12]}: is a {rec['kind']} record; compare takes {NCU_PROFILE} records")
+            raise RecordError(f"{rid[:12]}: is {with_article(rec['kind'])} record; compare takes {NCU_PROFILE} records")
     envs = [archive.load(r["environment"]) if r.get("environment") else None for r in profiles]
     return resolved, profiles, envs
 

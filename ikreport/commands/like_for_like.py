@@ -2,15 +2,19 @@
 
 A field's value is **observed** when a tool ikreport ran (or a file the tool wrote) says it,
 **stated** when the person importing an export gave it (``collect ncu --from-csv
---clock-control …``, a context file), and **missing** otherwise. The sources are tried in the
-order of ``SOURCES``, observed ones first; a new source (say, the session page of an import)
-is one function added there.
+--clock-control …``, a context file), and **missing** otherwise. Observed values come from a
+live run (ikreport ran ncu), ncu's session page (``method.option_sources``, or an ``--import``
+of a report), the environment record (the driver) and the export's device column (the GPU).
+The sources are tried in the order of ``SOURCES``, observed ones first; a new source is one
+function added there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from ikreport.collect.ncu_session import OBSERVED, STATED
 
 Record = Mapping[str, Any]
 FIELDS = ("gpu", "driver", "ncu version", "clock control", "cache control", "replay mode")
@@ -19,16 +23,34 @@ OPTION_KEYS = {"clock control": "clock_control", "cache control": "cache_control
 STRENGTH = {"missing": 0, "stated": 1, "observed": 2}
 
 
-def _live_run(record: Record, env: Record | None) -> dict[str, str]:
-    """``collect ncu -- CMD``: ikreport ran ncu with these options itself (a command is recorded)."""
-    method = record["method"]
-    if method.get("command") is None:
-        return {}
-    options = method.get("options") or {}
-    found = {f: options[k] for f, k in OPTION_KEYS.items() if k in options and f != "driver"}
-    if method.get("tool_version"):
-        found["ncu version"] = method["tool_version"]
+def _keyed(options: Mapping[str, Any], version: str | None) -> dict[str, str]:
+    """Method options (and the ncu version) under the field names this module uses."""
+    found = {f: str(options[k]) for f, k in OPTION_KEYS.items() if options.get(k) is not None}
+    if version:
+        found["ncu version"] = version
     return found
+
+
+def _live_run(record: Record, env: Record | None) -> dict[str, str]:
+    """``collect ncu -- CMD``: ikreport ran ncu with these options itself (it records the
+    command, and neither an import's option sources nor the ncu that exported a report)."""
+    method = record["method"]
+    if method.get("command") is None or "option_sources" in method or "exported_with" in method:
+        return {}
+    options = {k: v for k, v in (method.get("options") or {}).items() if k != "driver"}
+    return _keyed(options, method.get("tool_version"))
+
+
+def _session_page(record: Record, env: Record | None) -> dict[str, str]:
+    """What ncu's session page recorded: every option of an ``--import`` (read from the
+    report's own session page), and the options a ``--from-csv`` import marks as observed."""
+    method = record["method"]
+    options = method.get("options") or {}
+    if "exported_with" in method:
+        return _keyed(options, method.get("tool_version"))
+    sources = method.get("option_sources") or {}
+    seen = {k: v for k, v in options.items() if sources.get(k) == OBSERVED}
+    return _keyed(seen, method.get("tool_version") if sources.get("ncu_version") == OBSERVED else None)
 
 
 def _environment(record: Record, env: Record | None) -> dict[str, str]:
@@ -44,15 +66,17 @@ def _export_device(record: Record, env: Record | None) -> dict[str, str]:
 
 
 def _stated(record: Record, env: Record | None) -> dict[str, str]:
-    """What the importer gave: method.options of an import, its ncu version and the GPU named
-    with --gpu. An import records only the options it was told (collect/ncu_import.py)."""
+    """What the importer gave: the options an import marks as stated (before option sources
+    were kept, every option of an import was stated), and the GPU named with --gpu."""
     method = record["method"]
+    options = method.get("options") or {}
     found: dict[str, str] = {}
-    if method.get("command") is None:
-        options = method.get("options") or {}
-        found = {f: options[k] for f, k in OPTION_KEYS.items() if k in options}
-        if method.get("tool_version"):
-            found["ncu version"] = method["tool_version"]
+    if "option_sources" in method:
+        sources = method["option_sources"]
+        said = {k: v for k, v in options.items() if sources.get(k) == STATED}
+        found = _keyed(said, method.get("tool_version") if sources.get("ncu_version") == STATED else None)
+    elif method.get("command") is None and "exported_with" not in method:
+        found = _keyed(options, method.get("tool_version"))
     if record["subject"].get("gpu"):
         found["gpu"] = record["subject"]["gpu"]
     return found
@@ -62,6 +86,7 @@ Source = Callable[[Record, "Record | None"], dict[str, str]]
 # (how a value from it counts, the source), tried in this order: the first to give a field wins
 SOURCES: tuple[tuple[str, Source], ...] = (
     ("observed", _live_run),
+    ("observed", _session_page),
     ("observed", _environment),
     ("observed", _export_device),
     ("stated", _stated),

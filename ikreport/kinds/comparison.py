@@ -64,7 +64,7 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
     cites = _cites(record_id, data)
     caveat = CAVEAT_VERDICT if "version" in data else CAVEAT_VERDICT_V1
     counts = ", ".join(f"{n} {v}" for v, n in data["verdicts"].items()) or "no kernels"
-    text = f"Of {len(data['kernels'])} kernels: {counts}."
+    text = f"Of {plural(len(data['kernels']), 'kernel', 'kernels')}: {counts}."
     if not data["like_for_like"]:
         fields = ", ".join(f"{d['field']} ({d['why']})" for d in data["differences"])
         text += f" The profiles are not like-for-like ({fields}), so no difference is called."

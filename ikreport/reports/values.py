@@ -9,10 +9,14 @@ pair of numbers, and reads ``0.792–0.803`` (a comparison's ``data.kernels.0.ra
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from ikreport.errors import PathError
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct
+
+
+ALL_KEYS = 12  # a mistyped key shows every key of an object this small, else the nearest matches
 
 
 def lookup(record: dict[str, Any], path: str) -> Any:
@@ -29,8 +33,7 @@ def lookup(record: dict[str, Any], path: str) -> Any:
         else:
             where = ".".join(walked) or "the record"
             if isinstance(node, dict):
-                keys = ", ".join(sorted(node)[:8])
-                raise PathError(f"{path}: {where} has no {part!r} (it has {keys})")
+                raise PathError(f"{path}: {where} has no {part!r} ({_keys_hint(part, node)})")
             if isinstance(node, list):
                 raise PathError(f"{path}: {where} is a list of {len(node)}; {part!r} is not an index in it")
             raise PathError(f"{path}: {where} is a value, not an object")
@@ -45,6 +48,18 @@ def lookup(record: dict[str, Any], path: str) -> Any:
 def _is_interval(path: str, node: Any) -> bool:
     return (path.endswith("_ci") and isinstance(node, list) and len(node) == 2
             and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in node))
+
+
+def _keys_hint(part: str, node: dict[str, Any]) -> str:
+    """What a mistyped key could have been: every key when there are few, else the nearest."""
+    keys = sorted(node)
+    if len(keys) <= ALL_KEYS:
+        return f"it has {', '.join(keys)}"
+    near = difflib.get_close_matches(part, keys, n=5, cutoff=0.6)
+    if near:
+        options = f"{', '.join(near[:-1])} or {near[-1]}" if len(near) > 1 else near[0]
+        return f"did you mean {options}? it has {len(keys)} keys"
+    return f"it has {', '.join(keys)}"
 
 
 def format_value(path: str, value: Any) -> str:
