@@ -70,10 +70,12 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
         text += f" The profiles are not like-for-like ({fields}), so no difference is called."
     claims = [make_claim("comparison-summary", "", record_id, text, cites, [caveat], records)]
     units = _units(data)
+    unit = units[:-1] if units == "runs" else "launch"
     for k in [k for k in _kernels(data) if k["ratio"] is not None][:MAX_KERNEL_CLAIMS]:
         interval = f"B/A {ratio_text(k)}" + (f", {data['confidence_pct']}% interval" if k["ratio_ci"] else "")
         text = (f"{short_kernel(k['kernel'])}: {fmt_duration_us(k['b_median_us'])} in B against "
-                f"{fmt_duration_us(k['a_median_us'])} in A (median over {k['n_a']} and {k['n_b']} {units}, "
+                f"{fmt_duration_us(k['a_median_us'])} in A (median of {plural(k['n_a'], unit, units)} in A and "
+                f"{plural(k['n_b'], unit, units)} in B, "
                 f"{interval}): {k['verdict']}, {k['reason']}.")
         claims.append(make_claim("comparison-kernel", k["kernel"], record_id, text, cites, [caveat],
                                  records, k["kernel"]))
