@@ -51,6 +51,16 @@ def fmt_gbs(value: float | None) -> str:
     return "n/a" if value is None else (f"{value / 1e3:.2f} TB/s" if value >= 1e3 else f"{value:.1f} GB/s")
 
 
+def fmt_flops(value: float | None) -> str:
+    """FLOP/s to three significant digits in the unit that fits: 54.4 TFLOP/s, 958 GFLOP/s."""
+    if value is None:
+        return "n/a"
+    for scale, unit in ((1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1e6, "MFLOP/s")):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} FLOP/s"
+
+
 def fmt_number(value: float | None) -> str:
     if value is None:
         return "n/a"
