@@ -227,22 +227,27 @@ def init_pages(repo: Path, archive_path: str, install: str | None, wheel: Path |
 @click.argument("b", metavar="B")
 @archive_option()
 @click.option("--threshold", "threshold_pct", type=float, default=5.0, show_default=True,
-              help="Smallest median change (%) called FASTER or SLOWER.")
+              help="Smallest change (%) of the B/A ratio called FASTER or SLOWER; SAME needs the interval within it.")
 @click.option("--min-samples", type=int, default=3, show_default=True,
-              help="Matched launches needed on each side before any verdict other than UNDECIDED.")
+              help="Runs (or, with one run a side, launches) needed on each side before any verdict but UNDECIDED.")
 def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: int) -> None:
-    """Compare two ncu-profile records, A (before) and B (after), kernel by kernel.
+    """Compare ncu-profile records, A (before) and B (after), kernel by kernel.
 
-    Prints what differs between their environments and methods, then a Markdown table with a
-    FASTER / SLOWER / SAME / UNDECIDED verdict per kernel, and writes a comparison record
-    citing both (its id is the last line).
+    A and B are each one record, or several runs as comma-separated ids or prefixes
+    (A1,A2,A3); with several runs a side the run is the unit of the interval. Prints how
+    each side was made, then a Markdown table with each kernel's B/A ratio of medians, its
+    95% interval and a FASTER / SLOWER / SAME / UNDECIDED verdict, and writes a comparison
+    record citing every run (its id is the last line).
     """
     from ikreport.store.archive import Archive
     from ikreport.commands.compare import compare as run
 
     if threshold_pct <= 0 or min_samples < 1:
         raise click.UsageError("--threshold must be > 0 and --min-samples >= 1")
-    table, record_id = run(Archive.open(archive), a, b, threshold_pct, min_samples)
+    sides = [[i.strip() for i in side.split(",")] for side in (a, b)]
+    if any(not i for side in sides for i in side):
+        raise click.UsageError("A and B are record ids or prefixes separated by commas, with none empty")
+    table, record_id = run(Archive.open(archive), sides[0], sides[1], threshold_pct, min_samples)
     click.echo(table)
     click.echo(record_id)
 

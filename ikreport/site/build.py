@@ -22,6 +22,8 @@ from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
 from ikreport import links
+from ikreport.site.charts import ChartRenderer
+from ikreport.site.history import find_series, history_page, series_links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
 from ikreport.site.record_pages import Job, render_record_pages
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
@@ -39,7 +41,7 @@ WARN_SITE_MB = 800  # Pages sites should stay under about 1 GB
 # and is never replaced. Reports' names are slugs (reports/render.py); blobs take MEDIA_EXT.
 BUILT_PATHS = re.compile(
     r"(?:index|changes)\.(?:html|md)|404\.html|manifest\.json|\.nojekyll|assets(?:/[\w.-]+)?"
-    r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|r(?:/[a-z0-9-]+\.(?:html|md))?"
+    r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|[rh](?:/[a-z0-9-]+\.(?:html|md))?"
     r"|b(?:/[0-9a-f]{64}(?:" + "|".join(re.escape(ext) for ext in MEDIA_EXT.values()) + r")?)?")
 
 
@@ -124,7 +126,15 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 size, key)
 
     # Pages about the whole archive: always rendered (they list every record).
-    pages = [index_page(records, checked.reports), changelog_page(records)] + [report_page(r) for r in checked.reports]
+    series = find_series(records)
+    history = [history_page(s, records, archive.read_blob, ChartRenderer(chart_dir), cache / "history") for s in series]
+    for page in history:
+        for k in page.context["kernels"]:
+            if k["chart"].key not in chart_owner:  # a chart a record page shows too is written once
+                chart_owner[k["chart"].key] = ("", 0)
+                files.add(f"charts/{k['chart'].key}.svg", k["chart"].svg, k["chart"].key)
+    pages = [index_page(records, checked.reports, series_links(series, "index")), changelog_page(records)] + [
+        report_page(r) for r in checked.reports] + history
     for page in pages:
         html, md = render(env, page)
         files.add(f"{page.path}.html", html)
