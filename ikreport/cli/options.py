@@ -17,13 +17,29 @@ DEFAULT_ARCHIVE = "sample_evidence"
 ARCHIVE_ENV = "IKREPORT_ARCHIVE"
 
 
+class ArchiveLocation(click.ParamType):
+    """A folder (a Path, as click.Path checks it) or a URL such as s3://bucket/prefix (a str)."""
+
+    name = "archive"
+    folder = click.Path(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The URL as given, or the folder's Path."""
+        from ikreport.store.bucket import is_url
+
+        return value if is_url(value) else self.folder.convert(value, param, ctx)
+
+
+ARCHIVE = ArchiveLocation()
+
+
 def archive_option(required: bool = False) -> Any:
     """The ``--archive``/``-a`` option, also read from IKREPORT_ARCHIVE."""
     # click enforces required=True only when no default is passed at all (not even None)
     extra: dict[str, Any] = {"required": True} if required else {"default": DEFAULT_ARCHIVE, "show_default": True}
     return click.option(
-        "--archive", "-a", "archive", type=click.Path(file_okay=False, path_type=Path),
-        envvar=ARCHIVE_ENV, show_envvar=True, help="Archive folder (records/ and blobs/).", **extra,
+        "--archive", "-a", "archive", type=ARCHIVE, metavar="DIR|URL", envvar=ARCHIVE_ENV, show_envvar=True,
+        help="Archive folder (records/ and blobs/), or a URL: s3://bucket/prefix, any fsspec URL.", **extra,
     )
 
 
@@ -39,8 +55,7 @@ def archive_argument(f: Any) -> Any:
             archive = archive_arg  # named on the command line, it wins over IKREPORT_ARCHIVE
         return f(*args, archive=archive, **kwargs)
 
-    command = click.argument("archive_arg", metavar="[ARCHIVE]", required=False,
-                             type=click.Path(file_okay=False, path_type=Path))(command)
+    command = click.argument("archive_arg", metavar="[ARCHIVE]", required=False, type=ARCHIVE)(command)
     return archive_option()(command)
 
 
