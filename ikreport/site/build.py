@@ -65,6 +65,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     """Gather every page and file, then write the site once (see the module docstring)."""
     cache = cache_dir or default_cache_dir()
     archive = archive.read_through(cache / OBJECTS)  # a bucket's objects are fetched once, then kept
+    archive.fetch("records", archive.record_ids())
     state_file = _state_path(cache, output)
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
@@ -76,6 +77,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     if len(set(slugs)) != len(slugs):
         raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
+    archive.fetch("blobs", [blob_id for blob_id, _, size in sources if size <= max_blob_mb * MiB])
     published = {blob_id: offered_suffix(archive, blob_id, media_type, cache)
                  for blob_id, media_type, size in sources if size <= max_blob_mb * MiB}
     env = environment(templates, cache / "jinja")

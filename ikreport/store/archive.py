@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ikreport.store import records
-from ikreport.store.backend import ID_RX, Backend
+from ikreport.store.backend import ID_RX, Area, Backend
 from ikreport.store.bucket import Bucket, is_url
 from ikreport.store.local import LocalFolder, Survey
 from ikreport.errors import (
@@ -104,6 +104,12 @@ class Archive:
         if isinstance(self.backend, Bucket):
             return Archive(self.location, self.backend.read_through(copies))
         return self
+
+    def fetch(self, area: Area, ids: list[str]) -> None:
+        """Fetch these files into the local copies at once, for an archive read through them
+        (read_through); nothing for a folder, whose reads are local anyway."""
+        if isinstance(self.backend, Bucket):
+            self.backend.fetch(area, ids)
 
     def survey(self, notes: list[str]) -> Survey:
         """Every file of the archive, for ``verify`` (local.py and bucket.py say what they check)."""

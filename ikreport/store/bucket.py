@@ -29,6 +29,7 @@ from ikreport.store.local import SUFFIX, Survey
 
 URL_RX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 SHARDED_RX = re.compile(r"^(records|blobs)/([0-9a-f]{2})/([^/]+)$")
+FETCH_BATCH = 64  # objects asked for at once when a build fetches what it has not kept
 
 
 def is_url(location: object) -> bool:
@@ -61,8 +62,9 @@ def open_filesystem(url: str) -> tuple[Any, str]:
 
     protocol = url.split("://", 1)[0].lower()
     # ikreport keeps its own record of what a listing saw (objects never change): s3fs's
-    # listings cache would hide objects other writers add while this process runs
-    options: dict[str, Any] = {"use_listings_cache": False} if protocol in ("s3", "s3a") else {}
+    # listings cache would hide objects other writers add while this process runs. One request
+    # per read: with max_concurrency above 1, s3fs asks each object's size first (a HEAD).
+    options: dict[str, Any] = {"use_listings_cache": False, "max_concurrency": 1} if protocol in ("s3", "s3a") else {}
     try:
         fs, path = fsspec.core.url_to_fs(url, **options)
     except (ImportError, ValueError) as exc:
@@ -154,6 +156,20 @@ class Bucket:
         if copy is not None and hashlib.sha256(data).hexdigest() == file_id:
             keep(copy, data)  # a copy that cannot be kept costs a fetch next time
         return data
+
+    def fetch(self, area: Area, ids: list[str]) -> None:
+        """Bring the objects of ``ids`` not yet kept into ``copies``, many requests at once (a
+        build would otherwise wait for each in turn); a miss here is only fetched again later."""
+        if self.copies is None:
+            return
+        wanted = [i for i in ids if recall(self.copies / area / i[:2] / i[2:]) is None]
+        for start in range(0, len(wanted), FETCH_BATCH):
+            batch = {self._key(area, i): i for i in wanted[start:start + FETCH_BATCH]}
+            got = self._call("read", self.fs.cat, list(batch), on_error="omit")
+            for key, data in got.items():
+                file_id = batch.get(key) or batch.get(key.split("://", 1)[-1])
+                if file_id is not None and hashlib.sha256(data).hexdigest() == file_id:
+                    keep(self.copies / area / file_id[:2] / file_id[2:], data)
 
     def write_once(self, area: Area, file_id: str, data: bytes) -> None:
         """A conditional put: a precondition failure means the object is there already."""
