@@ -215,3 +215,12 @@ def test_sync_copies_what_is_missing_both_ways_and_never_a_damaged_object(bucket
     listed = run("list", "-a", tmp_path / "target").stdout
     assert kept[:12] in listed and citing[:12] not in listed
     assert run("verify", tmp_path / "target").exit_code == 0  # what landed is whole: nothing dangles
+
+
+def test_a_file_url_and_the_environment_variable_name_archives_too(bucket_url, tmp_path, monkeypatch):
+    rid = new_id(run("collect", "env", "--from-nvidia-smi", SMI_Q, "-a", f"file://{tmp_path / 'box'}"))
+    assert (tmp_path / "box" / "records" / rid[:2] / f"{rid[2:]}.json").is_file()  # file:// is the folder
+    assert run("sync", f"file://{tmp_path / 'box'}", bucket_url).exit_code == 0
+    monkeypatch.setenv("IKREPORT_ARCHIVE", bucket_url)
+    shown = run("show", rid[:8])
+    assert shown.exit_code == 0 and "environment" in shown.stdout

@@ -53,12 +53,14 @@ class MemoryBackend:
         return f"memory:{area}/{file_id}"
 
 
-@pytest.fixture(params=["local", "memory", "s3"])
+@pytest.fixture(params=["local", "memory", "s3", "fsspec-memory"])
 def backend(request, tmp_path) -> Backend:
     if request.param == "local":
         return LocalFolder(tmp_path / "arch")
     if request.param == "s3":
         return Bucket(request.getfixturevalue("bucket_url"))
+    if request.param == "fsspec-memory":  # any other fsspec protocol: no conditional put, same contract
+        return Bucket(f"memory://{request.node.name}/evidence".replace("[", "-").replace("]", ""))
     return MemoryBackend()
 
 
