@@ -141,7 +141,7 @@ def verify(archive: Path, site: str | None, no_cache: bool) -> None:
               help="Where the build keeps what makes rebuilds fast: record summaries, pages, charts; "
                    "deleting it loses nothing [default: $XDG_CACHE_HOME/ikreport or ~/.cache/ikreport].")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder of Markdown reports [default: ARCHIVE/reports].")
+              help="Folder of Markdown reports [default: ARCHIVE/reports; none for an archive at a URL].")
 @click.option("--strict", is_flag=True, help="Fail on warnings too (superseded citations, reports citing nothing).")
 @click.option("--max-blob-mb", type=float, default=20.0, show_default=True,
               help="Leave raw blobs larger than this out of the site (their hashes stay on the pages).")
@@ -245,7 +245,7 @@ def supersede(old: str, new: str, reason: str, archive: Path) -> None:
 @cli.command("check")
 @archive_argument
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder of Markdown reports [default: ARCHIVE/reports].")
+              help="Folder of Markdown reports [default: ARCHIVE/reports; none for an archive at a URL].")
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per finding, one per line.")
 def check_command(archive: Path, reports_dir: Path | None, strict: bool, as_json: bool) -> None:
