@@ -5,6 +5,7 @@ and ``sync`` between folders and buckets. Inputs are the real exports in tests/f
 from __future__ import annotations
 
 import filecmp
+import hashlib
 import os
 import subprocess
 import sys
@@ -66,6 +67,18 @@ def test_a_conditional_put_never_replaces_an_object(bucket_url):
     two.write_once("blobs", file_id, b"second")  # the put's precondition fails: no error, nothing replaced
     assert Bucket(bucket_url).read("blobs", file_id) == b"first"
     assert Bucket(bucket_url).ids("blobs") == [file_id]
+
+
+def test_a_build_reads_through_copies_and_a_damaged_copy_is_only_a_miss(bucket_url, tmp_path):
+    data = b"raw export bytes"
+    file_id = hashlib.sha256(data).hexdigest()
+    Bucket(bucket_url).write_once("blobs", file_id, data)
+    reader = Bucket(bucket_url).read_through(tmp_path / "objects")
+    reader.fetch("blobs", [file_id])
+    copy = tmp_path / "objects" / "blobs" / file_id[:2] / file_id[2:]
+    assert copy.read_bytes() == data
+    copy.write_bytes(b"damaged")
+    assert reader.read("blobs", file_id) == data and copy.read_bytes() == data  # fetched again, copy mended
 
 
 def test_every_command_works_on_a_bucket(bucket_url, s3_endpoint, tmp_path):

@@ -18,13 +18,14 @@ S3: AWS_ACCESS_KEY_ID and friends, AWS_PROFILE, ~/.aws, AWS_ENDPOINT_URL), never
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
 from ikreport.errors import ArchiveError, UnknownIdError
 from ikreport.store.backend import AREAS, ID_RX, Area
-from ikreport.store.cache import keep, recall
 from ikreport.store.local import SUFFIX, Survey
 
 URL_RX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
@@ -140,11 +141,15 @@ class Bucket:
         listed = self._listing(area, prefix[:2] if len(prefix) >= 2 else "")
         return sorted(i for i in listed if i.startswith(prefix))
 
+    def _copy(self, area: Area, file_id: str) -> Path | None:
+        return self.copies / area / file_id[:2] / file_id[2:] if self.copies is not None else None
+
     def read(self, area: Area, file_id: str) -> bytes:
-        """The object's bytes (a good local copy when reading through ``copies``)."""
-        copy = self.copies / area / file_id[:2] / file_id[2:] if self.copies is not None else None
+        """The object's bytes: its local copy when reading through ``copies`` and the copy
+        still hashes to its name (else the copy is a miss, never an error), or a fetch."""
+        copy = self._copy(area, file_id)
         if copy is not None:
-            kept = recall(copy)
+            kept = _read_copy(copy)
             if kept is not None and hashlib.sha256(kept).hexdigest() == file_id:
                 return kept
         try:
@@ -154,22 +159,20 @@ class Bucket:
                 raise UnknownIdError(f"{self.where(area, file_id)}: not in the archive") from exc
             raise
         if copy is not None and hashlib.sha256(data).hexdigest() == file_id:
-            keep(copy, data)  # a copy that cannot be kept costs a fetch next time
+            _keep_copy(copy, data)
         return data
 
     def fetch(self, area: Area, ids: list[str]) -> None:
-        """Bring the objects of ``ids`` not yet kept into ``copies``, many requests at once (a
-        build would otherwise wait for each in turn); a miss here is only fetched again later."""
-        if self.copies is None:
-            return
-        wanted = [i for i in ids if recall(self.copies / area / i[:2] / i[2:]) is None]
+        """Bring the objects of ``ids`` that have no local copy into ``copies``, many requests
+        at once (a build would otherwise wait for each in turn). A copy is checked when read."""
+        wanted = [(i, copy) for i in ids if (copy := self._copy(area, i)) is not None and not copy.exists()]
         for start in range(0, len(wanted), FETCH_BATCH):
-            batch = {self._key(area, i): i for i in wanted[start:start + FETCH_BATCH]}
+            batch = {self._key(area, i): (i, copy) for i, copy in wanted[start:start + FETCH_BATCH]}
             got = self._call("read", self.fs.cat, list(batch), on_error="omit")
             for key, data in got.items():
-                file_id = batch.get(key) or batch.get(key.split("://", 1)[-1])
-                if file_id is not None and hashlib.sha256(data).hexdigest() == file_id:
-                    keep(self.copies / area / file_id[:2] / file_id[2:], data)
+                file_id, copy = batch[key]
+                if hashlib.sha256(data).hexdigest() == file_id:
+                    _keep_copy(copy, data)
 
     def write_once(self, area: Area, file_id: str, data: bytes) -> None:
         """A conditional put: a precondition failure means the object is there already."""
@@ -224,3 +227,28 @@ class Bucket:
             found.order.append(len(found.files))
             found.files.append((self.where(area, file_id), file_id, area == "records"))
         return found
+
+
+def _read_copy(path: Path) -> bytes | None:
+    """A local copy's bytes; None when absent, unreadable or a link (a miss)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _keep_copy(path: Path, data: bytes) -> None:
+    """Keep a copy whole or not at all (temp file, rename); one that cannot be kept costs a
+    fetch next time. The copy is the object's bytes alone: its name is their hash."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()  # a full disk mid-write leaves part of a temp file otherwise
+        except OSError:
+            pass
