@@ -16,6 +16,20 @@ def plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
+def with_article(word: str) -> str:
+    """'an environment', 'a comparison', 'an ncu-profile': "an" before a vowel sound, which a word
+    spelled as letters (ncu, HBM, FP8) starts with too: f h l m n r x before a consonant."""
+    w = word.lower()
+    spelled = len(w) > 1 and w[0] in "fhlmnrx" and w[1] not in "aeiouhlrwy"
+    return f"{'an' if w[:1] in tuple('aeiou') or spelled else 'a'} {word}"
+
+
+def as_sentence(text: str) -> str:
+    """``text`` ending in one full stop (or the ! or ? it has), whatever its writer ended it with."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
 def fmt_pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
 
@@ -35,6 +49,16 @@ def fmt_duration_us(value: float | None) -> str:
 
 def fmt_gbs(value: float | None) -> str:
     return "n/a" if value is None else (f"{value / 1e3:.2f} TB/s" if value >= 1e3 else f"{value:.1f} GB/s")
+
+
+def fmt_flops(value: float | None) -> str:
+    """FLOP/s to three significant digits in the unit that fits: 54.4 TFLOP/s, 958 GFLOP/s."""
+    if value is None:
+        return "n/a"
+    for scale, unit in ((1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1e6, "MFLOP/s")):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} FLOP/s"
 
 
 def fmt_number(value: float | None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ikreport.analysis.ncu_roofline import COUNT_FIELDS, RATE_FIELDS, SECTION_FIELDS, flop_term
 from ikreport.analysis.units import Kind
 
 # What each field must be; fields not listed are counts (registers, grid size, waves...).
@@ -26,6 +27,10 @@ FIELD_KIND: dict[str, Kind] = {
     "l2_hit_pct": "percent",
     "l1_pct": "percent",
     "l2_pct": "percent",
+    "dram_bytes": "bytes",
+    **{name: "byte_rate" for name in RATE_FIELDS},
+    "sm_hz": "frequency",
+    "dram_hz": "frequency",
 }
 
 # field -> raw metric names, first present wins.
@@ -34,6 +39,10 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     # 2025.x releases spell the DRAM byte counters with "_op_".
     "dram_read_bytes": ("dram__bytes_read.sum", "dram__bytes_op_read.sum"),
     "dram_write_bytes": ("dram__bytes_write.sum", "dram__bytes_op_write.sum"),
+    # all DRAM traffic, as ncu's roofline sections count it for arithmetic intensity
+    "dram_bytes": ("dram__bytes.sum",),
+    # ncu's DRAM byte rate (the roofline sections' "DRAM Bandwidth"), in raw pages of --set full
+    "dram_bytes_per_s": ("dram__bytes.sum.per_second",),
     "dram_pct": (
         "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
         "dram__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -54,6 +63,13 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     # each memory level's own throughput, so the busiest level can be named (ncu's SOL breakdown)
     "l1_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active",),
     "l2_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
+    # the clocks the launch ran at, and its length in cycles (what ncu's SpeedOfLight section
+    # shows as SM Frequency, DRAM Frequency and Elapsed Cycles): see analysis/ncu_clocks.py
+    "sm_hz": ("gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second"),
+    "dram_hz": ("dram__cycles_elapsed.avg.per_second",),
+    "cycles": ("gpc__cycles_elapsed.max",),
+    # the device's top SM clock, in kHz (a unitless device attribute)
+    "max_sm_khz": ("device__attribute_max_gpu_frequency_khz",),
 }
 
 # field -> (section, human metric name) in the details page, first present wins.
@@ -89,32 +105,39 @@ DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "l2_hit_pct": (("Memory Workload Analysis", "L2 Hit Rate"),),
     "l1_pct": (("GPU Speed Of Light Throughput", "L1/TEX Cache Throughput"),),
     "l2_pct": (("GPU Speed Of Light Throughput", "L2 Cache Throughput"),),
+    "sm_hz": (("GPU Speed Of Light Throughput", "SM Frequency"), ("GPU Speed Of Light", "SM Frequency")),
+    "dram_hz": (("GPU Speed Of Light Throughput", "DRAM Frequency"), ("GPU Speed Of Light", "Memory Frequency")),
+    "cycles": (("GPU Speed Of Light Throughput", "Elapsed Cycles"), ("GPU Speed Of Light", "Elapsed Cycles")),
 }
 
-FIELDS: tuple[str, ...] = tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if f not in RAW_FIELDS)
+# counts summed from several metrics and the roofline sections' values (analysis/ncu_roofline.py)
+FIELDS: tuple[str, ...] = (tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if f not in RAW_FIELDS)
+                           + COUNT_FIELDS + SECTION_FIELDS)
 
-# Warp stall reasons, in the order of preference when an export has several forms:
-#   pcsamp: PC-sampling counts (--section WarpStateStats with sampling);
-#   ratio:  cycles stalled per issued instruction;
-#   pct:    % of warp-active cycles stalled (smsp__warp_issue_stalled_*_per_warp_active.pct).
+# Warp stall reasons, in the order of preference when an export has several forms
+# (ncu_stalls.py says what each one measures):
+#   pcsamp:  PC-sampling counts (--section WarpStateStats with sampling);
+#   ratio:   warp cycles per issued instruction in each state;
+#   latency: warp cycles per warp in each state;
+#   pct:     % of warp-active cycles in each state (smsp__warp_issue_stalled_*_per_warp_active.pct).
 STALL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pcsamp", re.compile(r"^smsp__pcsamp_warps_issue_stalled_(.+?)(?:\.sum)?$")),
     ("ratio", re.compile(r"^smsp__average_warps_issue_stalled_(.+)_per_issue_active\.ratio$")),
+    ("latency", re.compile(r"^smsp__average_warp_latency_issue_stalled_([a-z0-9_]+?)(?:\.ratio)?$")),
     ("pct", re.compile(r"^smsp__warp_issue_stalled_(.+)_per_warp_active\.pct$")),
 )
-# "selected" means the warp issued: not a stall. "not_selected" is a ready warp that lost
-# arbitration, which the seed tool also left out of the top stalls.
-NOT_A_STALL = frozenset({"selected", "not_selected"})
 
 
 def stall_reason(metric: str) -> tuple[str, str] | None:
-    """(source, reason) when ``metric`` is a warp-stall metric worth ranking, else None."""
+    """(source, warp state) when ``metric`` gives the warps in one state, else None. "selected"
+    (the warp issued) and "not_selected" are kept: with the stalls they make up all
+    warp-active cycles, which the coverage of the captured states is measured against."""
     for source, rx in STALL_PATTERNS:
         m = rx.match(metric)
         if m:
             reason = m.group(1)
             # each pcsamp reason has a "_not_issued" twin (a subset): counting it would double.
-            if reason in NOT_A_STALL or reason.endswith("not_issued"):
+            if reason.endswith("not_issued"):
                 return None
             return source, reason
     return None
@@ -126,16 +149,9 @@ def best_stalls(found: dict[str, dict[str, float]]) -> dict[str, tuple[str, floa
     return {reason: (best, value) for reason, value in found[best].items()} if best else {}
 
 
-# FLOPs of a launch: ncu's tensor-path math-op counters (one op counted as one FLOP), plus the
-# SASS floating-point instruction counters (an FMA is two FLOPs). The _sparsity_on/_off
-# counters split the same ops again and are left out so nothing is counted twice.
-FLOP_TERMS: tuple[tuple[re.Pattern[str], float], ...] = (
-    (re.compile(r"^sm__ops_path_tensor_src_[a-z0-9]+(?:_dst_[a-z0-9]+)?\.sum$"), 1.0),
-    (re.compile(r"^smsp__sass_thread_inst_executed_op_[dfh]fma_pred_on\.sum$"), 2.0),
-    (re.compile(r"^smsp__sass_thread_inst_executed_op_[dfh](?:add|mul)_pred_on\.sum$"), 1.0),
-)
-
-
 def flop_weight(metric: str) -> float | None:
-    """How many FLOPs one count of ``metric`` is, or None when it does not count FLOPs."""
-    return next((w for rx, w in FLOP_TERMS if rx.match(metric)), None)
+    """How many FLOPs one count of ``metric`` is (ncu's roofline weights, see
+    analysis/ncu_roofline.py), or None when it does not count floating-point math; integer
+    tensor ops are not FLOPs."""
+    term = flop_term(metric)
+    return term[1] if term and term[0] != "int_ops" else None

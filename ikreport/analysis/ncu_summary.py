@@ -2,17 +2,31 @@
 kernel, and as a per-launch CSV table. Derived values are computed column-wise.
 
 Derived values: DRAM GB/s (bytes moved / duration, else ncu's own DRAM byte rate), the
-occupancy limiter, the top warp-stall reasons, FLOP/s and arithmetic intensity, and the
+occupancy limiter, the top warp-stall reasons as % of warp-active cycles with the coverage of
+the captured states (ncu_stalls.py), FLOP/s and arithmetic intensity, and the
 bound label.
 
-The bound label is a speed-of-light rule of thumb. ncu reports each unit's throughput as %
-of its peak. The memory side is ncu's "Memory Throughput" (the busiest of L1, L2 and DRAM)
-where the export has it, else DRAM throughput: a kernel that saturates L2 is memory-bound
-even when DRAM is idle, as ncu's own SOLBottleneck rule says. If memory or SM is >= 60% of
-peak, the higher one is the limiter; if both are < 40%, neither is busy and the kernel is
-waiting (latency-bound: too little parallelism, dependencies, launch or tail effects);
-in between: mixed. Both sides must be in the export: a missing side is unknown, never 0, so a
-launch with only one of them is 'unknown' (its claim says which side it has).
+The bound label follows the thresholds and wording of ncu's own SOLBottleneck rule (the
+SpeedOfLight section's rule, whose findings the details page quotes). ncu reports each unit's
+throughput as % of its peak. The memory side is ncu's "Memory Throughput" (the busiest of L1,
+L2 and DRAM) where the export has it, else DRAM throughput: a kernel that saturates L2 is
+memory-bound even when DRAM is idle. With m and s the memory and SM sides:
+  - both below 60%: 'latency-bound' (ncu: "Latency Issue", or "Small Grid" below one wave);
+  - the higher at 80% or more: that side's bound (ncu: "High Throughput");
+  - the higher between 60% and 80%: that side's bound when the two differ by 10 points or more
+    (ncu: "High Compute/Memory Throughput", "X is more heavily utilized than Y"), else
+    'balanced' (ncu: "Balanced Throughput").
+Ties go to compute, as in ncu's rule. Both sides must be in the export: a missing side is
+unknown, never 0, so a launch with only one of them is 'unknown' (its claim says which side
+it has). One exception: when the export has no memory % but has the DRAM byte rate and the
+DRAM peak ncu's roofline section uses, the memory side is that rate over that peak, and the
+record says so (``memory_source`` 'ncu-roofline').
+
+Roofline (analysis/ncu_roofline.py): FLOPs per data type from the SASS and tensor counters,
+else ncu's roofline section's achieved FLOP/s; the kernel's data type is the one with the most
+FLOPs, and its roof is the peak ncu's roofline section gives for that type. Arithmetic
+intensity divides FLOPs by ``dram__bytes.sum`` where the export has it, else by DRAM bytes
+read + written, else by the DRAM byte rate times the duration.
 
 The occupancy limiter is the resource whose per-SM block limit is smallest. At a theoretical
 occupancy of 100% nothing limits it (no limiter is named), and resources that share the
@@ -28,15 +42,25 @@ from typing import Any
 
 import numpy as np
 
+from ikreport.analysis.ncu_clocks import durations_ns
+from ikreport.analysis.ncu_roofline import PRECISIONS
+from ikreport.analysis.ncu_stalls import breakdown
 from ikreport.analysis.ncu_table import LaunchTable
 
-BUSY_PCT = 60.0
-IDLE_PCT = 40.0
+# ncu's SOLBottleneck thresholds, as its rule file (sections/SpeedOfLight.py, 2021-2025 releases) names
+# them: latency_bound_threshold, no_bound_threshold, balanced_threshold. Its findings quote them
+# ("below 60.0% of peak typically indicate latency issues", "greater than 80.0%").
+LATENCY_PCT = 60.0
+HIGH_PCT = 80.0
+BALANCED_GAP_PCT = 10.0
+SOL_RULE = (f"ncu's SOLBottleneck thresholds: latency-bound when memory and SM are both below {LATENCY_PCT:g}% "
+            f"of peak; memory- or compute-bound when the higher is at {HIGH_PCT:g}% or more, or at "
+            f"{LATENCY_PCT:g}-{HIGH_PCT:g}% and {BALANCED_GAP_PCT:g} points above the other; balanced otherwise")
 TOP_STALLS = 4
 # DRAM counts as the busiest memory level when within this many points of the max.
 SAME_LEVEL_PCT = 1.0
 # Labels in alphabetical order: a kernel's most common label wins ties by this order.
-LABELS = ("compute-bound", "latency-bound", "memory-bound", "mixed", "unknown")
+LABELS = ("balanced", "compute-bound", "latency-bound", "memory-bound", "unknown")
 # the busiest memory level: DRAM, L1/TEX or L2 when the export has each level's throughput,
 # "cache" when it only shows that a cache (not DRAM) is the busiest
 LEVELS = ("dram", "cache", "unknown", "l1", "l2")
@@ -49,7 +73,8 @@ Summary = dict[str, Any]
 
 
 def bound_label(memory_pct: float | None, sm_pct: float | None) -> str:
-    """'memory-bound', 'compute-bound', 'latency-bound', 'mixed' or 'unknown' (see module doc)."""
+    """'memory-bound', 'compute-bound', 'latency-bound', 'balanced' or 'unknown', by ncu's
+    SOLBottleneck thresholds (see module doc)."""
     m = np.array([np.nan if memory_pct is None else memory_pct])
     s = np.array([np.nan if sm_pct is None else sm_pct])
     return LABELS[int(_labels(m, s)[0])]
@@ -57,11 +82,14 @@ def bound_label(memory_pct: float | None, sm_pct: float | None) -> str:
 
 def _labels(memory: np.ndarray, sm: np.ndarray) -> np.ndarray:
     m, s = np.nan_to_num(memory), np.nan_to_num(sm)
-    busy = np.maximum(m, s) >= BUSY_PCT
-    out = np.full(len(m), LABELS.index("mixed"))
-    out[(m < IDLE_PCT) & (s < IDLE_PCT)] = LABELS.index("latency-bound")
-    out[busy & (m >= s)] = LABELS.index("memory-bound")
-    out[busy & (m < s)] = LABELS.index("compute-bound")
+    high = np.maximum(m, s)
+    # ncu names a side when one is near peak, or when it leads by the balanced threshold
+    leads = (high >= HIGH_PCT) | (np.abs(m - s) >= BALANCED_GAP_PCT)
+    out = np.full(len(m), LABELS.index("balanced"))
+    out[(m < LATENCY_PCT) & (s < LATENCY_PCT)] = LABELS.index("latency-bound")
+    named = (high >= LATENCY_PCT) & leads
+    out[named & (m > s)] = LABELS.index("memory-bound")
+    out[named & (m <= s)] = LABELS.index("compute-bound")  # ncu: sm >= mem points at compute
     # a side the export lacks is unknown, not 0: without both, no label can be named
     out[np.isnan(memory) | np.isnan(sm)] = LABELS.index("unknown")
     return out
@@ -130,30 +158,83 @@ class Derived:
     flops: np.ndarray  # NaN unknown
     flops_per_s: np.ndarray
     intensity: np.ndarray
+    memory_filled: np.ndarray  # bool: memory_pct is DRAM bytes/s over ncu's roofline DRAM peak
+    dram_peak_gbs: np.ndarray  # the DRAM peak ncu's roofline section uses, GB/s; NaN unknown
+    precision: np.ndarray  # index into PRECISIONS of the data type with the most FLOPs; -1 unknown
+    peak_flops: np.ndarray  # FLOP/s roof of that data type from ncu's roofline section; NaN unknown
+    precision_flops_per_s: np.ndarray  # FLOP/s of that data type alone, to set against its roof
+    duration_derived: np.ndarray | None = None  # bool: duration from cycles / SM clock (ncu_clocks.py)
 
 
 def derive(t: LaunchTable) -> Derived:
     f = t.fields
-    dur = f["duration_ns"]
+    dur, dur_derived = durations_ns(f)
     with np.errstate(invalid="ignore", divide="ignore"):
         moved = np.nan_to_num(f["dram_read_bytes"]) + np.nan_to_num(f["dram_write_bytes"])
         counted = np.where((moved > 0) & (dur > 0), moved / dur, np.nan)  # bytes per ns == GB/s
-        gbs = np.where(np.isnan(counted), f["dram_bytes_per_s"] / 1e9, counted)
-        # DRAM bytes for the roofline: counted bytes, else ncu's byte rate over the duration
-        dram_bytes = np.where(moved > 0, moved, f["dram_bytes_per_s"] * dur / 1e9)
+        # ncu's own DRAM byte rate: Memory Workload Analysis, else the roofline's "DRAM Bandwidth"
+        rate = np.where(np.isnan(f["dram_bytes_per_s"]), f["roofline_dram_bytes_per_s"], f["dram_bytes_per_s"])
+        gbs = np.where(np.isnan(counted), rate / 1e9, counted)
+        # DRAM bytes for the roofline: dram__bytes.sum (all DRAM traffic, as ncu's roofline
+        # sections count it), else bytes read + written, else ncu's byte rate over the duration
+        dram_bytes = np.where(f["dram_bytes"] > 0, f["dram_bytes"], np.where(moved > 0, moved, rate * dur / 1e9))
         # Tensor counters alone cannot show that a kernel did no FP math (a GEMV runs on FMA
         # units): a zero is believed only when the SASS FP instruction counters were collected.
         assert t.flops is not None and t.flops_sass is not None
         flops = np.where((t.flops > 0) | t.flops_sass, t.flops, np.nan)
         flops_per_s = np.where((flops > 0) & (dur > 0), flops / dur * 1e9, np.nan)
+        # no counters: the FLOP/s ncu's roofline section shows, and the FLOPs it makes over the duration
+        section = np.column_stack([f[f"roofline_flops_per_s_{p}"] for p in PRECISIONS]) if t.n else np.zeros((0, 4))
+        section_total = np.where(np.isnan(section).all(axis=1), np.nan, np.nansum(section, axis=1)) if t.n else np.zeros(0)
+        use_section = np.isnan(flops_per_s) & (section_total > 0)
+        flops_per_s = np.where(use_section, section_total, flops_per_s)
+        flops = np.where(use_section & (dur > 0), section_total * dur / 1e9, flops)
         intensity = np.where((flops > 0) & (dram_bytes > 0), flops / dram_bytes, np.nan)
     memory, level = _memory(f["dram_pct"], f["mem_pct"], f["l1_pct"], f["l2_pct"])
+    filled, peak_gbs = _filled_memory(memory, gbs, f["roofline_dram_peak_bytes_per_s"])
+    memory = np.where(filled, 100 * gbs / peak_gbs, memory)
+    level[filled] = LEVELS.index("dram")
+    precision, peak_flops, precision_rate = _precision_roof(t, section, dur)
     limits = np.column_stack([f[x] for x in LIMIT_FIELDS]) if t.n else np.zeros((0, 4))
     return Derived(
         duration_us=np.where(dur > 0, dur / 1e3, np.nan), dram_gbs=gbs, memory_pct=memory, memory_level=level,
         bound=_labels(memory, f["sm_pct"]), limiter=_limiters(limits, f["occupancy_theoretical_pct"]), flops=flops, flops_per_s=flops_per_s,
-        intensity=intensity,
+        intensity=intensity, memory_filled=filled, dram_peak_gbs=peak_gbs, precision=precision, peak_flops=peak_flops,
+        precision_flops_per_s=precision_rate, duration_derived=dur_derived,
     )
+
+
+def _filled_memory(memory: np.ndarray, gbs: np.ndarray, peak_bytes_per_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(where the memory side can be filled, the DRAM peak in GB/s): a launch with no memory %
+    whose DRAM byte rate and ncu's roofline DRAM peak are both in the export (issue 14 item 1)."""
+    peak_gbs = peak_bytes_per_s / 1e9
+    with np.errstate(invalid="ignore"):
+        return np.isnan(memory) & (gbs >= 0) & (peak_gbs > 0), peak_gbs
+
+
+def _precision_roof(t: LaunchTable, section: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per launch: the data type with the most FLOPs (index into PRECISIONS, -1 unknown), the
+    FLOP/s roof ncu's roofline section gives for that type, and the FLOP/s of that type alone.
+    Rates come from the counters over the duration, else from ncu's roofline section."""
+    f = t.fields
+    if not t.n:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+    counts = np.column_stack([f[f"flops_{p}"] for p in PRECISIONS])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where((dur > 0)[:, None], counts / dur[:, None] * 1e9, np.nan)
+    rates = np.where(np.isnan(counts).all(axis=1)[:, None], section, rates)
+    has = (np.nan_to_num(rates) > 0).any(axis=1)
+    precision = np.where(has, np.argmax(np.nan_to_num(rates, nan=-1.0), axis=1), -1)
+    peaks = np.column_stack([f[f"roofline_peak_flops_per_s_{p}"] for p in PRECISIONS])
+    rows, cols = np.arange(t.n), np.maximum(precision, 0)
+    return precision, np.where(has, peaks[rows, cols], np.nan), np.where(has, rates[rows, cols], np.nan)
+
+
+def _derived_flag(d: Derived, rows: np.ndarray | int) -> dict[str, bool]:
+    """``{"duration_derived": True}`` when a row's duration was derived from cycles; else nothing,
+    so records of exports with measured durations keep their bytes."""
+    flags = d.duration_derived
+    return {"duration_derived": True} if flags is not None and bool(np.any(flags[rows])) else {}
 
 
 def _num(x: float, digits: int | None = None) -> float | int | None:
@@ -168,9 +249,6 @@ def _num(x: float, digits: int | None = None) -> float | int | None:
 def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
     """The summary of launch row ``i``: the fields a record keeps for one launch."""
     f = t.fields
-    stalls = [(float(v[i]), reason) for reason, v in t.stalls.items() if not np.isnan(v[i])]
-    total = sum(v for v, _ in stalls)
-    top = sorted(stalls, key=lambda s: (-s[0], s[1]))[:TOP_STALLS]
     return {
         "index": i,
         "id": t.ids[i],
@@ -199,12 +277,46 @@ def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "flops": _num(d.flops[i]),
         "flops_per_s": _num(d.flops_per_s[i], 0),
         "arithmetic_intensity": _num(d.intensity[i], 3),
-        "top_stalls": [{"reason": reason, "value": round(v, 3), "share_pct": round(100 * v / total, 1) if total else None,
-                        "source": t.stall_source} for v, reason in top if v > 0],
+        **launch_stalls(t, i),
         "bound": LABELS[int(d.bound[i])],
+        **roofline_summary(t, d, i),
         "ncu_rules": t.rules.get(i, []),
         "unparsed_units": t.problems.get(i, []),
+        **_derived_flag(d, i),
     }
+
+
+def launch_stalls(t: LaunchTable, i: int) -> Summary:
+    """Launch row ``i``'s warp stalls as ncu defines them (analysis/ncu_stalls.py):
+    ``top_stalls`` (each with its % of warp-active cycles as ``share_pct``, None where the export
+    cannot give it) and ``stall_states`` (source, captured and missing states, coverage)."""
+    values = {reason: float(v[i]) for reason, v in t.stalls.items() if not np.isnan(v[i])}
+    if not values or t.stall_source is None:
+        return {"top_stalls": [], "stall_states": None}
+    b = breakdown(values, t.stall_source, t.text["cc"][i], TOP_STALLS)
+    return {
+        "top_stalls": [{"reason": reason, "value": round(v, 3), "share_pct": None if pct is None else round(pct, 1),
+                        "source": b.source} for reason, v, pct in b.top],
+        "stall_states": {"source": b.source, "captured": list(b.captured),
+                         "missing": None if b.missing is None else list(b.missing),
+                         "coverage_pct": None if b.coverage_pct is None else round(b.coverage_pct, 1)},
+    }
+
+
+def roofline_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
+    """A launch's roofline fields: where its memory side came from, ncu's roofline DRAM peak,
+    its data type, that type's FLOP/s roof, and its integer ops (not FLOPs). Only those the
+    export gives, so records of exports without them keep their bytes."""
+    precision = int(d.precision[i])
+    fields = {
+        "memory_source": "ncu-roofline" if d.memory_filled[i] else None,
+        "dram_peak_gbs": _num(d.dram_peak_gbs[i], 1),
+        "flop_precision": PRECISIONS[precision] if precision >= 0 else None,
+        "peak_flops_per_s": _num(d.peak_flops[i], 0),
+        "precision_flops_per_s": _num(d.precision_flops_per_s[i], 0),
+        "int_ops": _num(t.fields["int_ops"][i]),
+    }
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def by_kernel(t: LaunchTable, d: Derived) -> list[Summary]:
@@ -242,6 +354,7 @@ def by_kernel(t: LaunchTable, d: Derived) -> list[Summary]:
             "bound": LABELS[bound],
             "bound_launches": int(votes[c][bound]),
             "first_launch": launch_summary(t, d, int(first[c])),
+            **_derived_flag(d, code == c),
         })
     return sorted(out, key=lambda x: (-(x["total_us"] or 0.0), x["kernel"]))
 

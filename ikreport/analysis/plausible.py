@@ -31,6 +31,10 @@ MIN_MEMORY_GBS = 1.0
 # prints such values for kernels too small to fill the GPU; NVIDIA says they were not
 # collected accurately.)
 MAX_PERCENT = 101.0
+# Floating-point work of one GPU, FLOP/s. The fastest dense tensor rate shipping or announced by
+# 2026 is about 2e16 (FP4 on a B300 / Rubin); 1e18 refuses a per-cycle value read as per second
+# or a forged file and keeps room for parts to come. The record schema holds the same bound.
+MAX_FLOPS_PER_S = 1e18
 
 NCU_FIX = "the export is damaged or edited; export it again with ncu --csv"
 # ncu itself prints a percent out of 0..100 for a metric it could not collect accurately
@@ -77,6 +81,15 @@ def percent(value: float, where: str, what: str, fix: str) -> float:
     return value
 
 
+def flops_per_s(value: float, where: str, what: str, fix: str) -> float:
+    """One GPU's floating-point work per second: 0 to MAX_FLOPS_PER_S."""
+    at_least_zero(value, where, what, "FLOP/s", fix)
+    if value > MAX_FLOPS_PER_S:
+        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} FLOP/s, above {MAX_FLOPS_PER_S:g} FLOP/s, "
+                                    f"more than any GPU computes; {fix}")
+    return value
+
+
 def memory_gbs(value: float, where: str, what: str, fix: str) -> float:
     """One GPU's memory bandwidth in read + write GB/s: MIN_MEMORY_GBS to MAX_MEMORY_GBS."""
     finite(value, where, what, fix)
@@ -90,7 +103,8 @@ def memory_gbs(value: float, where: str, what: str, fix: str) -> float:
 
 
 # the base unit of each kind of ncu column (units.py converts every value to it)
-BASE_UNIT: dict[Kind, str] = {"time": "ns", "bytes": "byte", "byte_rate": "byte/s", "percent": "%", "count": ""}
+BASE_UNIT: dict[Kind, str] = {"time": "ns", "bytes": "byte", "byte_rate": "byte/s", "percent": "%", "count": "",
+                              "frequency": "Hz"}
 
 
 def check_column(values: np.ndarray, kind: Kind, what: str, where: Callable[[int], str], fix: str = NCU_FIX) -> None:

@@ -8,12 +8,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ikreport.analysis.ncu_summary import BUSY_PCT, FULL_OCCUPANCY_PCT, IDLE_PCT, TIE, bound_label
-from ikreport.claims.datasheet import compute_peak_tflops
+from ikreport.analysis.ncu_clocks import clock_fact
+from ikreport.analysis.ncu_summary import FULL_OCCUPANCY_PCT, HIGH_PCT, LABELS, LATENCY_PCT, SOL_RULE, TIE, bound_label
+from ikreport.claims.datasheet import max_sm_clock_hz
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
+from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_chart,
+                                         roofline_data, roofline_memory, roofline_spec, roofline_text)
+from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
@@ -25,18 +29,23 @@ TOP_KERNELS = 5
 
 CAVEAT_SHARE = "Shares are of profiled GPU time (the sum of kernel durations under ncu), not of wall time."
 CAVEAT_BOUND = (
-    f"Speed-of-light rule: a unit at or above {BUSY_PCT:g}% of its peak is the limiter; both below "
-    f"{IDLE_PCT:g}% means latency-bound. The label is for the kernel's most common label across its launches."
+    f"The label follows {SOL_RULE}. SM is sm__throughput; memory is ncu's Memory Throughput "
+    "(gpu__compute_memory_throughput), or DRAM throughput where the export lacks it, as the claim says. "
+    "It is the kernel's most common label across the launches the record holds."
 )
 CAVEAT_OCCUPANCY = (
     "The limiter is the smallest per-resource block limit: it says what caps occupancy, "
     "not whether more occupancy would make the kernel faster."
 )
 CAVEAT_NCU_RULES = ("These are ncu's own rule findings, quoted from the export as ncu wrote them for the "
-                    "kernel's first launch; ikreport's bound label follows its own 60/40 rule of thumb.")
-CAVEAT_STALLS = "Stall reasons are shares of the stall metrics ncu collected for the kernel's first launch."
+                    "kernel's first launch; ikreport's bound label applies the thresholds of ncu's SOLBottleneck "
+                    "rule to the numbers in the record.")
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
+
+CAVEAT_CLOCK = ("ncu reads the clock over each profiled kernel (cycles elapsed per second); the median over the "
+                "launches is shown. 'Likely locked' is inferred from its share of the maximum.")
+DERIVED = " (derived)"  # a duration from elapsed cycles over the SM clock, not measured (ncu_clocks.py)
 
 MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "level not in the export",
                 "l1": "L1/TEX cache", "l2": "L2 cache"}
@@ -53,7 +62,7 @@ def show(record: Mapping[str, Any]) -> list[str]:
     for k in data["kernels"][:10]:
         lines.append(
             f"    {fmt_pct(k['share_pct']):>7}  {fmt_duration_us(k['total_us']):>10}  x{k['launches']:<5} "
-            f"{t(k['bound']):<14} {t(k['kernel'][:70])}"
+            f"{t(kernel_label(data, k)[0]):<14} {t(k['kernel'][:70])}"
         )
     return lines
 
@@ -84,68 +93,116 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         if kernel["share_pct"] is not None:
             text = (f"{short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
                     f"{fmt_duration_us(kernel['total_us'])} over {kernel['launches']} "
-                    f"launch{'es' if kernel['launches'] != 1 else ''}.")
+                    f"launch{'es' if kernel['launches'] != 1 else ''}"
+                    f"{', derived from elapsed cycles over the SM clock' if kernel.get('duration_derived') else ''}.")
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
-        bound = _bound_text(short, kernel, first)
+        bound = _bound_text(short, kernel, first, data)
         if bound:
-            claims.append(make_claim("kernel-bound", name, record_id, bound, cites, [CAVEAT_BOUND], records, name))
+            caveats = [CAVEAT_BOUND] + ([CAVEAT_FILLED] if first.get("memory_source") == "ncu-roofline" else [])
+            claims.append(make_claim("kernel-bound", name, record_id, bound, cites, caveats, records, name))
         occupancy = _occupancy_text(short, first)
         if occupancy:
             claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
                                      records, name))
+        roofline = roofline_text(short, first)
+        if roofline:
+            caveats = [CAVEAT_ROOFLINE] + ([CAVEAT_ROOFLINE_PEAK] if first.get("peak_flops_per_s") else [])
+            claims.append(make_claim("kernel-roofline", name, record_id, roofline, cites, caveats, records, name))
         findings = _ncu_rules_text(short, kernel, first)
         if findings:
             claims.append(make_claim("kernel-ncu-rules", name, record_id, findings, cites, [CAVEAT_NCU_RULES],
                                      records, name))
-        if first.get("top_stalls"):
-            reasons = ", ".join(
-                f"{s['reason']} ({fmt_pct(s['share_pct'])})" for s in first["top_stalls"] if s["share_pct"] is not None
-            )
-            if reasons:
-                text = f"{short}'s warps stall most on {reasons} of the stall metrics collected."
-                claims.append(make_claim("kernel-stalls", name, record_id, text, cites, [CAVEAT_STALLS], records, name))
+        stalls = stalls_text(short, first)
+        if stalls:
+            caveats = stalls_caveats(data, kernel, TOP_KERNELS)
+            claims.append(make_claim("kernel-stalls", name, record_id, stalls, cites, caveats, records, name))
     return claims
 
 
-def _bound_text(short: str, kernel: dict, first: dict) -> str | None:
+def clock_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
+    """The SM clock the counters show, against the device's maximum (from the export or its
+    session page, else a datasheet value, named as such), with each number's source."""
+    clocks = record["data"].get("clocks")
+    if not clocks:
+        return []
+    top, source = clocks.get("max_sm_hz"), clocks.get("max_source")
+    if not top:
+        top, source = max_sm_clock_hz(record["subject"].get("gpu")), "a datasheet value, not measured"
+    text = f"{clock_fact(clocks['sm_hz'], top)}. SM clock from {clocks['sm_source']}, median of " \
+           f"{plural(clocks['launches'], 'launch', 'launches')}"
+    text += f"; maximum from {source}" if top else "; the device's maximum is not in the export"
+    if clocks.get("dram_hz"):
+        text += f". DRAM at {clocks['dram_hz'] / 1e9:.2f} GHz, from {clocks['dram_source']}"
+    method = record["method"]
+    if method.get("option_sources", {}).get("clock_control") == "observed from the session page":
+        text += f"; the session page records --clock-control {method['options']['clock_control']}"
+    return [make_claim("profile-clock", "", record_id, text + ".", [record_id], [CAVEAT_CLOCK], records)]
+
+
+def kernel_label(data: dict, kernel: dict) -> tuple[str, int, int]:
+    """(label, launches with it, launches judged): the kernel's most common bound label under
+    today's rule (bound_label), re-derived from the launches the record holds, so a record
+    imported under an older rule reads right; its first launch alone when the record keeps
+    only some launches. Ties go to the label first in LABELS."""
+    launches = [s for s in data["launches"] if s["kernel"] == kernel["kernel"]]
+    if not data.get("launches_complete", True) or not launches:
+        launches = [first_launch(data, kernel)]
+    votes = [bound_label(s.get("memory_pct"), s.get("sm_pct")) for s in launches]
+    label = min(set(votes), key=lambda x: (-votes.count(x), LABELS.index(x)))
+    return label, votes.count(label), len(votes)
+
+
+def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None) -> str | None:
     """The bound claim; when the export lacks one side of the speed-of-light pair, what is known
-    and that no bound is named (a missing side is unknown, never 0); None when it has neither."""
-    label = kernel["bound"]
+    and that no bound is named (a missing side is unknown, never 0); None when it has neither.
+    Without the record's ``data``, the first launch alone is judged."""
     mem, sm = first.get("memory_pct"), first.get("sm_pct")
+    label, count, judged = kernel_label(data, kernel) if data else (bound_label(mem, sm), 1, 1)
     if label == "unknown" or mem is None or sm is None:
         if mem is None and sm is None:
             return None
         known = (f"SM at {fmt_pct(sm)} of peak; memory throughput" if sm is not None
+                 else (roofline_memory(first) + "; SM throughput") if roofline_memory(first)
                  else f"memory at {fmt_pct(mem)} of peak ({MEMORY_LEVEL.get(first.get('memory_level', 'unknown'), '')}); "
                       "SM throughput")
         return f"{short}: {known} not captured, so no bound is named (first launch)."
     level = MEMORY_LEVEL.get(first.get("memory_level", "unknown"), "")
-    memory = f"memory {fmt_pct(mem)} of peak ({level})" if mem is not None else "memory throughput not in the export"
+    memory = f"memory {fmt_pct(mem)} of peak ({level})"
+    memory = roofline_memory(first) or memory
     if first.get("memory_level") in ("cache", "l1", "l2") and first.get("dram_pct") is not None:
         memory = f"memory {fmt_pct(mem)} of peak ({level.split(',')[0]}; DRAM {fmt_pct(first['dram_pct'])})"
-    compute = f"SM {fmt_pct(sm)} of peak" if sm is not None else "SM throughput not in the export"
-    of = f" in {kernel['bound_launches']} of {kernel['launches']} launches" if kernel["launches"] > 1 else ""
-    return f"{short} is {label}{of}: {memory}, {compute} (first launch)."
+    of = f" in {count} of {judged} launches" if judged > 1 else ""
+    return (f"{short} is {label} by ncu's SOLBottleneck thresholds{of}: {memory}, SM {fmt_pct(sm)} of peak "
+            "(first launch).")
 
 
-# ncu's SOLBottleneck rule opens with which side it found busier; ikreport's label may differ
-SOL_SIDE = {"Memory is more heavily utilized": "memory-bound", "Compute is more heavily utilized": "compute-bound"}
+# ncu's SOLBottleneck finding opens with the branch it took (its wording across 2021-2025
+# releases); each maps to the label ikreport gives that branch. "High Throughput" ("utilizing
+# greater than 80%") names no side in its opening, so it is not compared.
+SOL_SIDE = {"Memory is more heavily utilized": "memory-bound", "Compute is more heavily utilized": "compute-bound",
+            "Compute and Memory are well-balanced": "balanced",
+            "This kernel grid is too small": "latency-bound",
+            "All launches of this workload use grids": "latency-bound",
+            "This kernel exhibits low compute throughput": "latency-bound",
+            "This workload exhibits low compute throughput": "latency-bound"}
 
 
 def _ncu_rules_text(short: str, kernel: dict, first: dict) -> str | None:
     """ncu's own rule findings for the kernel's first launch, quoted, and a note when ncu's
-    speed-of-light rule names the other side than ikreport's label (issue 14 item 2)."""
+    SOLBottleneck finding is another branch than ikreport's label of that launch (issue 14
+    item 2): the thresholds agree, so this shows where the numbers differ (a DRAM-only
+    memory side, rounding)."""
     rules = [r for r in first.get("ncu_rules") or [] if r.get("description")]
     if not rules:
         return None
     quoted = " ".join(f"{r.get('rule') or r.get('section') or 'rule'}"
                       f"{' (' + r['type'] + ')' if r.get('type') else ''}: {r['description']}" for r in rules)
     text = f"ncu's rules on {short} (first launch) say: {quoted}"
-    label = kernel.get("bound")
+    label = bound_label(first.get("memory_pct"), first.get("sm_pct"))
     for r in rules:
         ncu_side = next((side for opening, side in SOL_SIDE.items()
                          if r.get("rule") == "SOLBottleneck" and r["description"].startswith(opening)), None)
-        if ncu_side and label in ("memory-bound", "compute-bound") and label != ncu_side:
+        if ncu_side and label != "unknown" and label != ncu_side:
             text += f" (ikreport's label, {label}, disagrees with ncu's SOLBottleneck rule, which finds it {ncu_side}.)"
     return text
 
@@ -209,7 +266,7 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
 def view(record: Record, page: PageContext) -> dict[str, Any]:
     """The profile's tables, its charts (time, throughput, roofline) and what changed in its environment."""
     return {"profile": _profile_view(record, page),
-            "charts": _profile_charts(record, page) + _roofline(record, page),
+            "charts": _profile_charts(record, page) + roofline_chart(record, page),
             "tables": _environment_changes(record)}
 
 
@@ -217,12 +274,14 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     data = record["data"]
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
-        "total": fmt_duration_us(k["total_us"]), "mean": fmt_duration_us(k["mean_us"]),
-        "share": fmt_pct(k["share_pct"]), "bound": k["bound"],
+        "total": fmt_duration_us(k["total_us"]) + (DERIVED if k.get("duration_derived") else ""),
+        "mean": fmt_duration_us(k["mean_us"]) + (DERIVED if k.get("duration_derived") else ""),
+        "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k)[0],
     } for k in data["kernels"][:MAX_TABLE_KERNELS]]
     launches = [{
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
-        "duration": fmt_duration_us(s["duration_us"]), "dram_gbs": fmt_gbs(s["dram_gbs"]),
+        "duration": fmt_duration_us(s["duration_us"]) + (DERIVED if s.get("duration_derived") else ""),
+        "dram_gbs": fmt_gbs(s["dram_gbs"]),
         "memory": fmt_pct(s["memory_pct"]), "sm": fmt_pct(s["sm_pct"]),
         "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": _limiter_cell(s),
         "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
@@ -264,12 +323,13 @@ def _profile_charts(record: Record, page: PageContext) -> list[Any]:
         if s.get("memory_pct") is None or s.get("sm_pct") is None:
             continue
         points.append({"label": short_kernel(s["kernel"]), "memory_pct": s["memory_pct"],
-                       "sm_pct": s["sm_pct"], "bound": s["bound"]})
+                       "sm_pct": s["sm_pct"], "bound": bound_label(s["memory_pct"], s["sm_pct"])})
     if points:
         out.append(page.charts.render(
             "throughput", "Memory vs SM throughput",
             f"Scatter plot of memory against SM throughput (% of peak) for the first launch of "
-            f"{plural(len(points), 'kernel', 'kernels')}, with the 40% and 60% lines of the bound rule.", points))
+            f"{plural(len(points), 'kernel', 'kernels')}, with the {LATENCY_PCT:g}% and {HIGH_PCT:g}% lines of "
+            "ncu's SOLBottleneck thresholds.", points))
     return out
 
 
@@ -280,46 +340,6 @@ def _environment_changes(record: Record) -> Tables:
     return [{"title": "Environment before and after profiling", "note": "These differ between the two snapshots.",
              "columns": ["GPU", "field", "before", "after"],
              "rows": [[str(c["gpu"]), c["field"], str(c["before"]), str(c["after"])] for c in changes]}]
-
-
-def _roofline(record: Record, page: PageContext) -> list[Any]:
-    """Kernels as FLOP/s against FLOP per DRAM byte, under the roofs that can be named:
-    memory from the cited peak-bandwidth record of the same GPU model, compute from a
-    datasheet value (labelled as such)."""
-    records = page.records
-    data = record["data"]
-    points = []
-    for n, kernel in enumerate(data["kernels"][:MAX_TABLE_KERNELS]):
-        first = first_launch(data, kernel)
-        if first.get("arithmetic_intensity") and first.get("flops_per_s"):
-            points.append({"series": "kernel", "label": short_kernel(kernel["kernel"]), "href": page.anchor(f"k-{n + 1}"),
-                           "intensity": first["arithmetic_intensity"], "tflops": round(first["flops_per_s"] / 1e12, 6)})
-    if not points:
-        return []
-    lo = min(p["intensity"] for p in points) / 10
-    hi = max(p["intensity"] for p in points) * 10
-    rows: list[dict[str, Any]] = list(points)
-    notes: list[dict[str, str]] = []
-    peak_id = measured_peak_for(record, records)
-    compute = compute_peak_tflops(record["subject"].get("gpu"))
-    if peak_id:
-        gbs = records.records[peak_id]["data"]["peak_gbs"]
-        top = compute if compute else max(p["tflops"] for p in points) * 10
-        ridge = min(hi, top * 1e3 / gbs)
-        rows += [{"series": "memory (measured)", "intensity": x, "tflops": round(gbs * x / 1e3, 6)} for x in (lo, ridge)]
-        notes.append({"text": f"Memory roof: the measured peak of {fmt_gbs(gbs)}", **page.record_link(peak_id)})
-    else:
-        notes.append({"text": "No memory roof: no peak-bandwidth record for this GPU model."})
-    if compute:
-        rows += [{"series": "compute (datasheet)", "intensity": x, "tflops": compute} for x in (lo, hi)]
-        notes.append({"text": f"Compute roof: {compute:g} TFLOP/s dense BF16, a datasheet value, not measured."})
-    else:
-        notes.append({"text": "No compute roof: no measured or datasheet compute peak for this GPU model."})
-    notes.append({"text": "FLOPs are ncu's tensor-path op counts (one op counted as one FLOP) plus SASS FP "
-                          "instructions when collected (an FMA as two)."})
-    alt = (f"Log-log roofline of {plural(len(points), 'kernel', 'kernels')}: FLOP/s against FLOP per DRAM byte, "
-           "first launch of each.")
-    return [page.charts.render("roofline", "Roofline", alt, rows, tuple(notes))]
 
 
 # Each chart's spec is made by altair from its shape alone (data is referenced by name): see site/charts.py.
@@ -341,35 +361,14 @@ def _throughput() -> dict[str, Any]:
     points = base.mark_circle(size=60, opacity=0.8).encode(
         x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
         y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "mixed", "latency-bound"]),
+        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "balanced", "latency-bound"]),
     )
-    rules = alt.Chart(alt.Data(values=[{"v": 40}, {"v": 60}])).mark_rule(strokeDash=[4, 4], color="#888")
+    rules = alt.Chart(alt.Data(values=[{"v": LATENCY_PCT}, {"v": HIGH_PCT}])).mark_rule(strokeDash=[4, 4], color="#888")
     return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict(
         validate=False)
 
 
-def _roofline_spec(with_roofs: bool) -> dict[str, Any]:
-    import altair as alt
-
-    x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per DRAM byte)", scale=alt.Scale(type="log"))
-    y = alt.Y("tflops:Q", title="TFLOP/s", scale=alt.Scale(type="log"))
-    layers = [alt.Chart(alt.Data(name="points")).mark_circle(size=70, color="#e45756").encode(
-        x=x, y=y, href="href:N")]
-    if with_roofs:
-        layers.insert(0, alt.Chart(alt.Data(name="roofs")).mark_line(color="#4c78a8").encode(
-            x=x, y=y, detail="series:N", strokeDash=alt.StrokeDash("series:N", title="roof")))
-    return alt.layer(*layers).properties(width=420, height=300).to_dict(validate=False)
-
-
-def _roofline_data(rows: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, list[dict[str, Any]]]]:
-    roofs = [r for r in rows if r["series"] != "kernel"]
-    data = {"points": [r for r in rows if r["series"] == "kernel"]}
-    if roofs:
-        data["roofs"] = roofs
-    return (bool(roofs),), data
-
-
-KIND = Kind(NAME, show=show, rules=(profile_claims, of_peak_claims), view=view,
-            charts={"roofline": (_roofline_spec, _roofline_data), "time-by-kernel": (_time_by_kernel, rows_data),
+KIND = Kind(NAME, show=show, rules=(profile_claims, clock_claims, of_peak_claims), view=view,
+            charts={"roofline": (roofline_spec, roofline_data), "time-by-kernel": (_time_by_kernel, rows_data),
                     "throughput": (_throughput, rows_data)},
             page_inputs=measured_peak_for, index_row=index_row)

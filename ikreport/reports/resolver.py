@@ -26,6 +26,10 @@ class RecordResolver:
         except PathError as exc:
             raise PathError(f"record {record_id[:8]}: {exc}") from exc
 
+    def is_null(self, record_id: str, path: str) -> bool:
+        """True when the record holds null at ``path`` (a value the tool did not report)."""
+        return lookup(self.records.whole(record_id), path) is None
+
     def href(self, record_id: str) -> str:
         """The relative link to the record's HTML page."""
         return links.via_root(links.record_file(record_id), self.root)
