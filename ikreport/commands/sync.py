@@ -68,7 +68,9 @@ def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progre
 
     have_blobs = land("blobs", blobs, src.read_blob) | (src_blobs - set(blobs))
     held: dict[str, bytes] = {}  # each record is read (and re-hashed) once, to learn what it cites
-    for level in _levels(src, missing, held, problems, threads):
+    levels = _levels(src, missing, held, problems, threads)
+    done += len(missing) - sum(len(level) for level in levels)  # unreadable records: counted as done
+    for level in levels:
         ready = []
         for rid, refs in level:
             lacking = [ref for what, ref in refs if not (dst.backend.exists(f"{what}s", ref)  # type: ignore[arg-type]
