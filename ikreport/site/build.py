@@ -25,7 +25,7 @@ from ikreport import links
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.history import find_series, history_page, series_links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
-from ikreport.site.record_pages import Job, render_record_pages
+from ikreport.site.record_pages import OBJECTS, Job, render_record_pages
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
@@ -67,6 +67,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                workers: int | None = None, progress: Progress | None = None) -> BuildResult:
     """Gather every page and file, then write the site once (see the module docstring)."""
     cache = cache_dir or default_cache_dir()
+    archive = archive.read_through(cache / OBJECTS)  # a bucket's objects are fetched once, then kept
+    archive.fetch("records", archive.record_ids())
     state_file = _state_path(cache, output)
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
@@ -78,6 +80,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     if len(set(slugs)) != len(slugs):
         raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
+    archive.fetch("blobs", [blob_id for blob_id, _, size in sources if size <= max_blob_mb * MiB])
     published = {blob_id: offered_suffix(archive, blob_id, media_type, cache)
                  for blob_id, media_type, size in sources if size <= max_blob_mb * MiB}
     env = environment(templates, cache / "jinja")
@@ -93,7 +96,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         if meta is not None and any(kept_size(chart_dir / f"{k}.svg") != n for k, n in meta["charts"].items()):
             metas[rid] = None
     todo = [rid for rid, meta in metas.items() if meta is None]
-    job = Job(archive.root, records, published, templates, cache)
+    job = Job(archive.location, records, published, templates, cache)
     chart_svgs: dict[str, str] = {}
     fresh: dict[str, tuple[str, str]] = {}
     for page in render_record_pages(job, todo, workers, progress):
