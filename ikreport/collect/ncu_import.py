@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ikreport.claims.kernel_names import profile_title
 from ikreport.store import records
 from ikreport.analysis.ncu import Profile, read_exports
 import numpy as np
@@ -122,7 +123,7 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     how = "imported from a CSV export (" + ", ".join(sorted(set(profile.pages.values()))) + " page)"
     if stated:  # the page shows "how": it says these were stated, not observed
         how += "; " + ", ".join(k.replace("_", " ") for k in sorted(stated)) + " as stated by the importer, not observed"
-    title = context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}"
+    title = context.title or profile_title(profile.kernels[0]['kernel'] if profile.kernels else None)
     record = records.new_record(
         NCU_PROFILE,
         title,

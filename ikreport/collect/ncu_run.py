@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ikreport.claims.kernel_names import profile_title
 from ikreport.store import records
 from ikreport.analysis.ncu import read_exports
 from ikreport.store.archive import Archive
@@ -174,7 +175,7 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
             limitations.append(f"The environment changed between the snapshots before and after profiling ({listed}).")
     record = records.new_record(
         NCU_PROFILE,
-        context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}",
+        context.title or profile_title(profile.kernels[0]['kernel'] if profile.kernels else None),
         collected_at=utc_now(), subject=context.subject(gpu), method=method, data=data,
         limitations=limitations + list(context.limitations), sources=sources,
         environment=env_ids[0] if env_ids else None, cites=env_ids,

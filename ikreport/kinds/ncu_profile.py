@@ -12,7 +12,7 @@ from ikreport.analysis.ncu_summary import BUSY_PCT, FULL_OCCUPANCY_PCT, IDLE_PCT
 from ikreport.claims.datasheet import compute_peak_tflops
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
-from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
+from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
@@ -66,15 +66,30 @@ def index_row(facts: Mapping[str, Any]) -> dict[str, str]:
             "top": short_kernel(facts["top_kernel"]) if facts["top_kernel"] else ""}
 
 
+def page_digits(record: Record, records: RecordSet) -> tuple[int | None, int | None]:
+    """The precision of the durations and of the GB/s figures on the record's page (its claims,
+    tables and chart notes), so that no two different values read the same (issue 16 item 12)."""
+    data = record["data"]
+    kernels, launches = data["kernels"][:MAX_TABLE_KERNELS], data["launches"][:MAX_TABLE_LAUNCHES]
+    durations = [data.get("profiled_time_us"), *(k["total_us"] for k in kernels), *(k["mean_us"] for k in kernels),
+                 *(s["duration_us"] for s in launches)]
+    peak_id = measured_peak_for(record, records)
+    rates = [s["dram_gbs"] for s in launches] + [first_launch(data, k).get("dram_gbs") for k in kernels]
+    if peak_id is not None:
+        rates.append(records.records[peak_id]["data"]["peak_gbs"])
+    return distinct_digits(durations, fmt_duration_us), distinct_digits(rates, fmt_gbs)
+
+
 def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
     """The profile's size, then each top kernel's share, bound, occupancy limiter and stalls."""
     data = record["data"]
+    us = page_digits(record, records)[0]
     cites = [record_id]
     claims = []
     total = data.get("profiled_time_us")
     text = (f"The profile holds {plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
             f"of {plural(data['kernel_count'], 'kernel', 'kernels')}")
-    text += f", {fmt_duration_us(total)} of profiled GPU time." if total else "; it has no kernel durations."
+    text += f", {fmt_duration_us(total, us)} of profiled GPU time." if total else "; it has no kernel durations."
     claims.append(make_claim("profile-size", "", record_id, text, cites, [CAVEAT_SHARE] if total else [], records))
 
     for kernel in data["kernels"][:TOP_KERNELS]:
@@ -83,7 +98,7 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         first = first_launch(data, kernel)
         if kernel["share_pct"] is not None:
             text = (f"{short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
-                    f"{fmt_duration_us(kernel['total_us'])} over {kernel['launches']} "
+                    f"{fmt_duration_us(kernel['total_us'], us)} over {kernel['launches']} "
                     f"launch{'es' if kernel['launches'] != 1 else ''}.")
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
         bound = _bound_text(short, kernel, first)
@@ -192,6 +207,7 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     if peak_id is None:
         return []
     peak = records.records[peak_id]["data"]["peak_gbs"]
+    gbs_digits = page_digits(record, records)[1]
     claims = []
     for kernel in record["data"]["kernels"][:TOP_KERNELS]:
         first = first_launch(record["data"], kernel)
@@ -199,8 +215,8 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         if gbs is None:
             continue
         name = kernel["kernel"]
-        text = (f"{short_kernel(name)} moves {fmt_gbs(gbs)} to and from DRAM, {fmt_pct(100 * gbs / peak)} of the "
-                f"measured peak of {fmt_gbs(peak)} on this GPU model (first launch).")
+        text = (f"{short_kernel(name)} moves {fmt_gbs(gbs, gbs_digits)} to and from DRAM, {fmt_pct(100 * gbs / peak)} "
+                f"of the measured peak of {fmt_gbs(peak, gbs_digits)} on this GPU model (first launch).")
         claims.append(make_claim("kernel-of-measured-peak", name, record_id, text, [record_id, peak_id],
                                  [CAVEAT_OF_PEAK], records, name))
     return claims
@@ -215,14 +231,15 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
 
 def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     data = record["data"]
+    us, gbs = page_digits(record, page.records)
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
-        "total": fmt_duration_us(k["total_us"]), "mean": fmt_duration_us(k["mean_us"]),
+        "total": fmt_duration_us(k["total_us"], us), "mean": fmt_duration_us(k["mean_us"], us),
         "share": fmt_pct(k["share_pct"]), "bound": k["bound"],
     } for k in data["kernels"][:MAX_TABLE_KERNELS]]
     launches = [{
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
-        "duration": fmt_duration_us(s["duration_us"]), "dram_gbs": fmt_gbs(s["dram_gbs"]),
+        "duration": fmt_duration_us(s["duration_us"], us), "dram_gbs": fmt_gbs(s["dram_gbs"], gbs),
         "memory": fmt_pct(s["memory_pct"]), "sm": fmt_pct(s["sm_pct"]),
         "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": _limiter_cell(s),
         "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
@@ -235,7 +252,7 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     return {
         "size": (f"{plural(data['launch_count'], 'launch', 'launches')} of "
                  f"{plural(data['kernel_count'], 'kernel', 'kernels')}"),
-        "time": fmt_duration_us(data["profiled_time_us"]), "pages": ", ".join(data["pages"]),
+        "time": fmt_duration_us(data["profiled_time_us"], us), "pages": ", ".join(data["pages"]),
         "devices": ", ".join(data["devices"]) or "not named in the export",
         "cc": ", ".join(data["compute_capabilities"]) or "n/a",
         "kernels": kernels, "kernels_more": max(0, data["kernel_count"] - MAX_TABLE_KERNELS),
@@ -307,7 +324,8 @@ def _roofline(record: Record, page: PageContext) -> list[Any]:
         top = compute if compute else max(p["tflops"] for p in points) * 10
         ridge = min(hi, top * 1e3 / gbs)
         rows += [{"series": "memory (measured)", "intensity": x, "tflops": round(gbs * x / 1e3, 6)} for x in (lo, ridge)]
-        notes.append({"text": f"Memory roof: the measured peak of {fmt_gbs(gbs)}", **page.record_link(peak_id)})
+        notes.append({"text": f"Memory roof: the measured peak of {fmt_gbs(gbs, page_digits(record, records)[1])}",
+                      **page.record_link(peak_id)})
     else:
         notes.append({"text": "No memory roof: no peak-bandwidth record for this GPU model."})
     if compute:
