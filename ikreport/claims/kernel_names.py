@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 
 MAX_SHORT = 48
-MAX_TITLE = 80
+MAX_TITLE = 100
 PROFILE_TITLE = "ncu profile: "  # the automatic title of an ncu-profile record (collect/ncu_*.py)
 # where a cut may fall: after a space, a comma, an underscore, an opening bracket (never inside
 # an identifier's letters and digits)

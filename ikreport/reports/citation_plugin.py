@@ -2,8 +2,9 @@
 
 ID is a record id or a unique prefix of at least 8 hex digits. A citation renders as a link
 ``[ab12cd34]`` to the record's page; a value renders formatted with its unit, then the
-citation. Every paragraph that cites records is wrapped with an aside listing the
-limitations of those records, as automatic claims are.
+citation, and a superseded record is marked with the record that replaces it. Every paragraph
+that cites records is wrapped with an aside: the first time a record is cited, its limitations
+are listed there; later asides link to that list (a page states each limitation once).
 
 Resolution is done by a ``Resolver`` passed in ``env["ikreport"]``; problems are collected
 as findings (never raised mid-render) so that ``check`` can list them all.
@@ -142,9 +143,18 @@ def _render_cite(self: Any, tokens: list[Token], idx: int, options: Any, env: di
     rid = meta["id"]
     link = (f'<a class="cite" href="{escape(resolver.href(rid))}" title="{escape(resolver.title(rid))}">'
             f"[{rid[:8]}]</a>")
+    newer = resolver.superseded_by(rid)
+    if newer:
+        link += (f' <span class="superseded">superseded by <a href="{escape(resolver.href(newer))}" '
+                 f'title="{escape(resolver.title(newer))}">[{newer[:8]}]</a></span>')
     if meta.get("path"):
         return f'<span class="ev-value">{escape(meta.get("value", "n/a"))}</span> {link}'
     return link
+
+
+def limitations_anchor(record_id: str) -> str:
+    """The id of the place on a report page where a record's limitations are listed."""
+    return f"lim-{record_id[:8]}"
 
 
 def paragraph_id(cited: list[str], text_hint: str) -> str:
@@ -166,9 +176,16 @@ def _render_paragraph_close(self: Any, tokens: list[Token], idx: int, options: A
     if not cited:
         return self.renderToken(tokens, idx, options, env)
     resolver: Resolver = env["ikreport"]
+    stated: set[str] = env.setdefault("ikreport_stated", set())  # paragraphs render in page order
     parts = ['</p></div><aside class="limitations" aria-label="Limitations of the cited evidence">']
     for rid in cited:
-        parts.append(f'<p class="lim-head">What <a href="{escape(resolver.href(rid))}">[{rid[:8]}]</a> does not show</p><ul>')
+        head = f'What <a href="{escape(resolver.href(rid))}">[{rid[:8]}]</a> does not show'
+        if rid in stated:
+            parts.append(f'<p class="lim-head">{head}: <a class="lim-see" href="#{limitations_anchor(rid)}">'
+                         "listed where it is first cited</a></p>")
+            continue
+        stated.add(rid)
+        parts.append(f'<p class="lim-head" id="{limitations_anchor(rid)}">{head}</p><ul>')
         parts.extend(f"<li>{escape(item)}</li>" for item in resolver.limitations(rid))
         parts.append("</ul>")
     parts.append("</aside></div>\n")

@@ -148,14 +148,23 @@ def _twin(lines: list[str], front_end: int, state: RenderState, resolver: Record
         if at < 0:
             continue
         link = f"[\\[{c.record_id[:8]}\\]]({resolver.md_href(c.record_id)})"
+        newer = resolver.superseded_by(c.record_id)
+        if newer:
+            link += f" (superseded by [\\[{newer[:8]}\\]]({resolver.md_href(newer)}))"
         new = f"{md_text(c.value)} {link}" if c.path else link
         lines[i] = lines[i][:at] + new + lines[i][at + len(c.source):]
         cursor[i] = at + len(new)
     inserts: dict[int, list[str]] = {}
+    stated: set[str] = set()  # each record's limitations once: where it is first cited
     for _first, end, cited in state.paragraphs:
         block = [""]
         for rid in cited:
-            block += [f"> **What [\\[{rid[:8]}\\]]({resolver.md_href(rid)}) does not show**", ">"]
+            head = f"> **What [\\[{rid[:8]}\\]]({resolver.md_href(rid)}) does not show**"
+            if rid in stated:
+                block += [f"{head}: listed where it is first cited.", ""]
+                continue
+            stated.add(rid)
+            block += [head, ">"]
             block += [f"> - {md_text(item)}" for item in resolver.limitations(rid)]
             block.append("")
         inserts.setdefault(end, []).extend(block)

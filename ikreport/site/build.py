@@ -123,7 +123,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 size, key)
 
     # Pages about the whole archive: always rendered (they list every record).
-    pages = [index_page(records, checked.reports), changelog_page(records)] + [report_page(r) for r in checked.reports]
+    pages = [index_page(records, checked.reports), changelog_page(records)] + [report_page(r, records) for r in checked.reports]
     for page in pages:
         html, md = render(env, page)
         files.add(f"{page.path}.html", html)
