@@ -91,7 +91,7 @@ def first_argument_kernel(name: str, limit: int = MAX_SHORT) -> str:
 
 def profile_title(kernel: str | None) -> str:
     """The automatic title of a profile: its longest kernel's short name."""
-    return PROFILE_TITLE + (first_argument_kernel(kernel, MAX_TITLE - len(PROFILE_TITLE)) if kernel else "no kernels")
+    return PROFILE_TITLE + (first_argument_kernel(kernel) if kernel else "no kernels")
 
 
 def distinct_kernel_labels(names: list[str]) -> list[str]:
@@ -110,7 +110,7 @@ def short_title(title: str, limit: int = MAX_TITLE) -> str:
     """A record's title as pages show it: an automatic profile title from the short kernel name
     (titles made before were cut mid-name at 60 characters), any title cut at a boundary."""
     if title.startswith(PROFILE_TITLE) and any(c in title for c in "(<["):
-        title = PROFILE_TITLE + first_argument_kernel(title[len(PROFILE_TITLE):], limit - len(PROFILE_TITLE))
+        title = PROFILE_TITLE + first_argument_kernel(title[len(PROFILE_TITLE):])
     return cut(title, limit)
 
 
