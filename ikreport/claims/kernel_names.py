@@ -86,6 +86,8 @@ def first_argument_kernel(name: str, limit: int = MAX_SHORT) -> str:
     if room < 8:
         return short
     shown = cut(arg.group(), room)
+    if shown.endswith("…"):  # one ellipsis says that something is left out
+        more = ""
     return f"{head}<{shown.rstrip('_') if more == '…' else shown}{more}>"
 
 
