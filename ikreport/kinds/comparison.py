@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikreport.claims.kernel_names import short_kernel
+from ikreport.claims.kernel_names import short_kernel, short_title
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
-from ikreport.formatting import fmt_duration_us, plural
+from ikreport.formatting import distinct_digits, fmt_duration_us, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, chart_label, na, rows_data
 
 NAME = "comparison"
@@ -16,6 +16,7 @@ NAME = "comparison"
 CAVEAT_VERDICT = ("B is compared with A. FASTER or SLOWER needs a median change beyond the threshold and no "
                   "overlap between the two sets of launch durations; otherwise the verdict stays UNDECIDED.")
 MAX_KERNEL_CLAIMS = 10
+SIDE_TITLE = 60  # each side's title in the heading "B against A"
 
 
 def comparison_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
@@ -28,9 +29,10 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
         fields = ", ".join(f"{d['field']} ({d['why']})" for d in data["differences"])
         text += f" The profiles are not like-for-like ({fields}), so no difference is called."
     claims = [make_claim("comparison-summary", "", record_id, text, cites, [CAVEAT_VERDICT], records)]
+    us = _digits(data)
     for k in [k for k in data["kernels"] if k["ratio"] is not None][:MAX_KERNEL_CLAIMS]:
-        text = (f"{short_kernel(k['kernel'])}: {fmt_duration_us(k['b_median_us'])} in B against "
-                f"{fmt_duration_us(k['a_median_us'])} in A (median of {k['launches']} matched launches, "
+        text = (f"{short_kernel(k['kernel'])}: {fmt_duration_us(k['b_median_us'], us)} in B against "
+                f"{fmt_duration_us(k['a_median_us'], us)} in A (median of {k['launches']} matched launches, "
                 f"B/A {k['ratio']:.3f}): {k['verdict']}, {k['reason']}.")
         claims.append(make_claim("comparison-kernel", k["kernel"], record_id, text, cites, [CAVEAT_VERDICT],
                                  records, k["kernel"]))
@@ -40,10 +42,10 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
 def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     """The page's facts (A, B, threshold) and tables (what differs, each kernel's verdict)."""
     d = record["data"]
-    facts: Facts = [
-        ("A (before)", f"[{d['a'][:8]}] {page.ref(d['a'])['title']}"),
-        ("B (after)", f"[{d['b'][:8]}] {page.ref(d['b'])['title']}"),
-        ("threshold", f"{d['threshold_pct']:g}% median change, at least {d['min_samples']} matched launches per side"),
+    us = _digits(d)
+    facts: Facts = [  # A and B are linked under the heading (view)
+        ("verdict rule", f"a median change beyond {d['threshold_pct']:g}%, at least {d['min_samples']} matched launches "
+                         "per side"),
         ("like-for-like", "yes" if d["like_for_like"] else "no: no difference is called"),
     ]
     tables: Tables = []
@@ -55,16 +57,26 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     rank = {id(k): str(i + 1) for i, k in enumerate(matched)}  # as the chart numbers its bars
     tables.append({"title": "Kernels", "note": "", "columns": ["#", "kernel", "launches", "A median", "B median", "B/A",
                                                               "verdict"],
-                   "rows": [[rank.get(id(k), ""), k["kernel"], str(k["launches"]), fmt_duration_us(k["a_median_us"]),
-                             fmt_duration_us(k["b_median_us"]), "n/a" if k["ratio"] is None else f"{k['ratio']:.3f}",
+                   "rows": [[rank.get(id(k), ""), k["kernel"], str(k["launches"]), fmt_duration_us(k["a_median_us"], us),
+                             fmt_duration_us(k["b_median_us"], us), "n/a" if k["ratio"] is None else f"{k['ratio']:.3f}",
                              k["verdict"]] for k in d["kernels"]]})
     return facts, tables
 
 
+def _digits(data: dict[str, Any]) -> int | None:
+    """The precision at which no two different medians on the page read the same."""
+    return distinct_digits([m for k in data["kernels"] for m in (k["a_median_us"], k["b_median_us"])], fmt_duration_us)
+
+
 def view(record: Record, page: PageContext) -> dict[str, Any]:
-    """Facts, tables and the B/A ratio chart."""
+    """Facts, tables and the B/A ratio chart, under the heading "B against A" by their short
+    titles, each linked (issue 16 item 10)."""
     facts, tables = comparison_view(record, page)
-    return {"facts": facts, "tables": tables, "charts": _ratio_chart(record, page)}
+    a, b = page.ref(record["data"]["a"]), page.ref(record["data"]["b"])
+    return {"facts": facts, "tables": tables, "charts": _ratio_chart(record, page),
+            "heading": f"{short_title(b['title'], SIDE_TITLE)} against {short_title(a['title'], SIDE_TITLE)}",
+            "versus": {"a": {**a, "title": short_title(a["title"], SIDE_TITLE)},
+                       "b": {**b, "title": short_title(b["title"], SIDE_TITLE)}}}
 
 
 def _ratio_chart(record: Record, page: PageContext) -> list[Any]:
@@ -86,8 +98,12 @@ def _comparison_ratio() -> dict[str, Any]:
         y=alt.Y("label:N", sort=None, title=None),
         color=alt.Color("verdict:N", sort=["FASTER", "SAME", "SLOWER", "UNDECIDED"]),
     )
-    one = alt.Chart(alt.Data(values=[{"x": 1}])).mark_rule(color="#888", strokeDash=[4, 4]).encode(x="x:Q")
-    return alt.layer(bars, one).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
+    # the reference at 1.0, labelled, so that a bar reads as faster or slower at a glance
+    same = alt.Chart(alt.Data(values=[{"x": 1, "text": "1.0 = no change"}]))
+    one = same.mark_rule(color="#555", strokeDash=[4, 4]).encode(x="x:Q")
+    label = same.mark_text(align="left", baseline="bottom", dx=3, dy=-2, color="#555").encode(
+        x="x:Q", y=alt.value(0), text="text:N")
+    return alt.layer(bars, one, label).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
 
 
 KIND = Kind(NAME, rules=(comparison_claims,), view=view,

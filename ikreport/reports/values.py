@@ -56,3 +56,16 @@ def format_value(path: str, value: Any) -> str:
         if name.endswith(suffix):
             return f"{fmt_number(value)}{unit}"
     return fmt_number(value)
+
+
+UNIT_SUFFIXES = ("_gbs", "_us", "_pct", "_mhz", "_w", "_mib", "_bytes", "_mb")
+
+
+def field_label(name: str) -> str:
+    """A field's name as a reader reads it, its unit left to the value: 'threshold_pct' ->
+    'threshold' (shown with format_value's '5%'), 'min_samples' -> 'min samples'."""
+    for suffix in UNIT_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name.replace("_", " ")

@@ -12,6 +12,7 @@ from ikreport.kinds.registry import kind
 from ikreport.kinds.supersession import NAME as SUPERSESSION
 from ikreport.store.recordset import Record, RecordSet
 from ikreport.reports.render import RenderedReport
+from ikreport.reports.values import field_label, format_value
 from ikreport.formatting import short
 from ikreport import links
 from ikreport.site.charts import ChartRenderer
@@ -123,6 +124,7 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
         "facts": [],
         "tables": [],
         "superseded_by": None,
+        "versus": None,  # a comparison's two sides, linked in its heading
     }
     this = kind(record["kind"])
     if this.view is not None:
@@ -154,8 +156,22 @@ def _groups(claims: list[Any], record_id: str) -> list[dict[str, Any]]:
                 anchor = f"lim-{short(lim['id'])}"
                 stated[lim["id"]] = (links.anchor(anchor), "listed beside the first claim that cites it")
                 shown.append({**lim, "anchor": anchor})
-        group["limitations"] = shown
+        group["limitations"] = _shared_first(shown)
     return list(groups.values())
+
+
+def _shared_first(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What every record of a group states alike, listed once for all of them ("What [a] and
+    [b] do not show"), then what each states alone; a record left with nothing of its own has
+    its anchor in the shared list (two profiles of one importer share most limitations)."""
+    full = [lim for lim in shown if lim["items"]]
+    common = [i for i in full[0]["items"] if all(i in lim["items"] for lim in full[1:])] if len(full) > 1 else []
+    if not common:
+        return shown
+    own = [{**lim, "items": [i for i in lim["items"] if i not in common]} if lim["items"] else lim for lim in shown]
+    shared = {"shared": full, "items": common,
+              "anchors": [lim["anchor"] for lim in own if "anchor" in lim and not lim["items"]]}
+    return [shared] + [lim for lim in own if lim["items"] or "see" in lim]
 
 
 def _record_view(record: Record) -> dict[str, Any]:
@@ -165,7 +181,8 @@ def _record_view(record: Record) -> dict[str, Any]:
                    ("how", method["how"])]
     if method.get("command"):
         method_rows.append(("command", " ".join(method["command"])))
-    method_rows.extend((k, str(v)) for k, v in sorted(method.get("options", {}).items()))
+    # options as a reader reads them: "threshold 5%", not threshold_pct 5
+    method_rows.extend((field_label(k), format_value(k, v)) for k, v in sorted(method.get("options", {}).items()))
     return {"title": record["title"], "kind": record["kind"],
             "collected_at": record["collected_at"] or "derived record (no time)",
             "subject": subject, "method": method_rows}
