@@ -56,3 +56,9 @@ def test_two_records_never_share_a_visible_title(titles):
     shown = visible_titles(titles)
     assert shown["a" * 64] == "Same (aaaaaaaa)" and shown["b" * 64] == "Same (bbbbbbbb)"
     assert shown["c" * 64] == "Other"
+
+
+def test_a_title_made_now_is_shown_as_it_is():
+    for name in _kernels("ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv") + _kernels(
+            "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"):
+        assert short_title(profile_title(name)) == profile_title(name)

@@ -80,7 +80,7 @@ def first_argument_kernel(name: str, limit: int = MAX_SHORT) -> str:
     if rest == "<":
         return short
     # more arguments follow, or the name was cut here (titles made before kept 60 characters)
-    more = {",": ", …", "": "…"}.get(rest, "")
+    more = {",": ", …", "": "…", "…": "…"}.get(rest, "")
     head = short[: -len("<…>")]
     room = limit - len(head) - len(more) - 2
     if room < 8:
