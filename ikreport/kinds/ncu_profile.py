@@ -284,7 +284,7 @@ def _profile_charts(record: Record, page: PageContext) -> list[Any]:
             "time-by-kernel", "Profiled GPU time by kernel",
             f"Bar chart of profiled GPU time in {unit} for the "
             f"{plural(len(rows), 'longest-running kernel', 'longest-running kernels')}; "
-            f"the longest is {labels[0]} at {fmt_duration_us(timed[0]['total_us'])}.",
+            f"the longest is {labels[0]} at {fmt_duration_us(timed[0]['total_us'], page_digits(record, page.records)[0])}.",
             rows))
     out += _speed_of_light(data, page) + _stalls(data, page)
     points = []
