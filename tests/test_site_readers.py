@@ -92,6 +92,7 @@ def test_a_comparison_page_reads_b_against_a(site):
     assert "<dt>min samples</dt>" in html
     svg = html.split('<figure class="chart">', 1)[1]
     assert "1.0 = no change" in svg  # the reference line is labelled, as text in the SVG
+    assert ">flash_fwd_splitkv_kernel&lt;…&gt;</text>" in svg  # bars named by kernel, not numbered
 
 
 def test_limitations_both_profiles_share_are_listed_once_on_a_comparison(site):

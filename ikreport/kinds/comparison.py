@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikreport.claims.kernel_names import short_kernel, short_title
+from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel, short_title
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural
-from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, chart_label, na, rows_data
+from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, na, rows_data
 
 NAME = "comparison"
 
@@ -54,7 +54,7 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
                        "for a comparison to be like-for-like.", "columns": ["field", "A", "B", "why"],
                        "rows": [[x["field"], na(x["a"]), na(x["b"]), x["why"]] for x in d["differences"]]})
     matched = [k for k in d["kernels"] if k["ratio"] is not None]
-    rank = {id(k): str(i + 1) for i, k in enumerate(matched)}  # as the chart numbers its bars
+    rank = {id(k): str(i + 1) for i, k in enumerate(matched)}  # the chart draws them in this order
     tables.append({"title": "Kernels", "note": "", "columns": ["#", "kernel", "launches", "A median", "B median", "B/A",
                                                               "verdict"],
                    "rows": [[rank.get(id(k), ""), k["kernel"], str(k["launches"]), fmt_duration_us(k["a_median_us"], us),
@@ -80,14 +80,14 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
 
 
 def _ratio_chart(record: Record, page: PageContext) -> list[Any]:
-    rows = [{"label": chart_label(i), "ratio": k["ratio"], "verdict": k["verdict"]}
-            for i, k in enumerate(k for k in record["data"]["kernels"] if k["ratio"] is not None)][:MAX_CHART_KERNELS]
-    if not rows:
+    matched = [k for k in record["data"]["kernels"] if k["ratio"] is not None][:MAX_CHART_KERNELS]
+    if not matched:
         return []
+    rows = [{"label": label, "ratio": k["ratio"], "verdict": k["verdict"]}
+            for label, k in zip(distinct_kernel_labels([k["kernel"] for k in matched]), matched)]
     alt = (f"Bar chart of the B/A ratio of median kernel durations for {plural(len(rows), 'kernel', 'kernels')}; "
            "below 1 is faster in B.")
-    return [page.charts.render("comparison-ratio", "B/A median duration by kernel (bars numbered as in the kernels table)",
-                               alt, rows)]
+    return [page.charts.render("comparison-ratio", "B/A median duration by kernel", alt, rows)]
 
 
 def _comparison_ratio() -> dict[str, Any]:
@@ -95,7 +95,7 @@ def _comparison_ratio() -> dict[str, Any]:
 
     bars = alt.Chart(alt.Data(name="rows")).mark_bar().encode(
         x=alt.X("ratio:Q", title="B/A median duration (below 1: faster in B)"),
-        y=alt.Y("label:N", sort=None, title=None),
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=360)),
         color=alt.Color("verdict:N", sort=["FASTER", "SAME", "SLOWER", "UNDECIDED"]),
     )
     # the reference at 1.0, labelled, so that a bar reads as faster or slower at a glance
