@@ -24,6 +24,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from ikreport.errors import AmbiguousIdError, PathError, UnknownIdError
+from ikreport.formatting import plural
 
 CITE_RX = re.compile(r"\[ev:([0-9a-fA-F]{8,64})(?:[ \t]+([A-Za-z0-9_.\-]+))?\]")
 OPENING = "[ev:"
@@ -152,6 +153,20 @@ def _render_cite(self: Any, tokens: list[Token], idx: int, options: Any, env: di
     return link
 
 
+def first_said(said: dict[str, str], record_id: str, items: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """A record's limitations not yet listed on the page, and the others by the record they were
+    first listed for (two profiles from one importer share most of theirs); ``said`` maps each
+    limitation listed so far to its record and learns this record's new ones."""
+    fresh = [item for item in items if item not in said]
+    same: dict[str, list[str]] = {}
+    for item in items:
+        if item in said:
+            same.setdefault(said[item], []).append(item)
+    for item in fresh:
+        said[item] = record_id
+    return fresh, same
+
+
 def limitations_anchor(record_id: str) -> str:
     """The id of the place on a report page where a record's limitations are listed."""
     return f"lim-{record_id[:8]}"
@@ -185,8 +200,11 @@ def _render_paragraph_close(self: Any, tokens: list[Token], idx: int, options: A
                          "listed where it is first cited</a></p>")
             continue
         stated.add(rid)
+        fresh, same = first_said(env.setdefault("ikreport_said", {}), rid, resolver.limitations(rid))
         parts.append(f'<p class="lim-head" id="{limitations_anchor(rid)}">{head}</p><ul>')
-        parts.extend(f"<li>{escape(item)}</li>" for item in resolver.limitations(rid))
+        parts.extend(f"<li>{escape(item)}</li>" for item in fresh)
+        parts.extend(f'<li class="lim-same">{plural(len(items), "limitation", "limitations")} as listed for <a href="#{limitations_anchor(other)}">'
+                     f"[{other[:8]}]</a></li>" for other, items in same.items())
         parts.append("</ul>")
     parts.append("</aside></div>\n")
     return "".join(parts)

@@ -13,8 +13,8 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ikreport.errors import AmbiguousIdError, UnknownIdError
-from ikreport.formatting import Markdown, md_text
-from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin
+from ikreport.formatting import Markdown, md_text, plural
+from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin, first_said
 from ikreport.reports.front_matter import front_matter_problem
 from ikreport.reports.raw_html import escape_raw_html, raw_html_plugin
 from ikreport.reports.resolver import RecordResolver
@@ -156,6 +156,7 @@ def _twin(lines: list[str], front_end: int, state: RenderState, resolver: Record
         cursor[i] = at + len(new)
     inserts: dict[int, list[str]] = {}
     stated: set[str] = set()  # each record's limitations once: where it is first cited
+    said: dict[str, str] = {}  # and each limitation once, for the first record that has it
     for _first, end, cited in state.paragraphs:
         block = [""]
         for rid in cited:
@@ -164,8 +165,11 @@ def _twin(lines: list[str], front_end: int, state: RenderState, resolver: Record
                 block += [f"{head}: listed where it is first cited.", ""]
                 continue
             stated.add(rid)
+            fresh, same = first_said(said, rid, resolver.limitations(rid))
             block += [head, ">"]
-            block += [f"> - {md_text(item)}" for item in resolver.limitations(rid)]
+            block += [f"> - {md_text(item)}" for item in fresh]
+            block += [f"> - {plural(len(items), 'limitation', 'limitations')} as listed for [\\[{other[:8]}\\]]({resolver.md_href(other)})"
+                      for other, items in same.items()]
             block.append("")
         inserts.setdefault(end, []).extend(block)
     out = []
