@@ -298,8 +298,21 @@ def test_collect_ncu_import_report(tmp_path, env):
     report.write_bytes(b"a report")
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "ncu", "--import", report, "-a", arch))
-    assert record["method"]["how"] == "imported from an existing .ncu-rep report"
-    assert Archive.open(arch).read_blob(next(s["id"] for s in record["sources"] if s["role"] == "ncu-report")) == b"a report"
+    method = record["method"]
+    assert method["how"] == ("imported from an existing .ncu-rep report; ncu version, command, cache control, "
+                             "clock control, driver, replay mode observed from its session page")
+    # the ncu that profiled (the session page's), not the stand-in that exported it
+    assert (method["tool_version"], method["exported_with"]) == ("2025.2.1.0", "2025.1.0.0")
+    assert method["options"] == {"cache_control": "all", "clock_control": "base", "driver": "575.57.08",
+                                 "replay_mode": "kernel"}
+    assert method["command"][:4] == ["/usr/local/cuda/bin/ncu", "--set", "full", "--clock-control"]
+    assert record["limitations"][0].startswith("ncu ran with --clock-control base and --cache-control all "
+                                               "(observed from the session page): clocks were locked to base")
+    store = Archive.open(arch)
+    assert store.read_blob(next(s["id"] for s in record["sources"] if s["role"] == "ncu-report")) == b"a report"
+    session = next(s for s in record["sources"] if s["role"] == "ncu-session-csv")
+    assert store.read_blob(session["id"]) == SESSION_EXPORT.read_bytes()
+    assert "--page session" in (tmp_path / "ncu-args.log").read_text()
 
 
 def test_missing_ncu(tmp_path, env):
@@ -335,6 +348,7 @@ def test_babelstream_row_with_a_malformed_number_is_not_read():
 # -- how an imported export was made, as the importer states it (issue 14 item 7) ----------------
 
 RAW_EXPORT = FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
+SESSION_EXPORT = FIXTURES / "ncu" / "session_constructed_b200.csv"
 
 
 def test_an_import_records_the_options_the_importer_states_as_stated(tmp_path):

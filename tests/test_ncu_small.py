@@ -25,7 +25,8 @@ def read(text: str, name: str = "x.csv"):
     ("Gbyte/second", ("byte_rate", 1e9)), ("Gbyte/s", ("byte_rate", 1e9)), ("TB/s", ("byte_rate", 1e12)),
     ("byte/s", ("byte_rate", 1.0)), ("Kbyte", ("bytes", 1e3)), ("Mbyte", ("bytes", 1e6)), ("byte", ("bytes", 1.0)),
     ("%", ("percent", 1.0)), ("block", ("count", 1.0)), ("register/thread", ("count", 1.0)), ("", ("count", 1.0)),
-    ("cycle/nsecond", None), ("Gbyte/ms", None), ("hz", None), ("Ghz", None), ("cycle/second", None),
+    ("cycle/nsecond", ("frequency", 1e9)), ("Gbyte/ms", None), ("hz", ("frequency", 1.0)), ("Ghz", ("frequency", 1e9)),
+    ("cycle/second", ("frequency", 1.0)),
 ])
 def test_unit_kinds(unit, expected):
     assert unit_kind(unit) == expected

@@ -26,6 +26,8 @@ FIELD_KIND: dict[str, Kind] = {
     "l2_hit_pct": "percent",
     "l1_pct": "percent",
     "l2_pct": "percent",
+    "sm_hz": "frequency",
+    "dram_hz": "frequency",
 }
 
 # field -> raw metric names, first present wins.
@@ -54,6 +56,13 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     # each memory level's own throughput, so the busiest level can be named (ncu's SOL breakdown)
     "l1_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active",),
     "l2_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
+    # the clocks the launch ran at, and its length in cycles (what ncu's SpeedOfLight section
+    # shows as SM Frequency, DRAM Frequency and Elapsed Cycles): see analysis/ncu_clocks.py
+    "sm_hz": ("gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second"),
+    "dram_hz": ("dram__cycles_elapsed.avg.per_second",),
+    "cycles": ("gpc__cycles_elapsed.max",),
+    # the device's top SM clock, in kHz (a unitless device attribute)
+    "max_sm_khz": ("device__attribute_max_gpu_frequency_khz",),
 }
 
 # field -> (section, human metric name) in the details page, first present wins.
@@ -89,6 +98,9 @@ DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "l2_hit_pct": (("Memory Workload Analysis", "L2 Hit Rate"),),
     "l1_pct": (("GPU Speed Of Light Throughput", "L1/TEX Cache Throughput"),),
     "l2_pct": (("GPU Speed Of Light Throughput", "L2 Cache Throughput"),),
+    "sm_hz": (("GPU Speed Of Light Throughput", "SM Frequency"), ("GPU Speed Of Light", "SM Frequency")),
+    "dram_hz": (("GPU Speed Of Light Throughput", "DRAM Frequency"), ("GPU Speed Of Light", "Memory Frequency")),
+    "cycles": (("GPU Speed Of Light Throughput", "Elapsed Cycles"), ("GPU Speed Of Light", "Elapsed Cycles")),
 }
 
 FIELDS: tuple[str, ...] = tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if f not in RAW_FIELDS)

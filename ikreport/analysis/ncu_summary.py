@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ikreport.analysis.ncu_clocks import durations_ns
 from ikreport.analysis.ncu_table import LaunchTable
 
 BUSY_PCT = 60.0
@@ -130,11 +131,12 @@ class Derived:
     flops: np.ndarray  # NaN unknown
     flops_per_s: np.ndarray
     intensity: np.ndarray
+    duration_derived: np.ndarray | None = None  # bool: duration from cycles / SM clock (ncu_clocks.py)
 
 
 def derive(t: LaunchTable) -> Derived:
     f = t.fields
-    dur = f["duration_ns"]
+    dur, dur_derived = durations_ns(f)
     with np.errstate(invalid="ignore", divide="ignore"):
         moved = np.nan_to_num(f["dram_read_bytes"]) + np.nan_to_num(f["dram_write_bytes"])
         counted = np.where((moved > 0) & (dur > 0), moved / dur, np.nan)  # bytes per ns == GB/s
@@ -152,8 +154,15 @@ def derive(t: LaunchTable) -> Derived:
     return Derived(
         duration_us=np.where(dur > 0, dur / 1e3, np.nan), dram_gbs=gbs, memory_pct=memory, memory_level=level,
         bound=_labels(memory, f["sm_pct"]), limiter=_limiters(limits, f["occupancy_theoretical_pct"]), flops=flops, flops_per_s=flops_per_s,
-        intensity=intensity,
+        intensity=intensity, duration_derived=dur_derived,
     )
+
+
+def _derived_flag(d: Derived, rows: np.ndarray | int) -> dict[str, bool]:
+    """``{"duration_derived": True}`` when a row's duration was derived from cycles; else nothing,
+    so records of exports with measured durations keep their bytes."""
+    flags = d.duration_derived
+    return {"duration_derived": True} if flags is not None and bool(np.any(flags[rows])) else {}
 
 
 def _num(x: float, digits: int | None = None) -> float | int | None:
@@ -204,6 +213,7 @@ def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "bound": LABELS[int(d.bound[i])],
         "ncu_rules": t.rules.get(i, []),
         "unparsed_units": t.problems.get(i, []),
+        **_derived_flag(d, i),
     }
 
 
@@ -242,6 +252,7 @@ def by_kernel(t: LaunchTable, d: Derived) -> list[Summary]:
             "bound": LABELS[bound],
             "bound_launches": int(votes[c][bound]),
             "first_launch": launch_summary(t, d, int(first[c])),
+            **_derived_flag(d, code == c),
         })
     return sorted(out, key=lambda x: (-(x["total_us"] or 0.0), x["kernel"]))
 

@@ -90,7 +90,8 @@ def memory_gbs(value: float, where: str, what: str, fix: str) -> float:
 
 
 # the base unit of each kind of ncu column (units.py converts every value to it)
-BASE_UNIT: dict[Kind, str] = {"time": "ns", "bytes": "byte", "byte_rate": "byte/s", "percent": "%", "count": ""}
+BASE_UNIT: dict[Kind, str] = {"time": "ns", "bytes": "byte", "byte_rate": "byte/s", "percent": "%", "count": "",
+                              "frequency": "Hz"}
 
 
 def check_column(values: np.ndarray, kind: Kind, what: str, where: Callable[[int], str], fix: str = NCU_FIX) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-Kind = Literal["time", "bytes", "byte_rate", "percent", "count"]
+Kind = Literal["time", "bytes", "byte_rate", "percent", "count", "frequency"]
 
 # Time units -> nanoseconds. Both spellings: 2020 releases wrote "nsecond", later ones "ns".
 TIME_NS = {
@@ -23,6 +23,10 @@ TIME_NS = {
 SI_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 # Byte amounts and rates: "byte", "Kbyte", "GB", "Gbyte/second", "Gbyte/s", "TB/s", "byte/s".
 BYTES_RX = re.compile(r"^(?P<prefix>[KMGTP]?)(?:byte|B)(?P<rate>/(?:second|s))?$")
+# Clock rates -> Hz: ncu's SM/DRAM Frequency rows say "Ghz" (2023+), "hz" (--print-units base)
+# or "cycle/second" (2020); the raw gpc__cycles_elapsed.avg.per_second column "cycle/nsecond".
+HZ_RX = re.compile(r"^(?:(?P<prefix>[KMGTkmg]?)hz|cycle/(?P<per>n?s(?:econd)?|u?s(?:econd)?|m?s(?:econd)?))$",
+                   re.IGNORECASE)
 # Units with a physical dimension this module does not convert (frequencies, per-ms rates,
 # cycles per time, power): such a value is refused rather than read as a plain count.
 OTHER_DIMENSION_RX = re.compile(
@@ -38,7 +42,7 @@ def unit_kind(unit: str | None) -> tuple[Kind, float] | None:
 
     'usecond' -> ('time', 1e3); 'Gbyte/s' -> ('byte_rate', 1e9); 'Kbyte' -> ('bytes', 1e3);
     '%' -> ('percent', 1.0); 'block', 'register/thread', '' -> ('count', 1.0);
-    'cycle/nsecond', 'Gbyte/ms', 'hz' -> None.
+    'Ghz' -> ('frequency', 1e9); 'cycle/nsecond' -> ('frequency', 1e9); 'Gbyte/ms', 'watt' -> None.
     """
     u = (unit or "").strip()
     if u == "%":
@@ -48,6 +52,12 @@ def unit_kind(unit: str | None) -> tuple[Kind, float] | None:
     m = BYTES_RX.match(u)
     if m:
         return ("byte_rate" if m["rate"] else "bytes"), SI_PREFIX[m["prefix"]]
+    m = HZ_RX.match(u)
+    if m:
+        if m["per"] is not None:  # cycles per time unit: per ns is 1e9 Hz
+            per = m["per"].lower()
+            return "frequency", 1e9 / TIME_NS[per if per in TIME_NS else per[0] + "second"]
+        return "frequency", SI_PREFIX[(m["prefix"] or "").upper()]
     if OTHER_DIMENSION_RX.search(u):
         return None
     return "count", 1.0

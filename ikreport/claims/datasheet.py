@@ -20,6 +20,26 @@ DENSE_BF16_TFLOPS = {
 }
 
 
+# Top (max boost) SM clocks in MHz from NVIDIA's datasheets, for the clock claim when an export
+# does not carry the device's own max_gpu_frequency_khz attribute.
+MAX_SM_CLOCK_MHZ = {
+    "tesla t4": 1590.0,
+    "t4": 1590.0,
+    "tesla v100-sxm2-16gb": 1530.0,
+    "tesla v100-sxm2-32gb": 1530.0,
+    "a100-sxm4-40gb": 1410.0,
+    "a100-sxm4-80gb": 1410.0,
+    "h100 80gb hbm3": 1980.0,  # H100 SXM
+}
+
+
+def max_sm_clock_hz(gpu: str | None) -> float | None:
+    """The datasheet's top SM clock of a GPU model in Hz, or None when it is not listed."""
+    key = gpu_key(gpu)
+    mhz = MAX_SM_CLOCK_MHZ.get(key) if key else None
+    return mhz * 1e6 if mhz else None
+
+
 def compute_peak_tflops(gpu: str | None) -> float | None:
     key = gpu_key(gpu)
     return DENSE_BF16_TFLOPS.get(key) if key else None

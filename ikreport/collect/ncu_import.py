@@ -17,6 +17,7 @@ import numpy as np
 from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT, LABELS
 from ikreport.store.archive import Archive
 from ikreport.collect.context import Context, utc_now
+from ikreport.collect.ncu_session import SESSION_ROLE, check_session, method, observed_limitation, provenance_data, split_session
 from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
 from ikreport.formatting import plural
@@ -48,8 +49,11 @@ LIMIT_NO_SOL = (
 )
 
 
-def stated_limitation(stated: dict[str, str]) -> str:
-    """What an import can say of the run's clock and cache control: unknown, or as stated."""
+def stated_limitation(stated: dict[str, str], observed: str | None = None) -> str:
+    """What an import can say of the run's clock and cache control: as the session page
+    records them (``observed``), else as stated, else unknown."""
+    if observed:
+        return observed
     if "clock_control" in stated and "cache_control" in stated:
         return (f"Imported from a CSV export: --clock-control {stated['clock_control']} and --cache-control "
                 f"{stated['cache_control']} are as stated by the importer, not observed.")
@@ -57,16 +61,22 @@ def stated_limitation(stated: dict[str, str]) -> str:
 
 
 def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = True,
-                        stated: dict[str, str] | None = None) -> list[str]:
+                        stated: dict[str, str] | None = None, observed: str | None = None) -> list[str]:
     """Limitations that follow from what the exports hold (pure). ``imported``: the run's
-    options are unknown unless ``stated`` (a collector that ran ncu states them itself)."""
-    out = [stated_limitation(stated or {}), LIMIT_REPLAY] if imported else []
+    options are unknown unless ``observed`` on a session page or ``stated`` (a collector that
+    ran ncu states them itself)."""
+    out = [stated_limitation(stated or {}, observed), LIMIT_REPLAY] if imported else []
     out += [LIMIT_ONE_RUN, LIMIT_BOUND]
     table, derived = profile.table, profile.derived
     if not table.stalls:
         out.append(LIMIT_NO_STALLS)
     if bool((derived.bound == LABELS.index("unknown")).all()):
         out.append(LIMIT_NO_SOL)
+    derived_count = int(derived.duration_derived.sum()) if derived.duration_derived is not None else 0
+    if derived_count:
+        out.append(f"{plural(derived_count, 'launch has', 'launches have')} no gpu__time_duration in the export: "
+                   "their durations are derived from elapsed cycles over the SM clock (gpc__cycles_elapsed.max / "
+                   "gpc__cycles_elapsed.avg.per_second), not measured, and are marked derived.")
     if bool(np.isnan(derived.duration_us).all()):
         out.append("The export has no kernel durations (gpu__time_duration), so no time shares can be given.")
     unread = sorted({p.split(":")[0] for problems in table.problems.values() for p in problems})
@@ -97,8 +107,8 @@ def launch_table_source(archive: Archive, profile: Profile) -> list[dict[str, An
 def import_csv(archive: Archive, paths: list[Path], context: Context,
                progress: Progress | None = None) -> str:
     """Store the exports and their ``ncu-profile`` record; return the record's id."""
-    if not paths or len(paths) > 2:
-        raise NcuExportError("give one raw and/or one details export (one or two files)")
+    if not paths or len(paths) > 3:
+        raise NcuExportError("give one raw and/or one details export, and optionally the session page (one to three files)")
     raw_bytes: dict[str, bytes] = {}
     texts: dict[str, bytes | str] = {}
     for path in paths:
@@ -106,38 +116,36 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     size = sum(len(d) for d in raw_bytes.values())
     if progress and size > BIG_EXPORT:
         progress.step(f"parsing {size / 1e6:.0f} MB of ncu export")
+    session, texts = split_session(texts)
     profile = read_exports(texts)  # parse everything before writing anything
+    stated = dict(context.stated)
+    if session is not None:
+        check_session(session, profile, stated)
     if progress and size > BIG_EXPORT:
         progress.step(f"writing the record of {profile.launch_count} launches")
     sources = launch_table_source(archive, profile)
     for name, data in raw_bytes.items():
         sources.append({
-            "role": f"ncu-{profile.pages[name]}-csv",
+            "role": SESSION_ROLE if session is not None and name == session.name else f"ncu-{profile.pages[name]}-csv",
             "id": archive.put_blob(data),
             "size": len(data),
             "media_type": "text/csv",
             "name": Path(name).name,
         })
     gpu = context.gpu or (profile.devices[0] if len(profile.devices) == 1 else None)
-    stated = dict(context.stated)
-    how = "imported from a CSV export (" + ", ".join(sorted(set(profile.pages.values()))) + " page)"
-    if stated:  # the page shows "how": it says these were stated, not observed
-        how += "; " + ", ".join(k.replace("_", " ") for k in sorted(stated)) + " as stated by the importer, not observed"
-    title = context.title or profile_title(profile.kernels[0]['kernel'] if profile.kernels else None)
+    pages = sorted(set(profile.pages.values())) + (["session"] if session is not None else [])
+    how = "imported from a CSV export (" + ", ".join(pages) + " page)"
+    title = context.title or profile_title(profile.kernels[0]["kernel"] if profile.kernels else None)
     record = records.new_record(
         NCU_PROFILE,
         title,
         collected_at=utc_now(),
         subject=context.subject(gpu),
-        method={
-            "tool": "ncu",
-            "tool_version": stated.get("ncu_version"),
-            "command": None,
-            "options": {k: v for k, v in sorted(stated.items()) if k != "ncu_version"},
-            "how": how,
-        },
-        data=profile_data(profile),
-        limitations=profile_limitations(profile, gpu, stated=stated) + list(context.limitations),
+        # the page shows "how": which options were observed on the session page, which stated
+        method=method(profile, stated, session, how),
+        data={**profile_data(profile), **provenance_data(profile, session)},
+        limitations=profile_limitations(profile, gpu, stated=stated, observed=observed_limitation(session))
+        + list(context.limitations),
         sources=sorted(sources, key=lambda s: (s["role"], s["id"])),
     )
     return archive.put_record(record)

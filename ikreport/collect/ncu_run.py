@@ -17,11 +17,14 @@ from typing import Any
 from ikreport.claims.kernel_names import profile_title
 from ikreport.store import records
 from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu_session import parse_session
 from ikreport.store.archive import Archive
 from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.ncu_import import launch_table_source, profile_limitations
+from ikreport.collect.ncu_session import (SESSION_ROLE, observed_limitation, observed_options, provenance_data,
+                                          split_session)
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import profile_data
@@ -132,9 +135,10 @@ def ncu_version() -> str | None:
     return m.group(1) if m else None
 
 
-def _export(report: Path, progress: Progress | None) -> dict[str, bytes]:
+def _export(report: Path, progress: Progress | None, pages_wanted: tuple[str, ...] = ("raw", "details")
+            ) -> dict[str, bytes]:
     pages = {}
-    for page in ("raw", "details"):
+    for page in pages_wanted:
         if progress:
             progress.step(f"exporting the {page} page")
         result = tools.run(["ncu", "--import", str(report), "--csv", "--page", page], timeout=3600)
@@ -156,18 +160,20 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, An
 def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], report: bytes | None,
            report_name: str, method: dict[str, Any], extra_limits: list[str], env_ids: list[str],
            changes: list[dict[str, Any]] | None) -> str:
-    profile = read_exports({f"{report_name} ({page} page)": data.decode("utf-8", "replace")
-                            for page, data in pages.items()})
+    session, texts = split_session({f"{report_name} ({page} page)": data.decode("utf-8", "replace")
+                                    for page, data in pages.items()})
+    profile = read_exports(texts)
     sources = launch_table_source(archive, profile)
     if report is not None:
         sources.append({"role": "ncu-report", "id": archive.put_blob(report), "size": len(report),
                         "media_type": "application/octet-stream", "name": report_name})
     for page, data in pages.items():
-        sources.append({"role": f"ncu-{page}-csv", "id": archive.put_blob(data), "size": len(data),
+        role = SESSION_ROLE if page == "session" else f"ncu-{page}-csv"
+        sources.append({"role": role, "id": archive.put_blob(data), "size": len(data),
                         "media_type": "text/csv", "name": f"{Path(report_name).stem}-{page}.csv"})
     gpu = context.gpu or (profile.devices[0] if len(profile.devices) == 1 else None)
     limitations = extra_limits + profile_limitations(profile, gpu, imported=False)
-    data = profile_data(profile)
+    data = {**profile_data(profile), **provenance_data(profile, session)}
     if changes is not None:
         data["environment_changes"] = changes
         if changes:
@@ -228,11 +234,21 @@ def import_report(archive: Archive, context: Context, report: Path, progress: Pr
     tools.find("ncu")
     if not report.is_file():
         raise tools.ToolError(f"{report}: no such report file")
-    pages = _export(report, progress)
-    method = {"tool": "ncu", "tool_version": ncu_version(), "command": None, "options": {},
-              "how": "imported from an existing .ncu-rep report"}
-    limits = ["Imported from an existing report: the options it was profiled with (clock and cache control, "
-              "replay mode) are inside the .ncu-rep but not read here, and the environment is not known.",
+    pages = _export(report, progress, ("raw", "details", "session"))
+    # the session page says how the report was made, and which ncu made it: the local ncu
+    # only exported it, and may be another release
+    session = parse_session(pages["session"], f"{report.name} (session page)")
+    options = observed_options(session)
+    seen = ["ncu version"] * bool(session.version) + ["command"] * bool(session.command)
+    seen += [k.replace("_", " ") for k in sorted(options)]
+    method = {"tool": "ncu", "tool_version": session.version, "command": list(session.command or []) or None,
+              "options": options, "how": "imported from an existing .ncu-rep report; "
+              + (", ".join(seen) + " observed from its session page" if seen else "its session page says nothing"),
+              "exported_with": ncu_version()}
+    limits = [observed_limitation(session) or (
+              "Imported from an existing report: its session page does not record both clock and cache control, "
+              "so the clocks it ran at are not known."),
+              "The environment the report was made in is not known (no snapshots were taken).",
               "ncu serialises kernel launches, so overlap between kernels and launch gaps are not seen."]
     return _write(archive, context, pages=pages, report=report.read_bytes(), report_name=report.name,
                   method=method, extra_limits=limits, env_ids=[], changes=None)

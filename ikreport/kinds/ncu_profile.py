@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ikreport.analysis.ncu_clocks import clock_fact
 from ikreport.analysis.ncu_summary import BUSY_PCT, FULL_OCCUPANCY_PCT, IDLE_PCT, TIE, bound_label
-from ikreport.claims.datasheet import compute_peak_tflops
+from ikreport.claims.datasheet import compute_peak_tflops, max_sm_clock_hz
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
@@ -37,6 +38,10 @@ CAVEAT_NCU_RULES = ("These are ncu's own rule findings, quoted from the export a
 CAVEAT_STALLS = "Stall reasons are shares of the stall metrics ncu collected for the kernel's first launch."
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
+
+CAVEAT_CLOCK = ("ncu reads the clock over each profiled kernel (cycles elapsed per second); the median over the "
+                "launches is shown. 'Likely locked' is inferred from its share of the maximum.")
+DERIVED = " (derived)"  # a duration from elapsed cycles over the SM clock, not measured (ncu_clocks.py)
 
 MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "level not in the export",
                 "l1": "L1/TEX cache", "l2": "L2 cache"}
@@ -99,7 +104,8 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         if kernel["share_pct"] is not None:
             text = (f"{short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
                     f"{fmt_duration_us(kernel['total_us'], us)} over {kernel['launches']} "
-                    f"launch{'es' if kernel['launches'] != 1 else ''}.")
+                    f"launch{'es' if kernel['launches'] != 1 else ''}"
+                    f"{', derived from elapsed cycles over the SM clock' if kernel.get('duration_derived') else ''}.")
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
         bound = _bound_text(short, kernel, first)
         if bound:
@@ -120,6 +126,26 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
                 text = f"{short}'s warps stall most on {reasons} of the stall metrics collected."
                 claims.append(make_claim("kernel-stalls", name, record_id, text, cites, [CAVEAT_STALLS], records, name))
     return claims
+
+
+def clock_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
+    """The SM clock the counters show, against the device's maximum (from the export or its
+    session page, else a datasheet value, named as such), with each number's source."""
+    clocks = record["data"].get("clocks")
+    if not clocks:
+        return []
+    top, source = clocks.get("max_sm_hz"), clocks.get("max_source")
+    if not top:
+        top, source = max_sm_clock_hz(record["subject"].get("gpu")), "a datasheet value, not measured"
+    text = f"{clock_fact(clocks['sm_hz'], top)}. SM clock from {clocks['sm_source']}, median of " \
+           f"{plural(clocks['launches'], 'launch', 'launches')}"
+    text += f"; maximum from {source}" if top else "; the device's maximum is not in the export"
+    if clocks.get("dram_hz"):
+        text += f". DRAM at {clocks['dram_hz'] / 1e9:.2f} GHz, from {clocks['dram_source']}"
+    method = record["method"]
+    if method.get("option_sources", {}).get("clock_control") == "observed from the session page":
+        text += f"; the session page records --clock-control {method['options']['clock_control']}"
+    return [make_claim("profile-clock", "", record_id, text + ".", [record_id], [CAVEAT_CLOCK], records)]
 
 
 def _bound_text(short: str, kernel: dict, first: dict) -> str | None:
@@ -234,12 +260,14 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     us, gbs = page_digits(record, page.records)
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
-        "total": fmt_duration_us(k["total_us"], us), "mean": fmt_duration_us(k["mean_us"], us),
+        "total": fmt_duration_us(k["total_us"], us) + (DERIVED if k.get("duration_derived") else ""),
+        "mean": fmt_duration_us(k["mean_us"], us) + (DERIVED if k.get("duration_derived") else ""),
         "share": fmt_pct(k["share_pct"]), "bound": k["bound"],
     } for k in data["kernels"][:MAX_TABLE_KERNELS]]
     launches = [{
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
-        "duration": fmt_duration_us(s["duration_us"], us), "dram_gbs": fmt_gbs(s["dram_gbs"], gbs),
+        "duration": fmt_duration_us(s["duration_us"], us) + (DERIVED if s.get("duration_derived") else ""),
+        "dram_gbs": fmt_gbs(s["dram_gbs"], gbs),
         "memory": fmt_pct(s["memory_pct"]), "sm": fmt_pct(s["sm_pct"]),
         "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": _limiter_cell(s),
         "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
@@ -468,7 +496,7 @@ def _roofline_data(rows: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[st
     return (bool(roofs),), data
 
 
-KIND = Kind(NAME, show=show, rules=(profile_claims, of_peak_claims), view=view,
+KIND = Kind(NAME, show=show, rules=(profile_claims, clock_claims, of_peak_claims), view=view,
             charts={"roofline": (_roofline_spec, _roofline_data), "time-by-kernel": (_time_by_kernel, _time_data),
                     "throughput": (_throughput, rows_data), "speed-of-light": (_speed_of_light_spec, rows_data),
                     "stalls": (_stalls_spec, rows_data)},

@@ -1,0 +1,85 @@
+"""Clocks from ncu's counters: the clock a profile ran at, and durations derived from cycles.
+
+Accepts the columns of a LaunchTable (analysis/ncu_table.py), in base units:
+
+- ``sm_hz``: SM clock in Hz, from the raw column ``gpc__cycles_elapsed.avg.per_second`` or the
+  details page's ``SM Frequency`` row (ncu's SpeedOfLight section reads that same metric);
+- ``dram_hz``: DRAM clock in Hz (``dram__cycles_elapsed.avg.per_second``, ``DRAM Frequency``,
+  2020's ``Memory Frequency``);
+- ``cycles``: the launch's elapsed cycles (``gpc__cycles_elapsed.max``, ``Elapsed Cycles``);
+- ``max_sm_khz``: the device's top SM clock in kHz (``device__attribute_max_gpu_frequency_khz``).
+
+ncu's own Duration is gpu__time_duration; where an export lacks it, elapsed cycles over the SM
+clock give the same length (on the real exports in tests/fixtures the two agree to within the
+rounding of the printed clock), and such durations are marked derived.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# ncu locks clocks to base by default (--clock-control base); an SM clock at or below this
+# share of the device's maximum is far enough under boost to say the clocks were likely locked
+LOCKED_SHARE = 0.9
+SOURCES = {
+    "sm_hz": "ncu's SM Frequency (gpc__cycles_elapsed.avg.per_second)",
+    "dram_hz": "ncu's DRAM Frequency (dram__cycles_elapsed.avg.per_second)",
+    "max_sm_khz": "the export's device attribute max_gpu_frequency_khz",
+}
+
+
+def durations_ns(fields: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(duration in ns per launch, bool mask of the ones derived from cycles / SM clock).
+
+    A measured duration always wins; a launch without one gets elapsed cycles over its SM
+    clock when both are there and above zero, else stays NaN."""
+    measured = fields["duration_ns"]
+    cycles, hz = fields["cycles"], fields["sm_hz"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        derived = np.where((cycles > 0) & (hz > 0), cycles / hz * 1e9, np.nan)
+    use = ~(measured > 0) & ~np.isnan(derived)
+    return np.where(use, derived, measured), use
+
+
+def _median(values: np.ndarray) -> float | None:
+    known = values[values > 0]
+    return float(np.median(known)) if len(known) else None
+
+
+def clock_summary(fields: dict[str, np.ndarray], max_sm_khz: float | None = None,
+                  max_source: str | None = None) -> dict[str, Any] | None:
+    """What the exports say of the clocks: the median SM (and DRAM) clock over the launches
+    that give one, and the device's top SM clock with where it came from; None when no launch
+    gives an SM clock. ``max_sm_khz`` (e.g. from a session page) wins over the export's column."""
+    sm = _median(fields["sm_hz"])
+    if sm is None:
+        return None
+    out: dict[str, Any] = {"sm_hz": round(sm), "sm_source": SOURCES["sm_hz"],
+                           "launches": int((fields["sm_hz"] > 0).sum())}
+    dram = _median(fields["dram_hz"])
+    if dram is not None:
+        out["dram_hz"] = round(dram)
+        out["dram_source"] = SOURCES["dram_hz"]
+    if max_sm_khz is None:
+        max_sm_khz = _median(fields["max_sm_khz"])
+        max_source = SOURCES["max_sm_khz"]
+    if max_sm_khz:
+        out["max_sm_hz"] = round(max_sm_khz * 1e3)
+        out["max_source"] = max_source
+    return out
+
+
+def clock_fact(sm_hz: float, max_sm_hz: float | None) -> str:
+    """'SM at 1.10 GHz, 56% of its 1.965 GHz maximum: clocks were likely locked to base' (pure)."""
+    text = f"SM at {sm_hz / 1e9:.2f} GHz"
+    if not max_sm_hz:
+        return text
+    share = sm_hz / max_sm_hz
+    text += f", {100 * share:.0f}% of its {max_sm_hz / 1e9:.3g} GHz maximum"
+    if share <= LOCKED_SHARE:
+        text += ": clocks were likely locked to base (ncu's default --clock-control base)"
+    else:
+        text += ": at or near its top clock, so clocks were likely not locked to base"
+    return text
