@@ -71,24 +71,29 @@ def index_row(facts: Mapping[str, Any]) -> dict[str, str]:
             "top": short_kernel(facts["top_kernel"]) if facts["top_kernel"] else ""}
 
 
-def page_digits(record: Record, records: RecordSet) -> tuple[int | None, int | None]:
-    """The precision of the durations and of the GB/s figures on the record's page (its claims,
-    tables and chart notes), so that no two different values read the same (issue 16 item 12)."""
-    data = record["data"]
+def duration_digits(data: dict[str, Any]) -> int | None:
+    """The precision of the durations on the record's page (its claims, tables and chart text),
+    so that no two different durations read the same (issue 16 item 12)."""
     kernels, launches = data["kernels"][:MAX_TABLE_KERNELS], data["launches"][:MAX_TABLE_LAUNCHES]
-    durations = [data.get("profiled_time_us"), *(k["total_us"] for k in kernels), *(k["mean_us"] for k in kernels),
-                 *(s["duration_us"] for s in launches)]
+    return distinct_digits([data.get("profiled_time_us"), *(k["total_us"] for k in kernels),
+                            *(k["mean_us"] for k in kernels), *(s["duration_us"] for s in launches)], fmt_duration_us)
+
+
+def rate_digits(record: Record, records: RecordSet) -> int | None:
+    """The precision of the GB/s figures on the record's page, the measured peak among them."""
+    data = record["data"]
+    rates = [s["dram_gbs"] for s in data["launches"][:MAX_TABLE_LAUNCHES]]
+    rates += [first_launch(data, k).get("dram_gbs") for k in data["kernels"][:MAX_TABLE_KERNELS]]
     peak_id = measured_peak_for(record, records)
-    rates = [s["dram_gbs"] for s in launches] + [first_launch(data, k).get("dram_gbs") for k in kernels]
     if peak_id is not None:
         rates.append(records.records[peak_id]["data"]["peak_gbs"])
-    return distinct_digits(durations, fmt_duration_us), distinct_digits(rates, fmt_gbs)
+    return distinct_digits(rates, fmt_gbs)
 
 
 def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
     """The profile's size, then each top kernel's share, bound, occupancy limiter and stalls."""
     data = record["data"]
-    us = page_digits(record, records)[0]
+    us = duration_digits(data)
     cites = [record_id]
     claims = []
     total = data.get("profiled_time_us")
@@ -233,7 +238,7 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     if peak_id is None:
         return []
     peak = records.records[peak_id]["data"]["peak_gbs"]
-    gbs_digits = page_digits(record, records)[1]
+    gbs_digits = rate_digits(record, records)
     claims = []
     for kernel in record["data"]["kernels"][:TOP_KERNELS]:
         first = first_launch(record["data"], kernel)
@@ -257,7 +262,7 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
 
 def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     data = record["data"]
-    us, gbs = page_digits(record, page.records)
+    us, gbs = duration_digits(data), rate_digits(record, page.records)
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
         "total": fmt_duration_us(k["total_us"], us) + (DERIVED if k.get("duration_derived") else ""),
@@ -312,7 +317,7 @@ def _profile_charts(record: Record, page: PageContext) -> list[Any]:
             "time-by-kernel", "Profiled GPU time by kernel",
             f"Bar chart of profiled GPU time in {unit} for the "
             f"{plural(len(rows), 'longest-running kernel', 'longest-running kernels')}; "
-            f"the longest is {labels[0]} at {fmt_duration_us(timed[0]['total_us'], page_digits(record, page.records)[0])}.",
+            f"the longest is {labels[0]} at {fmt_duration_us(timed[0]['total_us'], duration_digits(data))}.",
             rows))
     out += _speed_of_light(data, page) + _stalls(data, page)
     points = []
@@ -399,7 +404,7 @@ def _roofline(record: Record, page: PageContext) -> list[Any]:
         top = compute if compute else max(p["tflops"] for p in points) * 10
         ridge = min(hi, top * 1e3 / gbs)
         rows += [{"series": "memory (measured)", "intensity": x, "tflops": round(gbs * x / 1e3, 6)} for x in (lo, ridge)]
-        notes.append({"text": f"Memory roof: the measured peak of {fmt_gbs(gbs, page_digits(record, records)[1])}",
+        notes.append({"text": f"Memory roof: the measured peak of {fmt_gbs(gbs, rate_digits(record, records))}",
                       **page.record_link(peak_id)})
     else:
         notes.append({"text": "No memory roof: no peak-bandwidth record for this GPU model."})
