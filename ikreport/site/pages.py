@@ -191,18 +191,22 @@ def _record_view(record: Record) -> dict[str, Any]:
 def changelog_page(records: RecordSet) -> Page:
     """Every supersession, newest first: which record replaced which, and why."""
     rows = []
-    titles = shown_titles(records)
     for rid in records.by_kind.get(SUPERSESSION, []):
         r = records.records[rid]
         old, new = r["data"]["old"], r["data"]["new"]
         rows.append({"when": r["collected_at"] or "", **_record_link(rid, "changes"),
-                     "old": {**_record_link(old, "changes"), "title": short_title(titles.get(old, ""), CHANGELOG_TITLE),
-                             "full": records.records[old]["title"] if old in records.records else ""},
-                     "new": {**_record_link(new, "changes"), "title": short_title(titles.get(new, ""), CHANGELOG_TITLE),
-                             "full": records.records[new]["title"] if new in records.records else ""},
+                     "old": _changelog_side(old, records), "new": _changelog_side(new, records),
                      "reason": r["data"]["reason"]})
     rows.sort(key=lambda x: (x["when"], x["short"]), reverse=True)
     return Page(path="changes", template="changes", title="Changelog", root="", context={"changes": rows})
+
+
+def _changelog_side(rid: str, records: RecordSet) -> dict[str, str]:
+    """One side of a supersession as the changelog shows it: its short id, then its title cut
+    short (the full one on hover) so that the reason column has the width; the id tells two
+    records of one title apart."""
+    full = records.records[rid]["title"] if rid in records.records else ""
+    return {**_record_link(rid, "changes"), "full": full, "title": short_title(full, CHANGELOG_TITLE)}
 
 
 def report_page(report: RenderedReport, records: RecordSet) -> Page:
