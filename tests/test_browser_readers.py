@@ -81,3 +81,21 @@ def test_screenshots_of_each_page_type(phone_or_desk, served_readers):
         overflow = visit.page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, f"{name} at {width} px is {overflow} px too wide"
         visit.page.screenshot(path=str(screens / f"{name}-{width}.png"), full_page=True)
+
+
+def test_accessibility_of_every_page_type(browser, served_readers):  # noqa: F811
+    """axe-core on the index, a profile, a comparison, a report, a superseded record and the
+    changelog, with superseded marks and cut titles on them: no serious violation."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    url, site = served_readers
+    visit = Visit(browser)
+    try:
+        found = []
+        for name, path in {**PAGES, "comparison": f"e/{site['comparison']}.html"}.items():
+            visit.page.goto(url + path)
+            found += [(name, v["id"]) for v in Axe().run(visit.page).response["violations"]
+                      if v["impact"] in ("serious", "critical")]
+    finally:
+        visit.close()
+    assert found == []
