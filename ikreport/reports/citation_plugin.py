@@ -24,7 +24,8 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from ikreport.errors import AmbiguousIdError, PathError, UnknownIdError
-from ikreport.formatting import plural
+from ikreport.formatting import distinct_digits, plural
+from ikreport.reports.values import PAGE_PRECISION, precision_unit
 
 CITE_RX = re.compile(r"\[ev:([0-9a-fA-F]{8,64})(?:[ \t]+([A-Za-z0-9_.\-]+))?\]")
 OPENING = "[ev:"
@@ -68,7 +69,8 @@ class Resolver(Protocol):
     """What the citation rules ask of the records: ids, values, links, titles, successors."""
 
     def resolve(self, prefix: str) -> str: ...  # raises UnknownIdError or AmbiguousIdError
-    def value(self, record_id: str, path: str) -> str: ...  # raises PathError
+    def raw(self, record_id: str, path: str) -> Any: ...  # raises PathError
+    def value(self, record_id: str, path: str, digits: int | None = None) -> str: ...  # raises PathError
     def href(self, record_id: str) -> str: ...
     def title(self, record_id: str) -> str: ...
     def limitations(self, record_id: str) -> list[str]: ...
@@ -94,6 +96,7 @@ def _core_rule(state: StateCore) -> None:
     found: RenderState = env["ikreport_state"]
     line_base = env.get("ikreport_line_base", 0)
     tokens = state.tokens
+    valued: list[tuple[Citation, dict[str, Any]]] = []  # values whose precision the page chooses
     for i, token in enumerate(tokens):
         if token.type != "inline" or not token.children:
             continue
@@ -121,6 +124,7 @@ def _core_rule(state: StateCore) -> None:
             if meta["path"]:
                 try:
                     citation.value = meta["value"] = resolver.value(record_id, meta["path"])
+                    valued.append((citation, meta))
                 except PathError as exc:
                     found.findings.append(Finding("IK106", line, str(exc)))
             newer = resolver.superseded_by(record_id)
@@ -134,6 +138,25 @@ def _core_rule(state: StateCore) -> None:
             tokens[close].meta["cites"] = cited
             span = token.map or [0, 1]
             found.paragraphs.append((span[0] + line_base + 1, span[1] + line_base, cited))
+    _one_precision(resolver, valued)
+
+
+def _one_precision(resolver: Resolver, valued: list[tuple[Citation, dict[str, Any]]]) -> None:
+    """Format the page's GB/s values, and its durations, at the one precision at which no two
+    different ones read the same (issue 16 item 12): 1,309 and 1,315 GB/s from two records
+    are never both "1.31 TB/s" in one report."""
+    by_unit: dict[str, list[tuple[Citation, dict[str, Any], float]]] = {}
+    for citation, meta in valued:
+        raw = resolver.raw(meta["id"], meta["path"])
+        unit = precision_unit(meta["path"], raw)
+        if unit is not None:
+            by_unit.setdefault(unit, []).append((citation, meta, raw))
+    for unit, values in by_unit.items():
+        digits = distinct_digits([raw for _, _, raw in values], PAGE_PRECISION[unit])
+        if digits is None:
+            continue
+        for citation, meta, _ in values:
+            citation.value = meta["value"] = resolver.value(meta["id"], meta["path"], digits)
 
 
 def _render_cite(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:

@@ -39,17 +39,29 @@ def lookup(record: dict[str, Any], path: str) -> Any:
     return node
 
 
-def format_value(path: str, value: Any) -> str:
-    """A value as a reader reads it, with the unit its field name says."""
+# units whose precision a page chooses (formatting.distinct_digits): field suffix -> formatter
+PAGE_PRECISION = {"_gbs": fmt_gbs, "_us": fmt_duration_us}
+
+
+def precision_unit(path: str, value: Any) -> str | None:
+    """The PAGE_PRECISION suffix of a numeric value's field, or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    name = path.rsplit(".", 1)[-1]
+    return next((suffix for suffix in PAGE_PRECISION if name.endswith(suffix)), None)
+
+
+def format_value(path: str, value: Any, digits: int | None = None) -> str:
+    """A value as a reader reads it, with the unit its field name says; GB/s and durations at
+    ``digits`` significant digits when the page chose them."""
     if value is None:
         return "n/a"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     name = path.rsplit(".", 1)[-1]
-    if name.endswith("_gbs"):
-        return fmt_gbs(float(value))
-    if name.endswith("_us"):
-        return fmt_duration_us(float(value))
+    unit = precision_unit(path, value)
+    if unit is not None:
+        return PAGE_PRECISION[unit](float(value), digits)
     if name.endswith("_pct"):
         return fmt_pct(float(value))
     for suffix, unit in (("_mhz", " MHz"), ("_w", " W"), ("_mib", " MiB"), ("_bytes", " bytes"), ("_mb", " MB")):
