@@ -59,7 +59,8 @@ def test_an_automatic_title_is_the_short_kernel_name(site):
 def test_superseded_is_marked_on_the_index_with_its_replacement(site):
     index = page(site, "index.html")
     row = next(r for r in index.split("<tr>") if f"e/{CUTLASS_OLD}.html" in r)
-    assert f'<span class="superseded">superseded by <a href="e/{site["new"]}.html">[{site["new"][:8]}]</a>' in row
+    assert (f'<span class="superseded">superseded by <a href="e/{site["new"]}.html" title="{CUTLASS_TITLE} '
+            f'({site["new"][:8]})">[{site["new"][:8]}]</a></span>') in row
 
 
 def test_a_report_citing_a_superseded_record_marks_it_and_lists_records_with_title_and_kind(site):
@@ -74,7 +75,7 @@ def test_a_report_citing_a_superseded_record_marks_it_and_lists_records_with_tit
 def test_a_comparison_citing_a_superseded_profile_marks_it(site):
     html = page(site, "e/efb5c56ea6187a4b86aec8addc662323fceaa7899ce6902115b297ae6ae4f24b.html")
     versus = html.split('<p class="versus">', 1)[1].split("</p>", 1)[0]
-    assert f'superseded by <a href="{site["new"]}.html">' in versus
+    assert f'superseded by <a href="{site["new"]}.html" title=' in versus
 
 
 def test_the_changelog_keeps_its_width_for_the_reason(site):
