@@ -18,6 +18,20 @@ def plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
+def with_article(word: str) -> str:
+    """'an environment', 'a comparison', 'an ncu-profile': "an" before a vowel sound, which a word
+    spelled as letters (ncu, HBM, FP8) starts with too: f h l m n r x before a consonant."""
+    w = word.lower()
+    spelled = len(w) > 1 and w[0] in "fhlmnrx" and w[1] not in "aeiouhlrwy"
+    return f"{'an' if w[:1] in tuple('aeiou') or spelled else 'a'} {word}"
+
+
+def as_sentence(text: str) -> str:
+    """``text`` ending in one full stop (or the ! or ? it has), whatever its writer ended it with."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
 def fmt_pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
 

@@ -58,10 +58,11 @@ def test_collect_missing_file(tmp_path, run):
     assert result.stderr == f"Error: {tmp_path / 'nope.csv'}: no such file\n"
 
 
-def test_collect_needs_files_and_an_archive(tmp_path, run):
-    assert run("collect", "ncu", "--from-csv", "--archive", tmp_path).exit_code == 2
-    result = run("collect", "ncu", "--from-csv", K3)
-    assert result.exit_code == 2 and "Missing option '--archive'" in result.stderr
+def test_collect_needs_files_and_an_archive(tmp_path, run, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run("collect", "ncu", "--from-csv", "--archive", tmp_path / "a").exit_code == 2
+    result = run("collect", "ncu", "--from-csv", K3)  # from a folder with no archive in or above it
+    assert result.exit_code == 1 and "no archive named, and none found here or above" in result.stderr
 
 
 def test_show_by_prefix_and_json_bytes(archive, run):

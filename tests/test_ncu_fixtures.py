@@ -88,9 +88,9 @@ def test_polyfhe_stall_reasons_from_pct_metrics():
     assert first["kernel"] == "Mult_4_iNTTPhase2_131(Params *, int, int, unsigned long *, unsigned long *, unsigned long *)"
     reasons = [s["reason"] for s in first["top_stalls"]]
     assert reasons == ["long_scoreboard", "wait", "short_scoreboard", "math_pipe_throttle"]
-    assert "selected" not in reasons and "not_selected" not in reasons
-    # 63.07 of the 85.89 points stalled on the 15 real reasons
-    assert first["top_stalls"][0]["share_pct"] == 73.4
+    assert "selected" not in reasons  # issuing is a warp state, not a stall
+    # ncu's smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct is 63.07: % of warp-active cycles
+    assert first["top_stalls"][0]["share_pct"] == 63.1
     assert {s["source"] for s in first["top_stalls"]} == {"pct"}
     assert first["bound"] == "unknown" and first["duration_us"] is None
     assert max(len(s["kernel"]) for s in p.launches) > 400  # long fused names kept whole

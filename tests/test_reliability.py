@@ -93,7 +93,7 @@ def test_disk_full_or_read_only_archive(tmp_path, monkeypatch, code, words):
 @pytest.mark.parametrize("args,code", [
     (["verify", str(ROOT / "sample_evidence")], 0),
     (["show", "zz", "-a", str(ROOT / "sample_evidence")], 1),
-    (["collect", "ncu", "--from-csv"], 2),
+    (["collect", "ncu", "--from-csv", "-a", str(ROOT / "sample_evidence")], 2),
     (["no-such-command"], 2),
 ])
 def test_exit_codes_are_as_documented(args, code):

@@ -118,6 +118,7 @@ def test_no_chart_of_one_point(site):
 
 
 def test_stall_breakdown_where_the_export_has_stalls(site):
-    polyfhe = page(site, "e/2adaf24d38ee8424b9371f1acdb443544b42d7f3fa65f7e03a4d34a9d938473c.html")
+    polyfhe = page(site, "e/bc2f85e85588fcc12db58dc6ace15fab54c94df8c7d51b547bd7c4a379161b00.html")
     chart = polyfhe.split("Warp-stall reasons by kernel", 1)[1].split("</figure>", 1)[0]
     assert ">long_scoreboard</text>" in chart and ">ModDown_115</text>" in chart
+    assert ">% of warp-active cycles</text>" in chart  # ncu's unit, as the stall claims give it

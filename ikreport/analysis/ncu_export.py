@@ -9,6 +9,7 @@ a raw page has one column per metric, with a units row under the header.
 ncu quotes every field and ends every row with a line end, so an export whose last row ends
 inside a quoted field (or, unterminated, after anything but a closing quote) was cut short and
 is refused; the page readers refuse a row of the wrong width (``TruncatedExportError``).
+A binary ``.ncu-rep`` report (it starts with ``NVR\\0``) is refused by name.
 """
 
 from __future__ import annotations
@@ -128,12 +129,21 @@ def _tool_error(lines: list[str]) -> str | None:
     return None
 
 
+# The first bytes of every .ncu-rep report (a protobuf stream after this header); seen in reports
+# of ncu 2019-2025, e.g. iamcoleman/monte-carlo-pi profile.ncu-rep.
+NCU_REP_MAGIC = b"NVR\x00"
+
+
 def locate(data: bytes | str, name: str = "<export>") -> Export:
     """Split an export into header and CSV body; raise NcuExportError naming ``name`` if it
     holds no ncu CSV. Works on the bytes with C-speed searches, so a 60 MB export is neither
     decoded twice nor split into a list of lines."""
     if isinstance(data, str):
         data = data.encode("utf-8")
+    if data.startswith(NCU_REP_MAGIC):
+        raise NcuExportError(f"{name}: an Nsight Compute report (.ncu-rep), not a CSV export; give it with "
+                             f"--import instead (needs ncu), or export its pages with 'ncu --import {name} --csv "
+                             "--page raw' and '--page details'")
     if b"\x00" in data[:65536]:
         raise NcuExportError(f"{name}: not a text file; give the CSV from 'ncu --import REPORT --csv'")
     check_utf8(data, name)

@@ -105,28 +105,30 @@ DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
 
 FIELDS: tuple[str, ...] = tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if f not in RAW_FIELDS)
 
-# Warp stall reasons, in the order of preference when an export has several forms:
-#   pcsamp: PC-sampling counts (--section WarpStateStats with sampling);
-#   ratio:  cycles stalled per issued instruction;
-#   pct:    % of warp-active cycles stalled (smsp__warp_issue_stalled_*_per_warp_active.pct).
+# Warp stall reasons, in the order of preference when an export has several forms
+# (ncu_stalls.py says what each one measures):
+#   pcsamp:  PC-sampling counts (--section WarpStateStats with sampling);
+#   ratio:   warp cycles per issued instruction in each state;
+#   latency: warp cycles per warp in each state;
+#   pct:     % of warp-active cycles in each state (smsp__warp_issue_stalled_*_per_warp_active.pct).
 STALL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pcsamp", re.compile(r"^smsp__pcsamp_warps_issue_stalled_(.+?)(?:\.sum)?$")),
     ("ratio", re.compile(r"^smsp__average_warps_issue_stalled_(.+)_per_issue_active\.ratio$")),
+    ("latency", re.compile(r"^smsp__average_warp_latency_issue_stalled_([a-z0-9_]+?)(?:\.ratio)?$")),
     ("pct", re.compile(r"^smsp__warp_issue_stalled_(.+)_per_warp_active\.pct$")),
 )
-# "selected" means the warp issued: not a stall. "not_selected" is a ready warp that lost
-# arbitration, which the seed tool also left out of the top stalls.
-NOT_A_STALL = frozenset({"selected", "not_selected"})
 
 
 def stall_reason(metric: str) -> tuple[str, str] | None:
-    """(source, reason) when ``metric`` is a warp-stall metric worth ranking, else None."""
+    """(source, warp state) when ``metric`` gives the warps in one state, else None. "selected"
+    (the warp issued) and "not_selected" are kept: with the stalls they make up all
+    warp-active cycles, which the coverage of the captured states is measured against."""
     for source, rx in STALL_PATTERNS:
         m = rx.match(metric)
         if m:
             reason = m.group(1)
             # each pcsamp reason has a "_not_issued" twin (a subset): counting it would double.
-            if reason in NOT_A_STALL or reason.endswith("not_issued"):
+            if reason.endswith("not_issued"):
                 return None
             return source, reason
     return None

@@ -2,17 +2,23 @@
 kernel, and as a per-launch CSV table. Derived values are computed column-wise.
 
 Derived values: DRAM GB/s (bytes moved / duration, else ncu's own DRAM byte rate), the
-occupancy limiter, the top warp-stall reasons, FLOP/s and arithmetic intensity, and the
+occupancy limiter, the top warp-stall reasons as % of warp-active cycles with the coverage of
+the captured states (ncu_stalls.py), FLOP/s and arithmetic intensity, and the
 bound label.
 
-The bound label is a speed-of-light rule of thumb. ncu reports each unit's throughput as %
-of its peak. The memory side is ncu's "Memory Throughput" (the busiest of L1, L2 and DRAM)
-where the export has it, else DRAM throughput: a kernel that saturates L2 is memory-bound
-even when DRAM is idle, as ncu's own SOLBottleneck rule says. If memory or SM is >= 60% of
-peak, the higher one is the limiter; if both are < 40%, neither is busy and the kernel is
-waiting (latency-bound: too little parallelism, dependencies, launch or tail effects);
-in between: mixed. Both sides must be in the export: a missing side is unknown, never 0, so a
-launch with only one of them is 'unknown' (its claim says which side it has).
+The bound label follows the thresholds and wording of ncu's own SOLBottleneck rule (the
+SpeedOfLight section's rule, whose findings the details page quotes). ncu reports each unit's
+throughput as % of its peak. The memory side is ncu's "Memory Throughput" (the busiest of L1,
+L2 and DRAM) where the export has it, else DRAM throughput: a kernel that saturates L2 is
+memory-bound even when DRAM is idle. With m and s the memory and SM sides:
+  - both below 60%: 'latency-bound' (ncu: "Latency Issue", or "Small Grid" below one wave);
+  - the higher at 80% or more: that side's bound (ncu: "High Throughput");
+  - the higher between 60% and 80%: that side's bound when the two differ by 10 points or more
+    (ncu: "High Compute/Memory Throughput", "X is more heavily utilized than Y"), else
+    'balanced' (ncu: "Balanced Throughput").
+Ties go to compute, as in ncu's rule. Both sides must be in the export: a missing side is
+unknown, never 0, so a launch with only one of them is 'unknown' (its claim says which side
+it has).
 
 The occupancy limiter is the resource whose per-SM block limit is smallest. At a theoretical
 occupancy of 100% nothing limits it (no limiter is named), and resources that share the
@@ -29,15 +35,23 @@ from typing import Any
 import numpy as np
 
 from ikreport.analysis.ncu_clocks import durations_ns
+from ikreport.analysis.ncu_stalls import breakdown
 from ikreport.analysis.ncu_table import LaunchTable
 
-BUSY_PCT = 60.0
-IDLE_PCT = 40.0
+# ncu's SOLBottleneck thresholds, as its rule file (sections/SpeedOfLight.py, 2021-2025 releases) names
+# them: latency_bound_threshold, no_bound_threshold, balanced_threshold. Its findings quote them
+# ("below 60.0% of peak typically indicate latency issues", "greater than 80.0%").
+LATENCY_PCT = 60.0
+HIGH_PCT = 80.0
+BALANCED_GAP_PCT = 10.0
+SOL_RULE = (f"ncu's SOLBottleneck thresholds: latency-bound when memory and SM are both below {LATENCY_PCT:g}% "
+            f"of peak; memory- or compute-bound when the higher is at {HIGH_PCT:g}% or more, or at "
+            f"{LATENCY_PCT:g}-{HIGH_PCT:g}% and {BALANCED_GAP_PCT:g} points above the other; balanced otherwise")
 TOP_STALLS = 4
 # DRAM counts as the busiest memory level when within this many points of the max.
 SAME_LEVEL_PCT = 1.0
 # Labels in alphabetical order: a kernel's most common label wins ties by this order.
-LABELS = ("compute-bound", "latency-bound", "memory-bound", "mixed", "unknown")
+LABELS = ("balanced", "compute-bound", "latency-bound", "memory-bound", "unknown")
 # the busiest memory level: DRAM, L1/TEX or L2 when the export has each level's throughput,
 # "cache" when it only shows that a cache (not DRAM) is the busiest
 LEVELS = ("dram", "cache", "unknown", "l1", "l2")
@@ -50,7 +64,8 @@ Summary = dict[str, Any]
 
 
 def bound_label(memory_pct: float | None, sm_pct: float | None) -> str:
-    """'memory-bound', 'compute-bound', 'latency-bound', 'mixed' or 'unknown' (see module doc)."""
+    """'memory-bound', 'compute-bound', 'latency-bound', 'balanced' or 'unknown', by ncu's
+    SOLBottleneck thresholds (see module doc)."""
     m = np.array([np.nan if memory_pct is None else memory_pct])
     s = np.array([np.nan if sm_pct is None else sm_pct])
     return LABELS[int(_labels(m, s)[0])]
@@ -58,11 +73,14 @@ def bound_label(memory_pct: float | None, sm_pct: float | None) -> str:
 
 def _labels(memory: np.ndarray, sm: np.ndarray) -> np.ndarray:
     m, s = np.nan_to_num(memory), np.nan_to_num(sm)
-    busy = np.maximum(m, s) >= BUSY_PCT
-    out = np.full(len(m), LABELS.index("mixed"))
-    out[(m < IDLE_PCT) & (s < IDLE_PCT)] = LABELS.index("latency-bound")
-    out[busy & (m >= s)] = LABELS.index("memory-bound")
-    out[busy & (m < s)] = LABELS.index("compute-bound")
+    high = np.maximum(m, s)
+    # ncu names a side when one is near peak, or when it leads by the balanced threshold
+    leads = (high >= HIGH_PCT) | (np.abs(m - s) >= BALANCED_GAP_PCT)
+    out = np.full(len(m), LABELS.index("balanced"))
+    out[(m < LATENCY_PCT) & (s < LATENCY_PCT)] = LABELS.index("latency-bound")
+    named = (high >= LATENCY_PCT) & leads
+    out[named & (m > s)] = LABELS.index("memory-bound")
+    out[named & (m <= s)] = LABELS.index("compute-bound")  # ncu: sm >= mem points at compute
     # a side the export lacks is unknown, not 0: without both, no label can be named
     out[np.isnan(memory) | np.isnan(sm)] = LABELS.index("unknown")
     return out
@@ -177,9 +195,6 @@ def _num(x: float, digits: int | None = None) -> float | int | None:
 def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
     """The summary of launch row ``i``: the fields a record keeps for one launch."""
     f = t.fields
-    stalls = [(float(v[i]), reason) for reason, v in t.stalls.items() if not np.isnan(v[i])]
-    total = sum(v for v, _ in stalls)
-    top = sorted(stalls, key=lambda s: (-s[0], s[1]))[:TOP_STALLS]
     return {
         "index": i,
         "id": t.ids[i],
@@ -208,12 +223,28 @@ def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "flops": _num(d.flops[i]),
         "flops_per_s": _num(d.flops_per_s[i], 0),
         "arithmetic_intensity": _num(d.intensity[i], 3),
-        "top_stalls": [{"reason": reason, "value": round(v, 3), "share_pct": round(100 * v / total, 1) if total else None,
-                        "source": t.stall_source} for v, reason in top if v > 0],
+        **launch_stalls(t, i),
         "bound": LABELS[int(d.bound[i])],
         "ncu_rules": t.rules.get(i, []),
         "unparsed_units": t.problems.get(i, []),
         **_derived_flag(d, i),
+    }
+
+
+def launch_stalls(t: LaunchTable, i: int) -> Summary:
+    """Launch row ``i``'s warp stalls as ncu defines them (analysis/ncu_stalls.py):
+    ``top_stalls`` (each with its % of warp-active cycles as ``share_pct``, None where the export
+    cannot give it) and ``stall_states`` (source, captured and missing states, coverage)."""
+    values = {reason: float(v[i]) for reason, v in t.stalls.items() if not np.isnan(v[i])}
+    if not values or t.stall_source is None:
+        return {"top_stalls": [], "stall_states": None}
+    b = breakdown(values, t.stall_source, t.text["cc"][i], TOP_STALLS)
+    return {
+        "top_stalls": [{"reason": reason, "value": round(v, 3), "share_pct": None if pct is None else round(pct, 1),
+                        "source": b.source} for reason, v, pct in b.top],
+        "stall_states": {"source": b.source, "captured": list(b.captured),
+                         "missing": None if b.missing is None else list(b.missing),
+                         "coverage_pct": None if b.coverage_pct is None else round(b.coverage_pct, 1)},
     }
 
 

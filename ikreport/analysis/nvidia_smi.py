@@ -5,6 +5,8 @@ spaces; some keys end in a space; values may carry ``[Deprecated; …]`` notes o
 ``N/A``). Each GPU starts at a line ``GPU 00000000:01:00.0``. The default table: a banner
 with driver and CUDA versions, then a three-line block per GPU (name, bus id, memory,
 power, persistence, ECC, MIG). Several GPUs in one file are several GPUs.
+``nvidia-smi --query-gpu`` CSV (a header row of field names) is recognised only to be refused
+by name: it holds just the fields it asked for.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ NOT_A_VALUE = {"N/A", "", "Requested functionality has been deprecated", "Not av
 TABLE_BANNER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s+(?P<driver>\S+)\s+CUDA Version:\s+(?P<cuda>\S+)")
 TABLE_GPU1 = re.compile(r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off)\s+\|\s+(?P<bus>\S+)\s+(?P<disp>\S+)\s+\|\s+(?P<ecc>.*?)\s+\|$")
 TABLE_GPU2 = re.compile(r"^\|\s+(?P<fan>\S+)\s+(?P<temp>\S+)\s+(?P<perf>P\d+|N/A)\s+(?P<power>.*?)\s+\|\s+(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB\s+\|\s+(?P<util>\S+)\s+(?P<mode>.*?)\s+\|$")
+# The header row of 'nvidia-smi --query-gpu=... --format=csv': field names, some with a unit
+# ("index, name, memory.total [MiB], utilization.gpu [%]").
+QUERY_HEADER = re.compile(r"^\s*[a-z][a-z0-9_.]*(?: \[[^\]\n]+\])?(?:, [a-z][a-z0-9_.]*(?: \[[^\]\n]+\])?)+\s*$",
+                          re.MULTILINE)
 TABLE_GPU3 = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>.*?)\s+\|$")
 
 
@@ -182,4 +188,7 @@ def parse_nvidia_smi(text: str, name: str) -> dict[str, Any]:
         return parse_query(text, name)
     if "NVIDIA-SMI" in text:
         return parse_table(text, name)
+    if QUERY_HEADER.match(text.lstrip("\ufeff")):
+        raise NvidiaSmiError(f"{name}: 'nvidia-smi --query-gpu' CSV output, which holds only the fields it asked "
+                             "for; save 'nvidia-smi -q' (or plain 'nvidia-smi') to a file instead")
     raise NvidiaSmiError(f"{name}: not nvidia-smi output; save 'nvidia-smi -q' (or plain 'nvidia-smi') to a file")

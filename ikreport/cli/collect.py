@@ -41,7 +41,7 @@ def collect() -> None:
 @click.option("--nvtx-include", multiple=True, help="Profile only inside these NVTX ranges (repeatable).")
 @click.option("--ncu-version", help="With --from-csv: the ncu version that profiled, as you state it.")
 @click.option("--driver", help="With --from-csv: the NVIDIA driver version it ran under, as you state it.")
-@archive_option(required=True)
+@archive_option()
 @context_options
 def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, archive: Path,
                 limitations: tuple[str, ...], context_file: Path | None, **options: Any) -> None:
@@ -100,7 +100,7 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
 @collect.command("env")
 @click.option("--from-nvidia-smi", "from_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Import saved 'nvidia-smi -q' or 'nvidia-smi' output instead of querying this machine.")
-@archive_option(required=True)
+@archive_option()
 @context_options
 def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, ...], context_file: Path | None,
                 **fields: Any) -> None:
@@ -121,7 +121,7 @@ def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, .
 @click.option("--size-mib", "sizes", type=int, multiple=True, help="Buffer sizes in MiB [default: 256 512 1024].")
 @click.option("--warmup", type=int, default=3, show_default=True)
 @click.option("--repeats", type=int, default=10, show_default=True, help="Timed copies per size.")
-@archive_option(required=True)
+@archive_option()
 @context_options
 def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | None, backend: str | None,
                       sizes: tuple[int, ...], warmup: int, repeats: int, archive: Path,

@@ -17,7 +17,7 @@ import click
 
 from ikreport import __version__
 from ikreport.cli.collect import collect
-from ikreport.cli.options import archive_argument, archive_option, terminal_progress
+from ikreport.cli.options import archive_argument, archive_option, default_archive, terminal_progress
 from ikreport.errors import IkreportError
 from ikreport.formatting import plural
 
@@ -93,12 +93,12 @@ def list_records(archive: Path) -> None:
 
 
 @cli.command()
-@archive_argument
+@archive_argument(resolve=False)
 @click.option("--site", "site", metavar="URL_OR_DIR",
               help="Check a built or published site instead: every record in its manifest.json hashes to its id.")
 @click.option("--no-cache", is_flag=True,
               help="Parse and validate every record, even those validated before (every file is re-hashed anyway).")
-def verify(archive: Path, site: str | None, no_cache: bool) -> None:
+def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
     """Re-hash every file of ARCHIVE and check every record and reference.
 
     One line per problem; exit status 1 if there is any.
@@ -119,7 +119,7 @@ def verify(archive: Path, site: str | None, no_cache: bool) -> None:
         click.echo(f"{site}: {plural(checked, 'record', 'records')} verified against manifest.json")
         return
     with terminal_progress("files checked") as progress:
-        verified = verify_archive(Archive.open(archive), use_cache=not no_cache, progress=progress)
+        verified = verify_archive(Archive.open(default_archive(archive)), use_cache=not no_cache, progress=progress)
     for line in verified.notes:
         click.echo(f"note: {safe_text(line)}", err=True)
     for line in verified.problems:
@@ -131,7 +131,7 @@ def verify(archive: Path, site: str | None, no_cache: bool) -> None:
 
 
 @cli.command()
-@archive_argument
+@archive_argument(demo=True)
 @click.option("-o", "--output", default="site", show_default=True, type=click.Path(file_okay=False, path_type=Path),
               help="Site folder to write (replaced as a whole when the build succeeds).")
 @click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -146,18 +146,27 @@ def verify(archive: Path, site: str | None, no_cache: bool) -> None:
               help="Leave raw blobs larger than this out of the site (their hashes stay on the pages).")
 def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path | None, reports_dir: Path | None,
           strict: bool, max_blob_mb: float) -> None:
-    """Build the static HTML + Markdown site of ARCHIVE [default: sample_evidence]."""
+    """Build the static HTML + Markdown site of ARCHIVE.
+
+    ARCHIVE defaults to the archive found from the working directory upward, else (as a demo)
+    sample_evidence.
+    """
     from ikreport.store.archive import Archive
     from ikreport.site.build import build_site
+    from ikreport.terminal import safe_text
 
     with terminal_progress("record pages rendered") as progress:
         result = build_site(Archive.open(archive), output, templates=templates, cache_dir=cache_dir,
                             reports_dir=reports_dir, strict=strict, max_blob_mb=max_blob_mb, progress=progress)
-    for warning in result.warnings:
-        click.echo(f"Warning: {warning}", err=True)
+    warnings = result.findings + result.warnings
+    for warning in warnings:  # findings quote report text and file names: escaped
+        click.echo(f"Warning: {safe_text(warning)}", err=True)
     left_out = f", {result.blobs_left_out} large blobs left out" if result.blobs_left_out else ""
     counts = f"{plural(result.records, 'record', 'records')}, {plural(result.claims, 'claim', 'claims')}"
     click.echo(f"{output}: {plural(result.pages, 'page', 'pages')} ({counts}{left_out})")
+    if warnings:
+        strict_note = "; --strict makes the IK2xx ones fail ('ikreport check' lists them)" if result.findings else ""
+        click.echo(f"{plural(len(warnings), 'warning', 'warnings')}{strict_note}", err=True)
 
 
 @cli.command()
@@ -191,16 +200,26 @@ def publish(site: Path, remote: str, branch: str, no_history: bool, message: str
               help="The repository to add the workflow to.")
 @click.option("--archive", "archive_path", default="evidence", show_default=True,
               help="The archive folder, relative to the repository.")
-@click.option("--install", default="ikreport", show_default=True,
-              help="What the workflow pip-installs (a version, a git URL, a path).")
+@click.option("--install", metavar="SPEC",
+              help="What the workflow pip-installs instead of this ikreport's wheel (a git URL at a commit, a path).")
+@click.option("--wheel", type=click.Path(dir_okay=False, path_type=Path),
+              help="The ikreport wheel to copy into the repository [default: one built from this ikreport].")
 @click.option("--main", "main_branch", default="main", show_default=True, help="The branch whose pushes deploy.")
 @click.option("--force", is_flag=True, help="Replace an existing workflow file.")
-def init_pages(repo: Path, archive_path: str, install: str, main_branch: str, force: bool) -> None:
-    """Write .github/workflows/ikreport-pages.yml: GitHub builds the site and deploys it to Pages."""
+def init_pages(repo: Path, archive_path: str, install: str | None, wheel: Path | None, main_branch: str,
+               force: bool) -> None:
+    """Write .github/workflows/ikreport-pages.yml: GitHub builds the site and deploys it to Pages.
+
+    The workflow installs the ikreport you run now: its wheel is copied into .github/ikreport/
+    (commit it with the workflow), unless --install names something else to install.
+    """
     from ikreport.commands.publish import init_pages as write
 
-    path = write(repo, archive=archive_path, install=install, main=main_branch, force=force)
-    click.echo(f"{path}: written; in the repository's Settings > Pages, set Source to 'GitHub Actions'")
+    if install is not None and wheel is not None:
+        raise click.UsageError("give --install or --wheel, not both")
+    path, placed = write(repo, archive=archive_path, install=install, main=main_branch, force=force, wheel=wheel)
+    commit = f"commit it and {placed}; " if placed else ""
+    click.echo(f"{path}: written; {commit}in the repository's Settings > Pages, set Source to 'GitHub Actions'")
 
 
 @cli.command()
@@ -242,7 +261,7 @@ def supersede(old: str, new: str, reason: str, archive: Path) -> None:
 
 
 @cli.command("check")
-@archive_argument
+@archive_argument()
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder of Markdown reports [default: ARCHIVE/reports].")
 @click.option("--strict", is_flag=True, help="Warnings fail too.")

@@ -17,31 +17,55 @@ DEFAULT_ARCHIVE = "sample_evidence"
 ARCHIVE_ENV = "IKREPORT_ARCHIVE"
 
 
-def archive_option(required: bool = False) -> Any:
-    """The ``--archive``/``-a`` option, also read from IKREPORT_ARCHIVE."""
-    # click enforces required=True only when no default is passed at all (not even None)
-    extra: dict[str, Any] = {"required": True} if required else {"default": DEFAULT_ARCHIVE, "show_default": True}
+def archive_option() -> Any:
+    """The ``--archive``/``-a`` option, also read from IKREPORT_ARCHIVE; when neither is given,
+    the archive found from the working directory upward (see default_archive)."""
+
+    def decorate(f: Any) -> Any:
+        @functools.wraps(f)
+        def command(*args: Any, archive: Path | None, **kwargs: Any) -> Any:
+            return f(*args, archive=default_archive(archive), **kwargs)
+
+        return _archive_flag()(command)
+
+    return decorate
+
+
+def _archive_flag() -> Any:
     return click.option(
-        "--archive", "-a", "archive", type=click.Path(file_okay=False, path_type=Path),
-        envvar=ARCHIVE_ENV, show_envvar=True, help="Archive folder (records/ and blobs/).", **extra,
+        "--archive", "-a", "archive", type=click.Path(file_okay=False, path_type=Path), default=None,
+        envvar=ARCHIVE_ENV, show_envvar=True,
+        help="Archive folder (records/ and blobs/) [default: the one found from the working directory upward].",
     )
 
 
-def archive_argument(f: Any) -> Any:
-    """An optional positional ARCHIVE, a shorthand for ``--archive`` (which IKREPORT_ARCHIVE sets too)."""
+def default_archive(archive: Path | None, demo: bool = False) -> Path:
+    """The archive named, else the one found from the working directory upward; only ``build``
+    (``demo``) falls back to the sample archive, so no command writes into it by default."""
+    from ikreport.store.discover import choose_archive
 
-    @functools.wraps(f)
-    def command(*args: Any, archive_arg: Path | None, archive: Path, **kwargs: Any) -> Any:
-        if archive_arg is not None:
-            source = click.get_current_context().get_parameter_source("archive")
-            if source is click.core.ParameterSource.COMMANDLINE and archive != archive_arg:
-                raise click.UsageError("give the archive as ARCHIVE or --archive, not both")
-            archive = archive_arg  # named on the command line, it wins over IKREPORT_ARCHIVE
-        return f(*args, archive=archive, **kwargs)
+    return choose_archive(archive, Path.cwd(), Path(DEFAULT_ARCHIVE) if demo else None)
 
-    command = click.argument("archive_arg", metavar="[ARCHIVE]", required=False,
-                             type=click.Path(file_okay=False, path_type=Path))(command)
-    return archive_option()(command)
+
+def archive_argument(demo: bool = False, resolve: bool = True) -> Any:
+    """An optional positional ARCHIVE, a shorthand for ``--archive`` (which IKREPORT_ARCHIVE sets too).
+    ``resolve=False`` leaves an unnamed archive None, for a command that may not need one."""
+
+    def decorate(f: Any) -> Any:
+        @functools.wraps(f)
+        def command(*args: Any, archive_arg: Path | None, archive: Path | None, **kwargs: Any) -> Any:
+            if archive_arg is not None:
+                source = click.get_current_context().get_parameter_source("archive")
+                if source is click.core.ParameterSource.COMMANDLINE and archive != archive_arg:
+                    raise click.UsageError("give the archive as ARCHIVE or --archive, not both")
+                archive = archive_arg  # named on the command line, it wins over IKREPORT_ARCHIVE
+            return f(*args, archive=default_archive(archive, demo) if resolve else archive, **kwargs)
+
+        command = click.argument("archive_arg", metavar="[ARCHIVE]", required=False,
+                                 type=click.Path(file_okay=False, path_type=Path))(command)
+        return _archive_flag()(command)
+
+    return decorate
 
 
 def context_options(f: Any) -> Any:

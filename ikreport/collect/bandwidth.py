@@ -54,7 +54,7 @@ def measure_bandwidth(archive: Archive, context: Context, *, sizes_mib: list[int
                       backend: str | None = None, progress: Progress | None = None) -> str:
     """Measure device-to-device copy bandwidth on this machine and store it as a record; return its id."""
     chosen = bandwidth_run.available_backend(backend)
-    raw_env, env = snapshot()  # the GPU's state as the copies start; written only if they make sense
+    raw_env, env = snapshot(bandwidth_run.NO_GPU_HINT)  # the GPU's state as the copies start; written only if they make sense
     result = bandwidth_run.measure(chosen, [s * bandwidth_run.MiB for s in sizes_mib], warmup, repeats, progress)
     if not result["samples"]:
         raise bandwidth_run.tools.ToolError("the bandwidth measurement gave no samples")

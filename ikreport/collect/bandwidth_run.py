@@ -19,6 +19,8 @@ from ikreport.progress import Progress
 MiB = 1 << 20
 DEFAULT_SIZES_MIB = (256, 512, 1024)  # H200 L2 is 60 MiB (B200: 126 MiB): every size is far beyond it
 BACKENDS = ("cupy", "torch", "nvcc")
+IMPORT_INSTEAD = "or import saved output with --from-babelstream FILE or --from-nvbandwidth FILE"
+NO_GPU_HINT = f"a live measurement needs an NVIDIA GPU and its driver; {IMPORT_INSTEAD}"
 
 
 def available_backend(wanted: str | None) -> str:
@@ -32,7 +34,7 @@ def available_backend(wanted: str | None) -> str:
     for name in ("cupy", "torch"):
         if importlib.util.find_spec(name) is not None:
             return name
-    tools.find("nvcc")  # raises with an install hint when absent too
+    tools.find("nvcc", f"install CuPy, PyTorch or the CUDA toolkit on the GPU machine, {IMPORT_INSTEAD}")
     return "nvcc"
 
 

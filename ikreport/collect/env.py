@@ -87,9 +87,10 @@ def _nvml_bus_width(parsed: dict[str, Any]) -> bool:
         return False
 
 
-def snapshot() -> tuple[bytes, dict[str, Any]]:
-    """Run nvidia-smi now: (its raw -q output, the parsed environment)."""
-    result = tools.run(["nvidia-smi", "-q"], timeout=120)
+def snapshot(hint: str | None = None) -> tuple[bytes, dict[str, Any]]:
+    """Run nvidia-smi now: (its raw -q output, the parsed environment). ``hint``: what the
+    command offers instead when nvidia-smi is missing (each imports saved output its own way)."""
+    result = tools.run(["nvidia-smi", "-q"], timeout=120, hint=hint)
     if result.returncode != 0:
         said = (result.stdout + result.stderr).strip().splitlines()
         raise tools.ToolError(f"nvidia-smi -q failed (exit {result.returncode}): {said[0] if said else 'no output'}")

@@ -14,7 +14,7 @@ from ikreport.store import records
 from ikreport.analysis.ncu import Profile, read_exports
 import numpy as np
 
-from ikreport.analysis.ncu_summary import BUSY_PCT, IDLE_PCT, LABELS
+from ikreport.analysis.ncu_summary import LABELS, SOL_RULE
 from ikreport.store.archive import Archive
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.ncu_session import SESSION_ROLE, check_session, method, observed_limitation, provenance_data, split_session
@@ -38,9 +38,8 @@ LIMIT_IMPORTED = (
     "longer than in the running program."
 )
 LIMIT_BOUND = (
-    f"The bound label is a rule of thumb: memory- or compute-bound when that unit is at or "
-    f"above {BUSY_PCT:g}% of its peak, latency-bound when both are below {IDLE_PCT:g}%, mixed "
-    "in between; it names the busiest unit, not the cause."
+    f"The bound label follows {SOL_RULE}. It names the busiest unit, not the cause, and "
+    "ncu's Memory Throughput is the busiest of L1, L2 and DRAM (DRAM alone where the export lacks it)."
 )
 LIMIT_NO_STALLS = "No warp-stall metrics were captured, so stall reasons are not known."
 LIMIT_NO_SOL = (

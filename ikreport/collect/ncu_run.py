@@ -198,7 +198,8 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
     version = ncu_version()
     if progress:
         progress.step("environment before profiling")
-    raw_before, before = snapshot()  # written only once profiling has worked: a failure leaves nothing
+    # written only once profiling has worked: a failure leaves nothing
+    raw_before, before = snapshot("a live profile needs an NVIDIA GPU and its driver; or import an export with --from-csv")
     with tempfile.TemporaryDirectory(prefix="ikreport-ncu-") as tmp:
         report = Path(tmp) / "profile.ncu-rep"
         argv = ["ncu", *options.argv(), "--export", str(report), "--force-overwrite", *command]
@@ -231,9 +232,10 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
 
 def import_report(archive: Archive, context: Context, report: Path, progress: Progress | None = None) -> str:
     """Export an existing .ncu-rep with ncu and store it with its record; return the record's id."""
-    tools.find("ncu")
-    if not report.is_file():
-        raise tools.ToolError(f"{report}: no such report file")
+    if not report.is_file():  # before looking for ncu: a mistyped path is the first thing to fix
+        raise tools.ToolError(f"{report}: no such file; give the path of an existing .ncu-rep report")
+    tools.find("ncu", "install Nsight Compute, or export the report's CSV pages on a machine that has it "
+                      "and import them with --from-csv")
     pages = _export(report, progress, ("raw", "details", "session"))
     # the session page says how the report was made, and which ncu made it: the local ncu
     # only exported it, and may be another release

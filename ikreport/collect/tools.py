@@ -27,17 +27,19 @@ class Result:
     stderr: str
 
 
-def find(tool: str) -> str:
-    """The path of ``tool`` on PATH; ToolError with the install hint when it is missing."""
+def find(tool: str, hint: str | None = None) -> str:
+    """The path of ``tool`` on PATH; ToolError with ``hint`` (what the command that needs it
+    offers instead), else the tool's install hint, when it is missing."""
     path = shutil.which(tool)
     if path is None:
-        raise ToolError(f"{tool}: not found on PATH; {INSTALL_HINT.get(tool, 'install it')}")
+        raise ToolError(f"{tool}: not found on PATH; {hint or INSTALL_HINT.get(tool, 'install it')}")
     return path
 
 
-def run(argv: list[str], timeout: float | None = None) -> Result:
-    """Run a tool to completion, capturing its output as text; never raises on a bad exit."""
-    exe = find(argv[0])
+def run(argv: list[str], timeout: float | None = None, hint: str | None = None) -> Result:
+    """Run a tool to completion, capturing its output as text; never raises on a bad exit.
+    ``hint``: as for find."""
+    exe = find(argv[0], hint)
     try:
         done = subprocess.run([exe, *argv[1:]], capture_output=True, text=True, errors="replace",
                               timeout=timeout, check=False)

@@ -15,6 +15,7 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
   IK109 bad supersession       a record given two successors, one of another kind, or a cycle
   IK201 superseded citation    a report cites a record a supersession replaces
   IK202 report cites nothing   a report with no citation
+  IK203 null value             a report asks for a value the record holds as null (shown n/a)
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ RULES = {
     "IK104": "ambiguous citation", "IK105": "malformed citation", "IK106": "bad value path",
     "IK107": "bad front matter", "IK108": "damaged record", "IK109": "bad supersession",
     "IK201": "superseded citation",
-    "IK202": "report cites nothing",
+    "IK202": "report cites nothing", "IK203": "null value",
 }
 
 

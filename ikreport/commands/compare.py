@@ -25,6 +25,7 @@ from ikreport.errors import RecordError
 from ikreport.kinds.comparison import NAME as COMPARISON
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store.profile_data import durations_by_kernel
+from ikreport.formatting import with_article
 
 DEFAULT_THRESHOLD_PCT = 5.0
 DEFAULT_MIN_SAMPLES = 3
@@ -132,7 +133,7 @@ def compare_records(archive: Archive, a: str, b: str, threshold_pct: float, min_
     ra, rb = archive.load(a_id), archive.load(b_id)
     for rid, rec in ((a_id, ra), (b_id, rb)):
         if rec["kind"] != NCU_PROFILE:
-            raise RecordError(f"{rid[:12]}: is a {rec['kind']} record; compare takes two {NCU_PROFILE} records")
+            raise RecordError(f"{rid[:12]}: is {with_article(rec['kind'])} record; compare takes two {NCU_PROFILE} records")
     env_a = archive.load(ra["environment"]) if ra.get("environment") else None
     env_b = archive.load(rb["environment"]) if rb.get("environment") else None
     result = compare_profiles(ra, rb, env_a, env_b, threshold_pct, min_samples, archive.read_blob)

@@ -295,16 +295,27 @@ def _workflow_value(option: str, value: str) -> str:
     return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
 
 
-def init_pages(repo: Path, *, archive: str, install: str, main: str, force: bool) -> Path:
+def init_pages(repo: Path, *, archive: str, install: str | None, main: str, force: bool,
+               wheel: Path | None = None) -> tuple[Path, str | None]:
+    """Write the Pages workflow; return its path and the wheel it installs (its path in the
+    repository), or None when it installs ``install`` instead. With no ``install`` the wheel of
+    the running ikreport (``wheel``, or one built now) is copied into the repository."""
     path = repo / WORKFLOW_PATH
-    values = {"archive": _workflow_value("--archive", archive), "install": _workflow_value("--install", install),
-              "main": _workflow_value("--main", main)}
+    values = {"archive": _workflow_value("--archive", archive), "main": _workflow_value("--main", main)}
+    if install is not None:
+        values["install"] = _workflow_value("--install", install)
     if path.exists() and not force:
         raise PublishError(f"{path}: already exists; pass --force to replace it")
+    placed = None
+    if install is None:  # checked and refused above before anything is written
+        from ikreport.commands.own_wheel import place_wheel
+
+        placed = place_wheel(repo, wheel)
+        values["install"] = _workflow_value("--wheel", f"./{placed}")
     text = WORKFLOW.format(version=__version__, main_text=main, **values)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, "utf-8")
     except OSError as exc:
         raise PublishError(f"{path}: cannot write ({exc.strerror})") from exc
-    return path
+    return path, placed

@@ -24,7 +24,7 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
     data = record["data"]
     cites = [record_id, data["a"], data["b"]]
     counts = ", ".join(f"{n} {v}" for v, n in data["verdicts"].items()) or "no kernels"
-    text = f"Of {len(data['kernels'])} kernels: {counts}."
+    text = f"Of {plural(len(data['kernels']), 'kernel', 'kernels')}: {counts}."
     if not data["like_for_like"]:
         fields = ", ".join(f"{d['field']} ({d['why']})" for d in data["differences"])
         text += f" The profiles are not like-for-like ({fields}), so no difference is called."
@@ -32,7 +32,8 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
     us = _digits(data)
     for k in [k for k in data["kernels"] if k["ratio"] is not None][:MAX_KERNEL_CLAIMS]:
         text = (f"{short_kernel(k['kernel'])}: {fmt_duration_us(k['b_median_us'], us)} in B against "
-                f"{fmt_duration_us(k['a_median_us'], us)} in A (median of {k['launches']} matched launches, "
+                f"{fmt_duration_us(k['a_median_us'], us)} in A "
+                f"(median of {plural(k['launches'], 'matched launch', 'matched launches')}, "
                 f"B/A {k['ratio']:.3f}): {k['verdict']}, {k['reason']}.")
         claims.append(make_claim("comparison-kernel", k["kernel"], record_id, text, cites, [CAVEAT_VERDICT],
                                  records, k["kernel"]))

@@ -6,6 +6,7 @@ from typing import Any
 
 from ikreport.claims.model import Record
 from ikreport.kinds.base import Facts, Kind, PageContext, Tables, na
+from ikreport.terminal import safe_text as t
 
 NAME = "environment"
 
@@ -47,4 +48,16 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
     return {"facts": facts, "tables": tables}
 
 
-KIND = Kind(NAME, view=view)
+def show(record: Record) -> list[str]:
+    """``ikreport show``'s lines: driver and CUDA, then each GPU's memory, power limit and top clocks."""
+    d = record["data"]
+    lines = [f"  driver:    {t(na(d.get('driver')))}, CUDA {t(na(d.get('cuda')))}"]
+    for i, g in enumerate(d["gpus"]):
+        parts = [f"memory {na(g.get('memory_total_mib'), ' MiB')}", f"power limit {na(g.get('power_limit_w'), ' W')}"]
+        if g.get("max_sm_clock_mhz") is not None or g.get("max_memory_clock_mhz") is not None:
+            parts.append(f"max clocks SM {na(g.get('max_sm_clock_mhz'))} / memory {na(g.get('max_memory_clock_mhz'))} MHz")
+        lines.append(f"  {f'gpu {i}:':<10} {t(na(g.get('name')))}: {', '.join(parts)}")
+    return lines
+
+
+KIND = Kind(NAME, view=view, show=show)

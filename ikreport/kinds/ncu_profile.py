@@ -9,12 +9,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ikreport.analysis.ncu_clocks import clock_fact
-from ikreport.analysis.ncu_summary import BUSY_PCT, FULL_OCCUPANCY_PCT, IDLE_PCT, TIE, bound_label
+from ikreport.analysis.ncu_summary import FULL_OCCUPANCY_PCT, HIGH_PCT, LABELS, LATENCY_PCT, SOL_RULE, TIE, bound_label
 from ikreport.claims.datasheet import compute_peak_tflops, max_sm_clock_hz
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, rows_data
+from ikreport.kinds.ncu_stall_claims import stall_shares, stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
@@ -26,16 +27,17 @@ TOP_KERNELS = 5
 
 CAVEAT_SHARE = "Shares are of profiled GPU time (the sum of kernel durations under ncu), not of wall time."
 CAVEAT_BOUND = (
-    f"Speed-of-light rule: a unit at or above {BUSY_PCT:g}% of its peak is the limiter; both below "
-    f"{IDLE_PCT:g}% means latency-bound. The label is for the kernel's most common label across its launches."
+    f"The label follows {SOL_RULE}. SM is sm__throughput; memory is ncu's Memory Throughput "
+    "(gpu__compute_memory_throughput), or DRAM throughput where the export lacks it, as the claim says. "
+    "It is the kernel's most common label across the launches the record holds."
 )
 CAVEAT_OCCUPANCY = (
     "The limiter is the smallest per-resource block limit: it says what caps occupancy, "
     "not whether more occupancy would make the kernel faster."
 )
 CAVEAT_NCU_RULES = ("These are ncu's own rule findings, quoted from the export as ncu wrote them for the "
-                    "kernel's first launch; ikreport's bound label follows its own 60/40 rule of thumb.")
-CAVEAT_STALLS = "Stall reasons are shares of the stall metrics ncu collected for the kernel's first launch."
+                    "kernel's first launch; ikreport's bound label applies the thresholds of ncu's SOLBottleneck "
+                    "rule to the numbers in the record.")
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
 
@@ -58,7 +60,7 @@ def show(record: Mapping[str, Any]) -> list[str]:
     for k in data["kernels"][:10]:
         lines.append(
             f"    {fmt_pct(k['share_pct']):>7}  {fmt_duration_us(k['total_us']):>10}  x{k['launches']:<5} "
-            f"{t(k['bound']):<14} {t(k['kernel'][:70])}"
+            f"{t(kernel_label(data, k)[0]):<14} {t(k['kernel'][:70])}"
         )
     return lines
 
@@ -112,7 +114,7 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
                     f"launch{'es' if kernel['launches'] != 1 else ''}"
                     f"{', derived from elapsed cycles over the SM clock' if kernel.get('duration_derived') else ''}.")
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
-        bound = _bound_text(short, kernel, first)
+        bound = _bound_text(short, kernel, first, data)
         if bound:
             claims.append(make_claim("kernel-bound", name, record_id, bound, cites, [CAVEAT_BOUND], records, name))
         occupancy = _occupancy_text(short, first)
@@ -123,13 +125,10 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         if findings:
             claims.append(make_claim("kernel-ncu-rules", name, record_id, findings, cites, [CAVEAT_NCU_RULES],
                                      records, name))
-        if first.get("top_stalls"):
-            reasons = ", ".join(
-                f"{s['reason']} ({fmt_pct(s['share_pct'])})" for s in first["top_stalls"] if s["share_pct"] is not None
-            )
-            if reasons:
-                text = f"{short}'s warps stall most on {reasons} of the stall metrics collected."
-                claims.append(make_claim("kernel-stalls", name, record_id, text, cites, [CAVEAT_STALLS], records, name))
+        stalls = stalls_text(short, first)
+        if stalls:
+            caveats = stalls_caveats(data, kernel, TOP_KERNELS)
+            claims.append(make_claim("kernel-stalls", name, record_id, stalls, cites, caveats, records, name))
     return claims
 
 
@@ -153,11 +152,25 @@ def clock_claims(record_id: str, record: Record, records: RecordSet) -> list[Cla
     return [make_claim("profile-clock", "", record_id, text + ".", [record_id], [CAVEAT_CLOCK], records)]
 
 
-def _bound_text(short: str, kernel: dict, first: dict) -> str | None:
+def kernel_label(data: dict, kernel: dict) -> tuple[str, int, int]:
+    """(label, launches with it, launches judged): the kernel's most common bound label under
+    today's rule (bound_label), re-derived from the launches the record holds, so a record
+    imported under an older rule reads right; its first launch alone when the record keeps
+    only some launches. Ties go to the label first in LABELS."""
+    launches = [s for s in data["launches"] if s["kernel"] == kernel["kernel"]]
+    if not data.get("launches_complete", True) or not launches:
+        launches = [first_launch(data, kernel)]
+    votes = [bound_label(s.get("memory_pct"), s.get("sm_pct")) for s in launches]
+    label = min(set(votes), key=lambda x: (-votes.count(x), LABELS.index(x)))
+    return label, votes.count(label), len(votes)
+
+
+def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None) -> str | None:
     """The bound claim; when the export lacks one side of the speed-of-light pair, what is known
-    and that no bound is named (a missing side is unknown, never 0); None when it has neither."""
-    label = kernel["bound"]
+    and that no bound is named (a missing side is unknown, never 0); None when it has neither.
+    Without the record's ``data``, the first launch alone is judged."""
     mem, sm = first.get("memory_pct"), first.get("sm_pct")
+    label, count, judged = kernel_label(data, kernel) if data else (bound_label(mem, sm), 1, 1)
     if label == "unknown" or mem is None or sm is None:
         if mem is None and sm is None:
             return None
@@ -166,32 +179,41 @@ def _bound_text(short: str, kernel: dict, first: dict) -> str | None:
                       "SM throughput")
         return f"{short}: {known} not captured, so no bound is named (first launch)."
     level = MEMORY_LEVEL.get(first.get("memory_level", "unknown"), "")
-    memory = f"memory {fmt_pct(mem)} of peak ({level})" if mem is not None else "memory throughput not in the export"
+    memory = f"memory {fmt_pct(mem)} of peak ({level})"
     if first.get("memory_level") in ("cache", "l1", "l2") and first.get("dram_pct") is not None:
         memory = f"memory {fmt_pct(mem)} of peak ({level.split(',')[0]}; DRAM {fmt_pct(first['dram_pct'])})"
-    compute = f"SM {fmt_pct(sm)} of peak" if sm is not None else "SM throughput not in the export"
-    of = f" in {kernel['bound_launches']} of {kernel['launches']} launches" if kernel["launches"] > 1 else ""
-    return f"{short} is {label}{of}: {memory}, {compute} (first launch)."
+    of = f" in {count} of {judged} launches" if judged > 1 else ""
+    return (f"{short} is {label} by ncu's SOLBottleneck thresholds{of}: {memory}, SM {fmt_pct(sm)} of peak "
+            "(first launch).")
 
 
-# ncu's SOLBottleneck rule opens with which side it found busier; ikreport's label may differ
-SOL_SIDE = {"Memory is more heavily utilized": "memory-bound", "Compute is more heavily utilized": "compute-bound"}
+# ncu's SOLBottleneck finding opens with the branch it took (its wording across 2021-2025
+# releases); each maps to the label ikreport gives that branch. "High Throughput" ("utilizing
+# greater than 80%") names no side in its opening, so it is not compared.
+SOL_SIDE = {"Memory is more heavily utilized": "memory-bound", "Compute is more heavily utilized": "compute-bound",
+            "Compute and Memory are well-balanced": "balanced",
+            "This kernel grid is too small": "latency-bound",
+            "All launches of this workload use grids": "latency-bound",
+            "This kernel exhibits low compute throughput": "latency-bound",
+            "This workload exhibits low compute throughput": "latency-bound"}
 
 
 def _ncu_rules_text(short: str, kernel: dict, first: dict) -> str | None:
     """ncu's own rule findings for the kernel's first launch, quoted, and a note when ncu's
-    speed-of-light rule names the other side than ikreport's label (issue 14 item 2)."""
+    SOLBottleneck finding is another branch than ikreport's label of that launch (issue 14
+    item 2): the thresholds agree, so this shows where the numbers differ (a DRAM-only
+    memory side, rounding)."""
     rules = [r for r in first.get("ncu_rules") or [] if r.get("description")]
     if not rules:
         return None
     quoted = " ".join(f"{r.get('rule') or r.get('section') or 'rule'}"
                       f"{' (' + r['type'] + ')' if r.get('type') else ''}: {r['description']}" for r in rules)
     text = f"ncu's rules on {short} (first launch) say: {quoted}"
-    label = kernel.get("bound")
+    label = bound_label(first.get("memory_pct"), first.get("sm_pct"))
     for r in rules:
         ncu_side = next((side for opening, side in SOL_SIDE.items()
                          if r.get("rule") == "SOLBottleneck" and r["description"].startswith(opening)), None)
-        if ncu_side and label in ("memory-bound", "compute-bound") and label != ncu_side:
+        if ncu_side and label != "unknown" and label != ncu_side:
             text += f" (ikreport's label, {label}, disagrees with ncu's SOLBottleneck rule, which finds it {ncu_side}.)"
     return text
 
@@ -267,7 +289,7 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
         "total": fmt_duration_us(k["total_us"], us) + (DERIVED if k.get("duration_derived") else ""),
         "mean": fmt_duration_us(k["mean_us"], us) + (DERIVED if k.get("duration_derived") else ""),
-        "share": fmt_pct(k["share_pct"]), "bound": k["bound"],
+        "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k)[0],
     } for k in data["kernels"][:MAX_TABLE_KERNELS]]
     launches = [{
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
@@ -325,12 +347,13 @@ def _profile_charts(record: Record, page: PageContext) -> list[Any]:
         if s.get("memory_pct") is None or s.get("sm_pct") is None:
             continue
         points.append({"label": short_kernel(s["kernel"]), "memory_pct": s["memory_pct"],
-                       "sm_pct": s["sm_pct"], "bound": s["bound"]})
+                       "sm_pct": s["sm_pct"], "bound": bound_label(s["memory_pct"], s["sm_pct"])})
     if len(points) > 1:
         out.append(page.charts.render(
             "throughput", "Memory vs SM throughput",
             f"Scatter plot of memory against SM throughput (% of peak) for the first launch of "
-            f"{plural(len(points), 'kernel', 'kernels')}, with the 40% and 60% lines of the bound rule.", points))
+            f"{plural(len(points), 'kernel', 'kernels')}, with the {LATENCY_PCT:g}% and {HIGH_PCT:g}% lines of "
+            "ncu's SOLBottleneck thresholds.", points))
     return out
 
 
@@ -354,20 +377,19 @@ def _speed_of_light(data: dict[str, Any], page: PageContext) -> list[Any]:
 
 
 def _stalls(data: dict[str, Any], page: PageContext) -> list[Any]:
-    """Per kernel with stall metrics, the first launch's stall reasons as shares (as the record
-    holds them: analysis/ncu_summary.py decides what a share is of)."""
-    kernels = [k for k in data["kernels"] if first_launch(data, k).get("top_stalls")][:MAX_CHART_KERNELS]
+    """Per kernel whose export gives stall shares, the first launch's top stalls as % of
+    warp-active cycles (ncu_stall_claims.stall_shares, which the stall claim reads too)."""
+    shares = [(k, stall_shares(first_launch(data, k))) for k in data["kernels"]]
+    kernels = [(k, top) for k, top in shares if top][:MAX_CHART_KERNELS]
     if not kernels:
         return []
-    labels = distinct_kernel_labels([k["kernel"] for k in kernels])
+    labels = distinct_kernel_labels([k["kernel"] for k, _ in kernels])
     rows = [{"label": label, "reason": s["reason"], "share": s["share_pct"]}
-            for label, k in zip(labels, kernels) for s in first_launch(data, k)["top_stalls"]
-            if s.get("share_pct") is not None]
-    if not rows:
-        return []
-    alt = (f"Stacked bar chart of the main warp-stall reasons (share of stalls) for the first launch of "
-           f"{plural(len(kernels), 'kernel', 'kernels')}.")
-    return [page.charts.render("stalls", "Warp-stall reasons by kernel (first launch)", alt, rows)]
+            for label, (_, top) in zip(labels, kernels) for s in top]
+    alt = (f"Stacked bar chart of the top warp-stall reasons, as % of warp-active cycles, for the first launch "
+           f"of {plural(len(kernels), 'kernel', 'kernels')}.")
+    return [page.charts.render("stalls", "Warp-stall reasons by kernel (first launch, % of warp-active cycles)",
+                               alt, rows)]
 
 
 def _environment_changes(record: Record) -> Tables:
@@ -458,7 +480,7 @@ def _stalls_spec() -> dict[str, Any]:
     import altair as alt
 
     chart = alt.Chart(alt.Data(name="rows")).mark_bar().encode(
-        x=alt.X("share:Q", title="share of stalls (%)", stack="zero"),
+        x=alt.X("share:Q", title="% of warp-active cycles", stack="zero"),
         y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=LABEL_LIMIT)),
         color=alt.Color("reason:N", title="stall reason"),
         order=alt.Order("share:Q", sort="descending"),
@@ -473,9 +495,9 @@ def _throughput() -> dict[str, Any]:
     points = base.mark_circle(size=60, opacity=0.8).encode(
         x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
         y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "mixed", "latency-bound"]),
+        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "balanced", "latency-bound"]),
     )
-    rules = alt.Chart(alt.Data(values=[{"v": 40}, {"v": 60}])).mark_rule(strokeDash=[4, 4], color="#888")
+    rules = alt.Chart(alt.Data(values=[{"v": LATENCY_PCT}, {"v": HIGH_PCT}])).mark_rule(strokeDash=[4, 4], color="#888")
     return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict(
         validate=False)
 

@@ -11,6 +11,7 @@ from ikreport.claims.gpus import gpu_key
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_gbs, fmt_pct, plural
 from ikreport.kinds.base import Facts, Kind, PageContext, Tables, rows_data
+from ikreport.terminal import safe_text as t
 
 NAME = "peak-bandwidth"
 
@@ -123,5 +124,17 @@ def _bandwidth_samples() -> dict[str, Any]:
     ).properties(width=420).to_dict(validate=False)
 
 
-KIND = Kind(NAME, rules=(bandwidth_claims,), view=view,
+def show(record: Record) -> list[str]:
+    """``ikreport show``'s lines: the measured peak, the best measurement, the theoretical peak
+    and how bytes are counted."""
+    d = record["data"]
+    theory = d.get("theoretical_gbs")
+    of_theory = f"{fmt_gbs(theory)} (the peak is {fmt_pct(100 * d['peak_gbs'] / theory)} of it)" if theory else "unknown"
+    return [f"  peak:      {fmt_gbs(d['peak_gbs'])} ({t(d['peak_basis'])})",
+            f"  best:      {fmt_gbs(d.get('max_gbs'))}",
+            f"  theoretical: {of_theory}",
+            f"  counting:  {t(d['convention'])}"]
+
+
+KIND = Kind(NAME, rules=(bandwidth_claims,), view=view, show=show,
             charts={"bandwidth-samples": (_bandwidth_samples, rows_data)})

@@ -71,6 +71,7 @@ class Resolver(Protocol):
     def resolve(self, prefix: str) -> str: ...  # raises UnknownIdError or AmbiguousIdError
     def raw(self, record_id: str, path: str) -> Any: ...  # raises PathError
     def value(self, record_id: str, path: str, digits: int | None = None) -> str: ...  # raises PathError
+    def is_null(self, record_id: str, path: str) -> bool: ...  # the record holds null there
     def href(self, record_id: str) -> str: ...
     def title(self, record_id: str) -> str: ...
     def limitations(self, record_id: str) -> list[str]: ...
@@ -127,6 +128,10 @@ def _core_rule(state: StateCore) -> None:
                     valued.append((citation, meta))
                 except PathError as exc:
                     found.findings.append(Finding("IK106", line, str(exc)))
+                else:
+                    if resolver.is_null(record_id, meta["path"]):
+                        found.findings.append(Finding("IK203", line, f"record {record_id[:8]}: {meta['path']} is null "
+                                                      "(not measured or not reported), so the page shows n/a"))
             newer = resolver.superseded_by(record_id)
             if newer:
                 found.findings.append(Finding("IK201", line, f"cites {record_id[:8]}, which {newer[:8]} supersedes"))

@@ -33,6 +33,10 @@ class RecordResolver:
         digits for GB/s and durations, when given); PathError if there is none."""
         return format_value(path, self.raw(record_id, path), digits)
 
+    def is_null(self, record_id: str, path: str) -> bool:
+        """True when the record holds null at ``path`` (a value the tool did not report)."""
+        return lookup(self.records.whole(record_id), path) is None
+
     def href(self, record_id: str) -> str:
         """The relative link to the record's HTML page."""
         return links.via_root(links.record_file(record_id), self.root)

@@ -8,10 +8,14 @@ kind follows (``_gbs`` GB/s, ``_us`` µs, ``_pct`` %, ``_mhz`` MHz, ``_w`` W, ``
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from ikreport.errors import PathError
 from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct
+
+
+ALL_KEYS = 12  # a mistyped key shows every key of an object this small, else the nearest matches
 
 
 def lookup(record: dict[str, Any], path: str) -> Any:
@@ -28,8 +32,7 @@ def lookup(record: dict[str, Any], path: str) -> Any:
         else:
             where = ".".join(walked) or "the record"
             if isinstance(node, dict):
-                keys = ", ".join(sorted(node)[:8])
-                raise PathError(f"{path}: {where} has no {part!r} (it has {keys})")
+                raise PathError(f"{path}: {where} has no {part!r} ({_keys_hint(part, node)})")
             if isinstance(node, list):
                 raise PathError(f"{path}: {where} is a list of {len(node)}; {part!r} is not an index in it")
             raise PathError(f"{path}: {where} is a value, not an object")
@@ -37,6 +40,18 @@ def lookup(record: dict[str, Any], path: str) -> Any:
     if isinstance(node, (dict, list)):
         raise PathError(f"{path}: leads to {'an object' if isinstance(node, dict) else 'a list'}, not a value")
     return node
+
+
+def _keys_hint(part: str, node: dict[str, Any]) -> str:
+    """What a mistyped key could have been: every key when there are few, else the nearest."""
+    keys = sorted(node)
+    if len(keys) <= ALL_KEYS:
+        return f"it has {', '.join(keys)}"
+    near = difflib.get_close_matches(part, keys, n=5, cutoff=0.6)
+    if near:
+        options = f"{', '.join(near[:-1])} or {near[-1]}" if len(near) > 1 else near[0]
+        return f"did you mean {options}? it has {len(keys)} keys"
+    return f"it has {', '.join(keys)}"
 
 
 # units whose precision a page chooses (formatting.distinct_digits): field suffix -> formatter

@@ -50,9 +50,10 @@ class BuildResult:
     pages: int
     records: int
     claims: int
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # files and a site too big for GitHub Pages
     blobs_left_out: int = 0
     pages_rendered: int = 0  # record pages rendered in this build (the rest were unchanged)
+    findings: tuple[str, ...] = ()  # check's warnings (IK2xx) as check prints them; --strict fails on them
 
 
 def _state_path(cache: Path, output: Path) -> Path:
@@ -67,7 +68,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     state_file = _state_path(cache, output)
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
-    if failures:
+    if failures:  # one line, as every error: 'ikreport check' lists them all
         more = f" (and {len(failures) - 1} more: 'ikreport check' lists them)" if len(failures) > 1 else ""
         raise BuildError(f"{failures[0]}{more}")
     records = checked.records
@@ -150,7 +151,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     # if it cannot be kept, the next build writes every file again: slower, not wrong
     keep(state_file, json.dumps(state, sort_keys=True))
     return BuildResult(len(pages) + len(keys), len(records.records), claims, tuple(warnings),
-                       len(sources) - len(published), pages_rendered=len(todo))
+                       len(sources) - len(published), pages_rendered=len(todo),
+                       findings=tuple(str(f) for f in checked.findings))  # warnings only: errors stopped it
 
 
 def _kept_or(kept: Callable[[], bytes | None], again: Callable[[], bytes]) -> bytes:

@@ -13,7 +13,7 @@ from ikreport.kinds.supersession import NAME as SUPERSESSION
 from ikreport.store.recordset import Record, RecordSet
 from ikreport.reports.render import RenderedReport
 from ikreport.reports.values import field_label, format_value
-from ikreport.formatting import short
+from ikreport.formatting import as_sentence, short
 from ikreport import links
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.model import Page, claim_view
@@ -132,7 +132,9 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
     newer = records.supersession_of(record_id)
     if newer:
         by = records.records[newer.by]
-        context["superseded_by"] = {**ref(newer.new), "reason": by["data"]["reason"], "when": by["collected_at"]}
+        # the banner ends the reason's sentence itself: one full stop, whatever the reason ends with
+        context["superseded_by"] = {**ref(newer.new), "reason": as_sentence(by["data"]["reason"]),
+                                    "when": by["collected_at"]}
     return Page(path=page.path, template=this.template, title=record["title"], root=root, context=context)
 
 
