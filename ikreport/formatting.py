@@ -89,6 +89,16 @@ def distinct_digits(values: Iterable[float | None], fmt: Callable[[float, int | 
     return MAX_DIGITS
 
 
+def fmt_flops(value: float | None) -> str:
+    """FLOP/s to three significant digits in the unit that fits: 54.4 TFLOP/s, 958 GFLOP/s."""
+    if value is None:
+        return "n/a"
+    for scale, unit in ((1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1e6, "MFLOP/s")):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} FLOP/s"
+
+
 def fmt_number(value: float | None) -> str:
     if value is None:
         return "n/a"

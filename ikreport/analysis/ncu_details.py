@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
 from ikreport.analysis.ncu_table import LaunchTable, check_plausible
-from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, flop_weight, stall_reason
+from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, stall_reason
+from ikreport.analysis.ncu_roofline import flop_term, section_values
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
 from ikreport.errors import TruncatedExportError
 
@@ -39,8 +40,12 @@ class _Collected:
         self.launch = launch
         self.by_key: dict[tuple[str, str], Cell] = {}
         self.by_name: dict[str, list[Cell]] = {}
+        # rows with a Body Item Label (the roofline sections): (section, label) -> {name: cell}
+        self.items: dict[tuple[str, str], dict[str, Cell]] = {}
 
-    def add(self, section: str, name: str, cell: Cell) -> None:
+    def add(self, section: str, name: str, cell: Cell, item: str = "") -> None:
+        if item:
+            self.items.setdefault((section, item), {}).setdefault(name, cell)
         if (section, name) in self.by_key:
             return  # tables with body items repeat a metric; the first row is the summary
         self.by_key[(section, name)] = cell
@@ -63,7 +68,7 @@ def parse_details(export: Export) -> LaunchTable:
         if got is None:
             got = launches[row[col["ID"]]] = _Collected(_new_launch(row, col, line))
         got.add(_cell(row, col, "Section Name"), row[col["Metric Name"]],
-                (row[value_at], _cell(row, col, "Metric Unit"), line))
+                (row[value_at], _cell(row, col, "Metric Unit"), line), _cell(row, col, "Body Item Label"))
     finished = [_finish(c) for c in launches.values()]
     table = LaunchTable.from_launches(finished)
 
@@ -144,12 +149,15 @@ def _finish(c: _Collected) -> Launch:
             launch.fields[field] = dims_product(dims)
     found: dict[str, dict[str, float]] = {}
     for name, cells in c.by_name.items():
-        weight = flop_weight(name)
-        if weight is not None:
+        term = flop_term(name)
+        if term is not None:
             value = parse_number(cells[0][0])
             if value is not None:
-                launch.flops = (launch.flops or 0.0) + weight * value
-                launch.flops_sass = launch.flops_sass or "sass" in name
+                field, weight = term
+                launch.fields[field] = (launch.fields.get(field) or 0.0) + weight * value
+                if field != "int_ops":  # integer ops are kept apart from FLOPs
+                    launch.flops = (launch.flops or 0.0) + weight * value
+                    launch.flops_sass = launch.flops_sass or "sass" in name
             continue
         hit = stall_reason(name)
         if hit:
@@ -157,6 +165,7 @@ def _finish(c: _Collected) -> Launch:
             if value is not None:
                 found.setdefault(hit[0], {})[hit[1]] = value
     launch.stalls = best_stalls(found)
+    launch.fields.update(section_values(c.items))
     return launch
 
 

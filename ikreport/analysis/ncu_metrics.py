@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ikreport.analysis.ncu_roofline import COUNT_FIELDS, RATE_FIELDS, SECTION_FIELDS, flop_term
 from ikreport.analysis.units import Kind
 
 # What each field must be; fields not listed are counts (registers, grid size, waves...).
@@ -26,6 +27,8 @@ FIELD_KIND: dict[str, Kind] = {
     "l2_hit_pct": "percent",
     "l1_pct": "percent",
     "l2_pct": "percent",
+    "dram_bytes": "bytes",
+    **{name: "byte_rate" for name in RATE_FIELDS},
     "sm_hz": "frequency",
     "dram_hz": "frequency",
 }
@@ -36,6 +39,10 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     # 2025.x releases spell the DRAM byte counters with "_op_".
     "dram_read_bytes": ("dram__bytes_read.sum", "dram__bytes_op_read.sum"),
     "dram_write_bytes": ("dram__bytes_write.sum", "dram__bytes_op_write.sum"),
+    # all DRAM traffic, as ncu's roofline sections count it for arithmetic intensity
+    "dram_bytes": ("dram__bytes.sum",),
+    # ncu's DRAM byte rate (the roofline sections' "DRAM Bandwidth"), in raw pages of --set full
+    "dram_bytes_per_s": ("dram__bytes.sum.per_second",),
     "dram_pct": (
         "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
         "dram__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -103,7 +110,9 @@ DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "cycles": (("GPU Speed Of Light Throughput", "Elapsed Cycles"), ("GPU Speed Of Light", "Elapsed Cycles")),
 }
 
-FIELDS: tuple[str, ...] = tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if f not in RAW_FIELDS)
+# counts summed from several metrics and the roofline sections' values (analysis/ncu_roofline.py)
+FIELDS: tuple[str, ...] = (tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if f not in RAW_FIELDS)
+                           + COUNT_FIELDS + SECTION_FIELDS)
 
 # Warp stall reasons, in the order of preference when an export has several forms
 # (ncu_stalls.py says what each one measures):
@@ -140,16 +149,9 @@ def best_stalls(found: dict[str, dict[str, float]]) -> dict[str, tuple[str, floa
     return {reason: (best, value) for reason, value in found[best].items()} if best else {}
 
 
-# FLOPs of a launch: ncu's tensor-path math-op counters (one op counted as one FLOP), plus the
-# SASS floating-point instruction counters (an FMA is two FLOPs). The _sparsity_on/_off
-# counters split the same ops again and are left out so nothing is counted twice.
-FLOP_TERMS: tuple[tuple[re.Pattern[str], float], ...] = (
-    (re.compile(r"^sm__ops_path_tensor_src_[a-z0-9]+(?:_dst_[a-z0-9]+)?\.sum$"), 1.0),
-    (re.compile(r"^smsp__sass_thread_inst_executed_op_[dfh]fma_pred_on\.sum$"), 2.0),
-    (re.compile(r"^smsp__sass_thread_inst_executed_op_[dfh](?:add|mul)_pred_on\.sum$"), 1.0),
-)
-
-
 def flop_weight(metric: str) -> float | None:
-    """How many FLOPs one count of ``metric`` is, or None when it does not count FLOPs."""
-    return next((w for rx, w in FLOP_TERMS if rx.match(metric)), None)
+    """How many FLOPs one count of ``metric`` is (ncu's roofline weights, see
+    analysis/ncu_roofline.py), or None when it does not count floating-point math; integer
+    tensor ops are not FLOPs."""
+    term = flop_term(metric)
+    return term[1] if term and term[0] != "int_ops" else None

@@ -23,6 +23,7 @@ from ikreport.analysis.arrow import bool_values, float_values, null_string
 from ikreport.analysis.ncu_export import Export, csv_row
 from ikreport.analysis.ncu_launch import dims_product
 from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, flop_weight, stall_reason
+from ikreport.analysis.ncu_roofline import flop_term, metric_label, raw_section_columns
 from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.units import NOT_AVAILABLE, NUMBER_RX, unit_factor
 from ikreport.errors import NcuExportError, TruncatedExportError
@@ -113,11 +114,13 @@ def parse_raw(export: Export) -> LaunchTable:
         found = stall_reason(name)
         if found:
             stall_cols.setdefault(found[0], {})[found[1]] = i
-        elif flop_weight(name) is not None:
+        elif flop_term(name) is not None:
             flop_cols[name] = i
+    # the metrics behind ncu's roofline sections (--set full), read as the sections read them
+    roof_cols = {name: i for name, i in col.items() if metric_label(name) != name}
     if b"\n" not in first:
         return LaunchTable(ids=[], kernels=[], text={}, fields={})
-    wanted = sorted({*text_cols.values(), *field_cols.values(), *flop_cols.values(),
+    wanted = sorted({*text_cols.values(), *field_cols.values(), *flop_cols.values(), *roof_cols.values(),
                      *(i for reasons in stall_cols.values() for i in reasons.values())})
     table = _read(export, wanted)
     n = table.num_rows
@@ -146,13 +149,21 @@ def parse_raw(export: Export) -> LaunchTable:
     for field, dims in (("grid", "grid_dims"), ("block", "block_dims")):
         if field not in fields and dims in text:
             fields[field] = np.array([dims_product(t) or np.nan for t in text[dims]], dtype=float)
+    if roof_cols:
+        fields.update(raw_section_columns({name: (column(i).to_pylist(), units[i]) for name, i in roof_cols.items()}, n))
     source = next((s for s, _ in STALL_PATTERNS if s in stall_cols), None)
     stalls = {reason: _numbers(column(i)) for reason, i in sorted(stall_cols.get(source, {}).items())}
     flops = np.full(n, np.nan)
     sass = np.zeros(n, dtype=bool)
     for name, i in flop_cols.items():
-        values = _numbers(column(i)) * (flop_weight(name) or 0.0)
+        field, weight = flop_term(name) or ("", 0.0)
+        values = _numbers(column(i)) * weight
         present = ~np.isnan(values)
+        # per data type (and integer ops apart), then the FLOP total of every float type
+        fields[field] = np.where(present, np.nan_to_num(fields.get(field, np.full(n, np.nan))) + values,
+                                 fields.get(field, np.full(n, np.nan)))
+        if flop_weight(name) is None:
+            continue
         flops = np.where(present, np.nan_to_num(flops) + values, flops)
         if "sass" in name:
             sass |= present

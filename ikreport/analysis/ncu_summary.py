@@ -18,7 +18,15 @@ memory-bound even when DRAM is idle. With m and s the memory and SM sides:
     'balanced' (ncu: "Balanced Throughput").
 Ties go to compute, as in ncu's rule. Both sides must be in the export: a missing side is
 unknown, never 0, so a launch with only one of them is 'unknown' (its claim says which side
-it has).
+it has). One exception: when the export has no memory % but has the DRAM byte rate and the
+DRAM peak ncu's roofline section uses, the memory side is that rate over that peak, and the
+record says so (``memory_source`` 'ncu-roofline').
+
+Roofline (analysis/ncu_roofline.py): FLOPs per data type from the SASS and tensor counters,
+else ncu's roofline section's achieved FLOP/s; the kernel's data type is the one with the most
+FLOPs, and its roof is the peak ncu's roofline section gives for that type. Arithmetic
+intensity divides FLOPs by ``dram__bytes.sum`` where the export has it, else by DRAM bytes
+read + written, else by the DRAM byte rate times the duration.
 
 The occupancy limiter is the resource whose per-SM block limit is smallest. At a theoretical
 occupancy of 100% nothing limits it (no limiter is named), and resources that share the
@@ -35,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ikreport.analysis.ncu_clocks import durations_ns
+from ikreport.analysis.ncu_roofline import PRECISIONS
 from ikreport.analysis.ncu_stalls import breakdown
 from ikreport.analysis.ncu_table import LaunchTable
 
@@ -149,6 +158,11 @@ class Derived:
     flops: np.ndarray  # NaN unknown
     flops_per_s: np.ndarray
     intensity: np.ndarray
+    memory_filled: np.ndarray  # bool: memory_pct is DRAM bytes/s over ncu's roofline DRAM peak
+    dram_peak_gbs: np.ndarray  # the DRAM peak ncu's roofline section uses, GB/s; NaN unknown
+    precision: np.ndarray  # index into PRECISIONS of the data type with the most FLOPs; -1 unknown
+    peak_flops: np.ndarray  # FLOP/s roof of that data type from ncu's roofline section; NaN unknown
+    precision_flops_per_s: np.ndarray  # FLOP/s of that data type alone, to set against its roof
     duration_derived: np.ndarray | None = None  # bool: duration from cycles / SM clock (ncu_clocks.py)
 
 
@@ -158,22 +172,62 @@ def derive(t: LaunchTable) -> Derived:
     with np.errstate(invalid="ignore", divide="ignore"):
         moved = np.nan_to_num(f["dram_read_bytes"]) + np.nan_to_num(f["dram_write_bytes"])
         counted = np.where((moved > 0) & (dur > 0), moved / dur, np.nan)  # bytes per ns == GB/s
-        gbs = np.where(np.isnan(counted), f["dram_bytes_per_s"] / 1e9, counted)
-        # DRAM bytes for the roofline: counted bytes, else ncu's byte rate over the duration
-        dram_bytes = np.where(moved > 0, moved, f["dram_bytes_per_s"] * dur / 1e9)
+        # ncu's own DRAM byte rate: Memory Workload Analysis, else the roofline's "DRAM Bandwidth"
+        rate = np.where(np.isnan(f["dram_bytes_per_s"]), f["roofline_dram_bytes_per_s"], f["dram_bytes_per_s"])
+        gbs = np.where(np.isnan(counted), rate / 1e9, counted)
+        # DRAM bytes for the roofline: dram__bytes.sum (all DRAM traffic, as ncu's roofline
+        # sections count it), else bytes read + written, else ncu's byte rate over the duration
+        dram_bytes = np.where(f["dram_bytes"] > 0, f["dram_bytes"], np.where(moved > 0, moved, rate * dur / 1e9))
         # Tensor counters alone cannot show that a kernel did no FP math (a GEMV runs on FMA
         # units): a zero is believed only when the SASS FP instruction counters were collected.
         assert t.flops is not None and t.flops_sass is not None
         flops = np.where((t.flops > 0) | t.flops_sass, t.flops, np.nan)
         flops_per_s = np.where((flops > 0) & (dur > 0), flops / dur * 1e9, np.nan)
+        # no counters: the FLOP/s ncu's roofline section shows, and the FLOPs it makes over the duration
+        section = np.column_stack([f[f"roofline_flops_per_s_{p}"] for p in PRECISIONS]) if t.n else np.zeros((0, 4))
+        section_total = np.where(np.isnan(section).all(axis=1), np.nan, np.nansum(section, axis=1)) if t.n else np.zeros(0)
+        use_section = np.isnan(flops_per_s) & (section_total > 0)
+        flops_per_s = np.where(use_section, section_total, flops_per_s)
+        flops = np.where(use_section & (dur > 0), section_total * dur / 1e9, flops)
         intensity = np.where((flops > 0) & (dram_bytes > 0), flops / dram_bytes, np.nan)
     memory, level = _memory(f["dram_pct"], f["mem_pct"], f["l1_pct"], f["l2_pct"])
+    filled, peak_gbs = _filled_memory(memory, gbs, f["roofline_dram_peak_bytes_per_s"])
+    memory = np.where(filled, 100 * gbs / peak_gbs, memory)
+    level[filled] = LEVELS.index("dram")
+    precision, peak_flops, precision_rate = _precision_roof(t, section, dur)
     limits = np.column_stack([f[x] for x in LIMIT_FIELDS]) if t.n else np.zeros((0, 4))
     return Derived(
         duration_us=np.where(dur > 0, dur / 1e3, np.nan), dram_gbs=gbs, memory_pct=memory, memory_level=level,
         bound=_labels(memory, f["sm_pct"]), limiter=_limiters(limits, f["occupancy_theoretical_pct"]), flops=flops, flops_per_s=flops_per_s,
-        intensity=intensity, duration_derived=dur_derived,
+        intensity=intensity, memory_filled=filled, dram_peak_gbs=peak_gbs, precision=precision, peak_flops=peak_flops,
+        precision_flops_per_s=precision_rate, duration_derived=dur_derived,
     )
+
+
+def _filled_memory(memory: np.ndarray, gbs: np.ndarray, peak_bytes_per_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(where the memory side can be filled, the DRAM peak in GB/s): a launch with no memory %
+    whose DRAM byte rate and ncu's roofline DRAM peak are both in the export (issue 14 item 1)."""
+    peak_gbs = peak_bytes_per_s / 1e9
+    with np.errstate(invalid="ignore"):
+        return np.isnan(memory) & (gbs >= 0) & (peak_gbs > 0), peak_gbs
+
+
+def _precision_roof(t: LaunchTable, section: np.ndarray, dur: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per launch: the data type with the most FLOPs (index into PRECISIONS, -1 unknown), the
+    FLOP/s roof ncu's roofline section gives for that type, and the FLOP/s of that type alone.
+    Rates come from the counters over the duration, else from ncu's roofline section."""
+    f = t.fields
+    if not t.n:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+    counts = np.column_stack([f[f"flops_{p}"] for p in PRECISIONS])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where((dur > 0)[:, None], counts / dur[:, None] * 1e9, np.nan)
+    rates = np.where(np.isnan(counts).all(axis=1)[:, None], section, rates)
+    has = (np.nan_to_num(rates) > 0).any(axis=1)
+    precision = np.where(has, np.argmax(np.nan_to_num(rates, nan=-1.0), axis=1), -1)
+    peaks = np.column_stack([f[f"roofline_peak_flops_per_s_{p}"] for p in PRECISIONS])
+    rows, cols = np.arange(t.n), np.maximum(precision, 0)
+    return precision, np.where(has, peaks[rows, cols], np.nan), np.where(has, rates[rows, cols], np.nan)
 
 
 def _derived_flag(d: Derived, rows: np.ndarray | int) -> dict[str, bool]:
@@ -225,6 +279,7 @@ def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "arithmetic_intensity": _num(d.intensity[i], 3),
         **launch_stalls(t, i),
         "bound": LABELS[int(d.bound[i])],
+        **roofline_summary(t, d, i),
         "ncu_rules": t.rules.get(i, []),
         "unparsed_units": t.problems.get(i, []),
         **_derived_flag(d, i),
@@ -246,6 +301,22 @@ def launch_stalls(t: LaunchTable, i: int) -> Summary:
                          "missing": None if b.missing is None else list(b.missing),
                          "coverage_pct": None if b.coverage_pct is None else round(b.coverage_pct, 1)},
     }
+
+
+def roofline_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
+    """A launch's roofline fields: where its memory side came from, ncu's roofline DRAM peak,
+    its data type, that type's FLOP/s roof, and its integer ops (not FLOPs). Only those the
+    export gives, so records of exports without them keep their bytes."""
+    precision = int(d.precision[i])
+    fields = {
+        "memory_source": "ncu-roofline" if d.memory_filled[i] else None,
+        "dram_peak_gbs": _num(d.dram_peak_gbs[i], 1),
+        "flop_precision": PRECISIONS[precision] if precision >= 0 else None,
+        "peak_flops_per_s": _num(d.peak_flops[i], 0),
+        "precision_flops_per_s": _num(d.precision_flops_per_s[i], 0),
+        "int_ops": _num(t.fields["int_ops"][i]),
+    }
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def by_kernel(t: LaunchTable, d: Derived) -> list[Summary]:

@@ -15,6 +15,7 @@ import numpy as np
 from ikreport.analysis import plausible
 from ikreport.analysis.ncu_launch import Launch
 from ikreport.analysis.ncu_metrics import FIELD_KIND, FIELDS, STALL_PATTERNS
+from ikreport.analysis.ncu_roofline import FLOP_RATE_FIELDS
 from ikreport.errors import MismatchedExportsError
 
 TEXT = ("device", "cc", "grid_dims", "block_dims")
@@ -83,6 +84,10 @@ def check_plausible(t: LaunchTable, where: Callable[[int, str], str]) -> None:
         rate = np.where((moved > 0) & (f["duration_ns"] > 0), moved / f["duration_ns"] * 1e9, np.nan)
     plausible.check_column(rate, "byte_rate", "DRAM bytes read + written over the duration",
                            lambda i: where(i, "duration_ns"))
+    for name in FLOP_RATE_FIELDS:  # ncu's roofline FLOP/s, achieved and peak
+        bad = np.flatnonzero(f[name] > plausible.MAX_FLOPS_PER_S)
+        if len(bad):
+            plausible.flops_per_s(float(f[name][bad[0]]), where(int(bad[0]), name), name, plausible.NCU_FIX)
 
 
 def _nan(value: float | None) -> float:

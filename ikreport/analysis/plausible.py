@@ -31,6 +31,10 @@ MIN_MEMORY_GBS = 1.0
 # prints such values for kernels too small to fill the GPU; NVIDIA says they were not
 # collected accurately.)
 MAX_PERCENT = 101.0
+# Floating-point work of one GPU, FLOP/s. The fastest dense tensor rate shipping or announced by
+# 2026 is about 2e16 (FP4 on a B300 / Rubin); 1e18 refuses a per-cycle value read as per second
+# or a forged file and keeps room for parts to come. The record schema holds the same bound.
+MAX_FLOPS_PER_S = 1e18
 
 NCU_FIX = "the export is damaged or edited; export it again with ncu --csv"
 # ncu itself prints a percent out of 0..100 for a metric it could not collect accurately
@@ -74,6 +78,15 @@ def percent(value: float, where: str, what: str, fix: str) -> float:
     if value > MAX_PERCENT:
         raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} %, above {MAX_PERCENT:g} % "
                                     f"(more than rounding can put over 100 %); {fix}")
+    return value
+
+
+def flops_per_s(value: float, where: str, what: str, fix: str) -> float:
+    """One GPU's floating-point work per second: 0 to MAX_FLOPS_PER_S."""
+    at_least_zero(value, where, what, "FLOP/s", fix)
+    if value > MAX_FLOPS_PER_S:
+        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} FLOP/s, above {MAX_FLOPS_PER_S:g} FLOP/s, "
+                                    f"more than any GPU computes; {fix}")
     return value
 
 

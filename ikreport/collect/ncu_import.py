@@ -48,6 +48,21 @@ LIMIT_NO_SOL = (
 )
 
 
+def sol_limitation(profile: Profile) -> str:
+    """Why no launch has a bound label, naming only what the export lacks: an export holding
+    DRAM bytes per second but no % of peak must not be said to have no DRAM metric."""
+    derived, sm = profile.derived, profile.table.fields["sm_pct"]
+    has_gbs = bool((~np.isnan(derived.dram_gbs)).any())
+    missing = [what for what, column in (("memory", derived.memory_pct), ("SM", sm)) if np.isnan(column).all()]
+    if len(missing) == 2 and not has_gbs:
+        return LIMIT_NO_SOL
+    said = (f"The export has no {' or '.join(missing)} throughput as a % of peak" if missing
+            else "No launch in the export has both memory and SM throughput as a % of peak")
+    if has_gbs and "memory" in missing:
+        said += " (it has DRAM bytes per second, but no DRAM peak to divide them by)"
+    return said + ", so no kernel can be called memory- or compute-bound."
+
+
 def stated_limitation(stated: dict[str, str], observed: str | None = None) -> str:
     """What an import can say of the run's clock and cache control: as the session page
     records them (``observed``), else as stated, else unknown."""
@@ -70,7 +85,7 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
     if not table.stalls:
         out.append(LIMIT_NO_STALLS)
     if bool((derived.bound == LABELS.index("unknown")).all()):
-        out.append(LIMIT_NO_SOL)
+        out.append(sol_limitation(profile))
     derived_count = int(derived.duration_derived.sum()) if derived.duration_derived is not None else 0
     if derived_count:
         out.append(f"{plural(derived_count, 'launch has', 'launches have')} no gpu__time_duration in the export: "

@@ -10,12 +10,14 @@ from typing import Any
 
 from ikreport.analysis.ncu_clocks import clock_fact
 from ikreport.analysis.ncu_summary import FULL_OCCUPANCY_PCT, LABELS, SOL_RULE, TIE, bound_label
-from ikreport.claims.datasheet import compute_peak_tflops, max_sm_clock_hz
+from ikreport.claims.datasheet import max_sm_clock_hz
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_TABLE_KERNELS, Kind, PageContext, Tables
 from ikreport.kinds.ncu_profile_charts import CHARTS, profile_charts
+from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_chart,
+                                         roofline_data, roofline_memory, roofline_spec, roofline_text)
 from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
@@ -117,11 +119,16 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
         bound = _bound_text(short, kernel, first, data)
         if bound:
-            claims.append(make_claim("kernel-bound", name, record_id, bound, cites, [CAVEAT_BOUND], records, name))
+            caveats = [CAVEAT_BOUND] + ([CAVEAT_FILLED] if first.get("memory_source") == "ncu-roofline" else [])
+            claims.append(make_claim("kernel-bound", name, record_id, bound, cites, caveats, records, name))
         occupancy = _occupancy_text(short, first)
         if occupancy:
             claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
                                      records, name))
+        roofline = roofline_text(short, first)
+        if roofline:
+            caveats = [CAVEAT_ROOFLINE] + ([CAVEAT_ROOFLINE_PEAK] if first.get("peak_flops_per_s") else [])
+            claims.append(make_claim("kernel-roofline", name, record_id, roofline, cites, caveats, records, name))
         findings = _ncu_rules_text(short, kernel, first)
         if findings:
             claims.append(make_claim("kernel-ncu-rules", name, record_id, findings, cites, [CAVEAT_NCU_RULES],
@@ -176,11 +183,13 @@ def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None)
         if mem is None and sm is None:
             return None
         known = (f"SM at {fmt_pct(sm)} of peak; memory throughput" if sm is not None
+                 else (roofline_memory(first) + "; SM throughput") if roofline_memory(first)
                  else f"memory at {fmt_pct(mem)} of peak ({MEMORY_LEVEL.get(first.get('memory_level', 'unknown'), '')}); "
                       "SM throughput")
         return f"{short}: {known} not captured, so no bound is named (first launch)."
     level = MEMORY_LEVEL.get(first.get("memory_level", "unknown"), "")
     memory = f"memory {fmt_pct(mem)} of peak ({level})"
+    memory = roofline_memory(first) or memory
     if first.get("memory_level") in ("cache", "l1", "l2") and first.get("dram_pct") is not None:
         memory = f"memory {fmt_pct(mem)} of peak ({level.split(',')[0]}; DRAM {fmt_pct(first['dram_pct'])})"
     of = f" in {count} of {judged} launches" if judged > 1 else ""
@@ -279,7 +288,7 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
 def view(record: Record, page: PageContext) -> dict[str, Any]:
     """The profile's tables, its charts (time, throughput, roofline) and what changed in its environment."""
     return {"profile": _profile_view(record, page),
-            "charts": profile_charts(record["data"], page, duration_digits(record["data"])) + _roofline(record, page),
+            "charts": profile_charts(record["data"], page, duration_digits(record["data"])) + roofline_chart(record, page),
             "tables": _environment_changes(record)}
 
 
@@ -328,70 +337,6 @@ def _environment_changes(record: Record) -> Tables:
              "rows": [[str(c["gpu"]), c["field"], str(c["before"]), str(c["after"])] for c in changes]}]
 
 
-def _roofline(record: Record, page: PageContext) -> list[Any]:
-    """Kernels as FLOP/s against FLOP per DRAM byte, under the roofs that can be named:
-    memory from the cited peak-bandwidth record of the same GPU model, compute from a
-    datasheet value (labelled as such)."""
-    records = page.records
-    data = record["data"]
-    points = []
-    for n, kernel in enumerate(data["kernels"][:MAX_TABLE_KERNELS]):
-        first = first_launch(data, kernel)
-        if first.get("arithmetic_intensity") and first.get("flops_per_s"):
-            points.append({"series": "kernel", "label": short_kernel(kernel["kernel"]), "href": page.anchor(f"k-{n + 1}"),
-                           "intensity": first["arithmetic_intensity"], "tflops": round(first["flops_per_s"] / 1e12, 6)})
-    if not points:
-        return []
-    lo = min(p["intensity"] for p in points) / 10
-    hi = max(p["intensity"] for p in points) * 10
-    rows: list[dict[str, Any]] = list(points)
-    notes: list[dict[str, str]] = []
-    peak_id = measured_peak_for(record, records)
-    compute = compute_peak_tflops(record["subject"].get("gpu"))
-    if peak_id:
-        gbs = records.records[peak_id]["data"]["peak_gbs"]
-        top = compute if compute else max(p["tflops"] for p in points) * 10
-        ridge = min(hi, top * 1e3 / gbs)
-        rows += [{"series": "memory (measured)", "intensity": x, "tflops": round(gbs * x / 1e3, 6)} for x in (lo, ridge)]
-        notes.append({"text": f"Memory roof: the measured peak of {fmt_gbs(gbs, rate_digits(record, records))}",
-                      **page.record_link(peak_id)})
-    else:
-        notes.append({"text": "No memory roof: no peak-bandwidth record for this GPU model."})
-    if compute:
-        rows += [{"series": "compute (datasheet)", "intensity": x, "tflops": compute} for x in (lo, hi)]
-        notes.append({"text": f"Compute roof: {compute:g} TFLOP/s dense BF16, a datasheet value, not measured."})
-    else:
-        notes.append({"text": "No compute roof: no measured or datasheet compute peak for this GPU model."})
-    notes.append({"text": "FLOPs are ncu's tensor-path op counts (one op counted as one FLOP) plus SASS FP "
-                          "instructions when collected (an FMA as two)."})
-    alt = (f"Log-log roofline of {plural(len(points), 'kernel', 'kernels')}: FLOP/s against FLOP per DRAM byte, "
-           "first launch of each.")
-    return [page.charts.render("roofline", "Roofline", alt, rows, tuple(notes))]
-
-
-# Each chart's spec is made by altair from its shape alone (data is referenced by name): see site/charts.py.
-
-def _roofline_spec(with_roofs: bool) -> dict[str, Any]:
-    import altair as alt
-
-    x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per DRAM byte)", scale=alt.Scale(type="log"))
-    y = alt.Y("tflops:Q", title="TFLOP/s", scale=alt.Scale(type="log"))
-    layers = [alt.Chart(alt.Data(name="points")).mark_circle(size=70, color="#e45756").encode(
-        x=x, y=y, href="href:N")]
-    if with_roofs:
-        layers.insert(0, alt.Chart(alt.Data(name="roofs")).mark_line(color="#4c78a8").encode(
-            x=x, y=y, detail="series:N", strokeDash=alt.StrokeDash("series:N", title="roof")))
-    return alt.layer(*layers).properties(width=420, height=300).to_dict(validate=False)
-
-
-def _roofline_data(rows: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, list[dict[str, Any]]]]:
-    roofs = [r for r in rows if r["series"] != "kernel"]
-    data = {"points": [r for r in rows if r["series"] == "kernel"]}
-    if roofs:
-        data["roofs"] = roofs
-    return (bool(roofs),), data
-
-
 KIND = Kind(NAME, show=show, rules=(profile_claims, clock_claims, of_peak_claims), view=view,
-            charts={"roofline": (_roofline_spec, _roofline_data), **CHARTS},
+            charts={"roofline": (roofline_spec, roofline_data), **CHARTS},
             page_inputs=measured_peak_for, index_row=index_row)
