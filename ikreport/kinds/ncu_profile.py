@@ -40,6 +40,9 @@ CAVEAT_OCCUPANCY = (
 CAVEAT_NCU_RULES = ("These are ncu's own rule findings, quoted from the export as ncu wrote them for the "
                     "kernel's first launch; ikreport's bound label applies the thresholds of ncu's SOLBottleneck "
                     "rule to the numbers in the record.")
+CAVEAT_MEASURED_FILL = ("The export has no memory throughput %: the memory side is the kernel's DRAM bytes/s over the "
+                        "measured peak of the cited peak-bandwidth record of the same GPU model (a streaming copy, "
+                        "not ncu's own peak), so only DRAM is judged, not L1 or L2.")
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
 
@@ -79,6 +82,8 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     """The profile's size, then each top kernel's share, bound, occupancy limiter and stalls."""
     data = record["data"]
     cites = [record_id]
+    peak_id = measured_peak_for(record, records)
+    peak_gbs = records.records[peak_id]["data"]["peak_gbs"] if peak_id else None
     claims = []
     total = data.get("profiled_time_us")
     text = (f"The profile holds {plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
@@ -96,10 +101,17 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
                     f"launch{'es' if kernel['launches'] != 1 else ''}"
                     f"{', derived from elapsed cycles over the SM clock' if kernel.get('duration_derived') else ''}.")
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
-        bound = _bound_text(short, kernel, first, data)
+        bound = _bound_text(short, kernel, first, data, peak_gbs)
         if bound:
             caveats = [CAVEAT_BOUND] + ([CAVEAT_FILLED] if first.get("memory_source") == "ncu-roofline" else [])
-            claims.append(make_claim("kernel-bound", name, record_id, bound, cites, caveats, records, name))
+            bound_cites = cites
+            if peak_id and any(measured_fill(s, peak_gbs) is not None for s in _judged_launches(data, kernel)):
+                # the memory side is the measured peak's record as much as this one: cite both, so
+                # both limitation lists show
+                bound_cites = [record_id, peak_id]
+                caveats += [CAVEAT_MEASURED_FILL] + ([] if same_machine(record, peak_id, records)
+                                                     else [CAVEAT_OTHER_MACHINE])
+            claims.append(make_claim("kernel-bound", name, record_id, bound, bound_cites, caveats, records, name))
         occupancy = _occupancy_text(short, first)
         if occupancy:
             claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
@@ -139,36 +151,74 @@ def clock_claims(record_id: str, record: Record, records: RecordSet) -> list[Cla
     return [make_claim("profile-clock", "", record_id, text + ".", [record_id], [CAVEAT_CLOCK], records)]
 
 
-def kernel_label(data: dict, kernel: dict) -> tuple[str, int, int]:
-    """(label, launches with it, launches judged): the kernel's most common bound label under
-    today's rule (bound_label), re-derived from the launches the record holds, so a record
-    imported under an older rule reads right; its first launch alone when the record keeps
-    only some launches. Ties go to the label first in LABELS."""
+def measured_fill(launch: Mapping[str, Any], peak_gbs: float | None) -> float | None:
+    """The launch's DRAM bytes/s as % of a measured peak (GB/s, read + write) when its export has
+    no memory throughput % (issue 14 item 1); None when it has one, or no DRAM rate or peak.
+    Done when a claim or page is made, not stored: the peak is another record, which may come
+    or be superseded after this one was imported."""
+    if launch.get("memory_pct") is not None or launch.get("dram_gbs") is None or not peak_gbs:
+        return None
+    return 100 * launch["dram_gbs"] / peak_gbs
+
+
+def memory_pct(launch: Mapping[str, Any], peak_gbs: float | None = None) -> float | None:
+    """The memory side a label judges: the export's (or ncu's roofline's) memory %, else
+    DRAM bytes/s over the measured peak when one is given."""
+    filled = measured_fill(launch, peak_gbs)
+    return launch.get("memory_pct") if filled is None else filled
+
+
+def _judged_launches(data: dict, kernel: dict) -> list[dict]:
+    """The launches a kernel's label is voted from: all it has, or its first alone when the
+    record keeps only some launches."""
     launches = [s for s in data["launches"] if s["kernel"] == kernel["kernel"]]
     if not data.get("launches_complete", True) or not launches:
         launches = [first_launch(data, kernel)]
-    votes = [bound_label(s.get("memory_pct"), s.get("sm_pct")) for s in launches]
+    return launches
+
+
+def kernel_label(data: dict, kernel: dict, peak_gbs: float | None = None) -> tuple[str, int, int]:
+    """(label, launches with it, launches judged): the kernel's most common bound label under
+    today's rule (bound_label), re-derived from the launches the record holds, so a record
+    imported under an older rule reads right; its first launch alone when the record keeps
+    only some launches. With ``peak_gbs`` (a measured peak of the GPU model), a launch without
+    memory % is judged by its DRAM bytes/s over it. Ties go to the label first in LABELS."""
+    votes = [bound_label(memory_pct(s, peak_gbs), s.get("sm_pct")) for s in _judged_launches(data, kernel)]
     label = min(set(votes), key=lambda x: (-votes.count(x), LABELS.index(x)))
     return label, votes.count(label), len(votes)
 
 
-def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None) -> str | None:
+def _measured_memory(first: dict, peak_gbs: float | None) -> str | None:
+    """The memory side filled from a measured peak, with its source: "DRAM 196.5 GB/s = 78.6% of
+    the measured peak of 250.0 GB/s on this GPU model"."""
+    filled = measured_fill(first, peak_gbs)
+    if filled is None or peak_gbs is None:
+        return None
+    return (f"DRAM {fmt_gbs(first['dram_gbs'])} = {fmt_pct(filled)} of the measured peak of {fmt_gbs(peak_gbs)} "
+            "on this GPU model")
+
+
+def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None,
+                peak_gbs: float | None = None) -> str | None:
     """The bound claim; when the export lacks one side of the speed-of-light pair, what is known
     and that no bound is named (a missing side is unknown, never 0); None when it has neither.
-    Without the record's ``data``, the first launch alone is judged."""
-    mem, sm = first.get("memory_pct"), first.get("sm_pct")
-    label, count, judged = kernel_label(data, kernel) if data else (bound_label(mem, sm), 1, 1)
+    A missing memory side is filled from ncu's roofline peak (in the record) or from
+    ``peak_gbs``, a measured peak of the GPU model, and the claim says which. Without the
+    record's ``data``, the first launch alone is judged."""
+    mem, sm = memory_pct(first, peak_gbs), first.get("sm_pct")
+    filled = roofline_memory(first) or _measured_memory(first, peak_gbs)
+    label, count, judged = kernel_label(data, kernel, peak_gbs) if data else (bound_label(mem, sm), 1, 1)
     if label == "unknown" or mem is None or sm is None:
         if mem is None and sm is None:
             return None
         known = (f"SM at {fmt_pct(sm)} of peak; memory throughput" if sm is not None
-                 else (roofline_memory(first) + "; SM throughput") if roofline_memory(first)
+                 else (filled + "; SM throughput") if filled
                  else f"memory at {fmt_pct(mem)} of peak ({MEMORY_LEVEL.get(first.get('memory_level', 'unknown'), '')}); "
                       "SM throughput")
         return f"{short}: {known} not captured, so no bound is named (first launch)."
     level = MEMORY_LEVEL.get(first.get("memory_level", "unknown"), "")
     memory = f"memory {fmt_pct(mem)} of peak ({level})"
-    memory = roofline_memory(first) or memory
+    memory = filled or memory
     if first.get("memory_level") in ("cache", "l1", "l2") and first.get("dram_pct") is not None:
         memory = f"memory {fmt_pct(mem)} of peak ({level.split(',')[0]}; DRAM {fmt_pct(first['dram_pct'])})"
     of = f" in {count} of {judged} launches" if judged > 1 else ""
@@ -273,11 +323,12 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
 
 def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     data = record["data"]
+    peak_gbs = _peak_gbs(record, page)
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
         "total": fmt_duration_us(k["total_us"]) + (DERIVED if k.get("duration_derived") else ""),
         "mean": fmt_duration_us(k["mean_us"]) + (DERIVED if k.get("duration_derived") else ""),
-        "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k)[0],
+        "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k, peak_gbs)[0],
     } for k in data["kernels"][:MAX_TABLE_KERNELS]]
     launches = [{
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
@@ -288,7 +339,7 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
         "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
         # labels from the launch's own numbers under today's rules: a record imported before a
         # missing side counted as unknown may hold "latency-bound" for it
-        "block": s["block_dims"] or fmt_number(s["block"]), "bound": bound_label(s["memory_pct"], s["sm_pct"]),
+        "block": s["block_dims"] or fmt_number(s["block"]), "bound": bound_label(memory_pct(s, peak_gbs), s["sm_pct"]),
     } for s in data["launches"][:MAX_TABLE_LAUNCHES]]
     shown = len(launches)
     complete = data.get("launches_complete", True)
@@ -306,8 +357,16 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     }
 
 
+def _peak_gbs(record: Record, page: PageContext) -> float | None:
+    """The measured peak (GB/s) of the record's GPU model, that labels on its page judge a
+    launch without memory % by (the same record its claims cite)."""
+    peak_id = measured_peak_for(record, page.records)
+    return page.records.records[peak_id]["data"]["peak_gbs"] if peak_id else None
+
+
 def _profile_charts(record: Record, page: PageContext) -> list[Any]:
     data = record["data"]
+    peak_gbs = _peak_gbs(record, page)
     out = []
     timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
     if timed:
@@ -321,10 +380,11 @@ def _profile_charts(record: Record, page: PageContext) -> list[Any]:
             rows))
     points = []
     for s in (first_launch(data, k) for k in data["kernels"][:MAX_TABLE_KERNELS]):
-        if s.get("memory_pct") is None or s.get("sm_pct") is None:
+        mem = memory_pct(s, peak_gbs)
+        if mem is None or s.get("sm_pct") is None:
             continue
-        points.append({"label": short_kernel(s["kernel"]), "memory_pct": s["memory_pct"],
-                       "sm_pct": s["sm_pct"], "bound": bound_label(s["memory_pct"], s["sm_pct"])})
+        points.append({"label": short_kernel(s["kernel"]), "memory_pct": mem,
+                       "sm_pct": s["sm_pct"], "bound": bound_label(mem, s["sm_pct"])})
     if points:
         out.append(page.charts.render(
             "throughput", "Memory vs SM throughput",
