@@ -17,6 +17,8 @@ from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, p
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
 from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_chart,
                                          roofline_data, roofline_memory, roofline_spec, roofline_text)
+from ikreport.kinds.ncu_measured_peak import (CAVEAT_MEASURED_FILL, measured_fill, measured_memory, measured_peak,
+                                              memory_pct)
 from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, measured_peak_for, same_machine
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
@@ -40,9 +42,6 @@ CAVEAT_OCCUPANCY = (
 CAVEAT_NCU_RULES = ("These are ncu's own rule findings, quoted from the export as ncu wrote them for the "
                     "kernel's first launch; ikreport's bound label applies the thresholds of ncu's SOLBottleneck "
                     "rule to the numbers in the record.")
-CAVEAT_MEASURED_FILL = ("The export has no memory throughput %: the memory side is the kernel's DRAM bytes/s over the "
-                        "measured peak of the cited peak-bandwidth record of the same GPU model (a streaming copy, "
-                        "not ncu's own peak), so only DRAM is judged, not L1 or L2.")
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
 
@@ -82,8 +81,7 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     """The profile's size, then each top kernel's share, bound, occupancy limiter and stalls."""
     data = record["data"]
     cites = [record_id]
-    peak_id = measured_peak_for(record, records)
-    peak_gbs = records.records[peak_id]["data"]["peak_gbs"] if peak_id else None
+    peak_id, peak_gbs = measured_peak(record, records)
     claims = []
     total = data.get("profiled_time_us")
     text = (f"The profile holds {plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
@@ -151,23 +149,6 @@ def clock_claims(record_id: str, record: Record, records: RecordSet) -> list[Cla
     return [make_claim("profile-clock", "", record_id, text + ".", [record_id], [CAVEAT_CLOCK], records)]
 
 
-def measured_fill(launch: Mapping[str, Any], peak_gbs: float | None) -> float | None:
-    """The launch's DRAM bytes/s as % of a measured peak (GB/s, read + write) when its export has
-    no memory throughput % (issue 14 item 1); None when it has one, or no DRAM rate or peak.
-    Done when a claim or page is made, not stored: the peak is another record, which may come
-    or be superseded after this one was imported."""
-    if launch.get("memory_pct") is not None or launch.get("dram_gbs") is None or not peak_gbs:
-        return None
-    return 100 * launch["dram_gbs"] / peak_gbs
-
-
-def memory_pct(launch: Mapping[str, Any], peak_gbs: float | None = None) -> float | None:
-    """The memory side a label judges: the export's (or ncu's roofline's) memory %, else
-    DRAM bytes/s over the measured peak when one is given."""
-    filled = measured_fill(launch, peak_gbs)
-    return launch.get("memory_pct") if filled is None else filled
-
-
 def _judged_launches(data: dict, kernel: dict) -> list[dict]:
     """The launches a kernel's label is voted from: all it has, or its first alone when the
     record keeps only some launches."""
@@ -188,16 +169,6 @@ def kernel_label(data: dict, kernel: dict, peak_gbs: float | None = None) -> tup
     return label, votes.count(label), len(votes)
 
 
-def _measured_memory(first: dict, peak_gbs: float | None) -> str | None:
-    """The memory side filled from a measured peak, with its source: "DRAM 196.5 GB/s = 78.6% of
-    the measured peak of 250.0 GB/s on this GPU model"."""
-    filled = measured_fill(first, peak_gbs)
-    if filled is None or peak_gbs is None:
-        return None
-    return (f"DRAM {fmt_gbs(first['dram_gbs'])} = {fmt_pct(filled)} of the measured peak of {fmt_gbs(peak_gbs)} "
-            "on this GPU model")
-
-
 def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None,
                 peak_gbs: float | None = None) -> str | None:
     """The bound claim; when the export lacks one side of the speed-of-light pair, what is known
@@ -206,7 +177,7 @@ def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None,
     ``peak_gbs``, a measured peak of the GPU model, and the claim says which. Without the
     record's ``data``, the first launch alone is judged."""
     mem, sm = memory_pct(first, peak_gbs), first.get("sm_pct")
-    filled = roofline_memory(first) or _measured_memory(first, peak_gbs)
+    filled = roofline_memory(first) or measured_memory(first, peak_gbs)
     label, count, judged = kernel_label(data, kernel, peak_gbs) if data else (bound_label(mem, sm), 1, 1)
     if label == "unknown" or mem is None or sm is None:
         if mem is None and sm is None:
@@ -323,7 +294,7 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
 
 def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     data = record["data"]
-    peak_gbs = _peak_gbs(record, page)
+    peak_gbs = measured_peak(record, page.records)[1]
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
         "total": fmt_duration_us(k["total_us"]) + (DERIVED if k.get("duration_derived") else ""),
@@ -357,16 +328,9 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     }
 
 
-def _peak_gbs(record: Record, page: PageContext) -> float | None:
-    """The measured peak (GB/s) of the record's GPU model, that labels on its page judge a
-    launch without memory % by (the same record its claims cite)."""
-    peak_id = measured_peak_for(record, page.records)
-    return page.records.records[peak_id]["data"]["peak_gbs"] if peak_id else None
-
-
 def _profile_charts(record: Record, page: PageContext) -> list[Any]:
     data = record["data"]
-    peak_gbs = _peak_gbs(record, page)
+    peak_gbs = measured_peak(record, page.records)[1]
     out = []
     timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
     if timed:
