@@ -18,6 +18,8 @@ from ikreport.kinds.base import MAX_TABLE_KERNELS, Kind, PageContext, Tables
 from ikreport.kinds.ncu_profile_charts import CHARTS, profile_charts
 from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_chart,
                                          roofline_data, roofline_memory, roofline_spec, roofline_text)
+from ikreport.kinds.ncu_measured_peak import (CAVEAT_MEASURED_FILL, measured_fill, measured_memory, measured_peak,
+                                              memory_pct)
 from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, measured_peak_for, same_machine
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
@@ -100,6 +102,7 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     data = record["data"]
     us = duration_digits(data)
     cites = [record_id]
+    peak_id, peak_gbs = measured_peak(record, records)
     claims = []
     total = data.get("profiled_time_us")
     text = (f"The profile holds {plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
@@ -117,10 +120,17 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
                     f"launch{'es' if kernel['launches'] != 1 else ''}"
                     f"{', derived from elapsed cycles over the SM clock' if kernel.get('duration_derived') else ''}.")
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
-        bound = _bound_text(short, kernel, first, data)
+        bound = _bound_text(short, kernel, first, data, peak_gbs)
         if bound:
             caveats = [CAVEAT_BOUND] + ([CAVEAT_FILLED] if first.get("memory_source") == "ncu-roofline" else [])
-            claims.append(make_claim("kernel-bound", name, record_id, bound, cites, caveats, records, name))
+            bound_cites = cites
+            if peak_id and any(measured_fill(s, peak_gbs) is not None for s in _judged_launches(data, kernel)):
+                # the memory side is the measured peak's record as much as this one: cite both, so
+                # both limitation lists show
+                bound_cites = [record_id, peak_id]
+                caveats += [CAVEAT_MEASURED_FILL] + ([] if same_machine(record, peak_id, records)
+                                                     else [CAVEAT_OTHER_MACHINE])
+            claims.append(make_claim("kernel-bound", name, record_id, bound, bound_cites, caveats, records, name))
         occupancy = _occupancy_text(short, first)
         if occupancy:
             claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
@@ -160,36 +170,47 @@ def clock_claims(record_id: str, record: Record, records: RecordSet) -> list[Cla
     return [make_claim("profile-clock", "", record_id, text + ".", [record_id], [CAVEAT_CLOCK], records)]
 
 
-def kernel_label(data: dict, kernel: dict) -> tuple[str, int, int]:
-    """(label, launches with it, launches judged): the kernel's most common bound label under
-    today's rule (bound_label), re-derived from the launches the record holds, so a record
-    imported under an older rule reads right; its first launch alone when the record keeps
-    only some launches. Ties go to the label first in LABELS."""
+def _judged_launches(data: dict, kernel: dict) -> list[dict]:
+    """The launches a kernel's label is voted from: all it has, or its first alone when the
+    record keeps only some launches."""
     launches = [s for s in data["launches"] if s["kernel"] == kernel["kernel"]]
     if not data.get("launches_complete", True) or not launches:
         launches = [first_launch(data, kernel)]
-    votes = [bound_label(s.get("memory_pct"), s.get("sm_pct")) for s in launches]
+    return launches
+
+
+def kernel_label(data: dict, kernel: dict, peak_gbs: float | None = None) -> tuple[str, int, int]:
+    """(label, launches with it, launches judged): the kernel's most common bound label under
+    today's rule (bound_label), re-derived from the launches the record holds, so a record
+    imported under an older rule reads right; its first launch alone when the record keeps
+    only some launches. With ``peak_gbs`` (a measured peak of the GPU model), a launch without
+    memory % is judged by its DRAM bytes/s over it. Ties go to the label first in LABELS."""
+    votes = [bound_label(memory_pct(s, peak_gbs), s.get("sm_pct")) for s in _judged_launches(data, kernel)]
     label = min(set(votes), key=lambda x: (-votes.count(x), LABELS.index(x)))
     return label, votes.count(label), len(votes)
 
 
-def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None) -> str | None:
+def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None,
+                peak_gbs: float | None = None) -> str | None:
     """The bound claim; when the export lacks one side of the speed-of-light pair, what is known
     and that no bound is named (a missing side is unknown, never 0); None when it has neither.
-    Without the record's ``data``, the first launch alone is judged."""
-    mem, sm = first.get("memory_pct"), first.get("sm_pct")
-    label, count, judged = kernel_label(data, kernel) if data else (bound_label(mem, sm), 1, 1)
+    A missing memory side is filled from ncu's roofline peak (in the record) or from
+    ``peak_gbs``, a measured peak of the GPU model, and the claim says which. Without the
+    record's ``data``, the first launch alone is judged."""
+    mem, sm = memory_pct(first, peak_gbs), first.get("sm_pct")
+    filled = roofline_memory(first) or measured_memory(first, peak_gbs)
+    label, count, judged = kernel_label(data, kernel, peak_gbs) if data else (bound_label(mem, sm), 1, 1)
     if label == "unknown" or mem is None or sm is None:
         if mem is None and sm is None:
             return None
         known = (f"SM at {fmt_pct(sm)} of peak; memory throughput" if sm is not None
-                 else (roofline_memory(first) + "; SM throughput") if roofline_memory(first)
+                 else (filled + "; SM throughput") if filled
                  else f"memory at {fmt_pct(mem)} of peak ({MEMORY_LEVEL.get(first.get('memory_level', 'unknown'), '')}); "
                       "SM throughput")
         return f"{short}: {known} not captured, so no bound is named (first launch)."
     level = MEMORY_LEVEL.get(first.get("memory_level", "unknown"), "")
     memory = f"memory {fmt_pct(mem)} of peak ({level})"
-    memory = roofline_memory(first) or memory
+    memory = filled or memory
     if first.get("memory_level") in ("cache", "l1", "l2") and first.get("dram_pct") is not None:
         memory = f"memory {fmt_pct(mem)} of peak ({level.split(',')[0]}; DRAM {fmt_pct(first['dram_pct'])})"
     of = f" in {count} of {judged} launches" if judged > 1 else ""
@@ -289,18 +310,20 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
 def view(record: Record, page: PageContext) -> dict[str, Any]:
     """The profile's tables, its charts (time, throughput, roofline) and what changed in its environment."""
     return {"profile": _profile_view(record, page),
-            "charts": profile_charts(record["data"], page, duration_digits(record["data"])) + roofline_chart(record, page),
+            "charts": profile_charts(record["data"], page, duration_digits(record["data"]),
+                                measured_peak(record, page.records)[1]) + roofline_chart(record, page),
             "tables": _environment_changes(record)}
 
 
 def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     data = record["data"]
     us, gbs = duration_digits(data), rate_digits(record, page.records)
+    peak_gbs = measured_peak(record, page.records)[1]
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
         "total": fmt_duration_us(k["total_us"], us) + (DERIVED if k.get("duration_derived") else ""),
         "mean": fmt_duration_us(k["mean_us"], us) + (DERIVED if k.get("duration_derived") else ""),
-        "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k)[0],
+        "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k, peak_gbs)[0],
     } for k in data["kernels"][:MAX_TABLE_KERNELS]]
     launches = [{
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
@@ -311,7 +334,7 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
         "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
         # labels from the launch's own numbers under today's rules: a record imported before a
         # missing side counted as unknown may hold "latency-bound" for it
-        "block": s["block_dims"] or fmt_number(s["block"]), "bound": bound_label(s["memory_pct"], s["sm_pct"]),
+        "block": s["block_dims"] or fmt_number(s["block"]), "bound": bound_label(memory_pct(s, peak_gbs), s["sm_pct"]),
     } for s in data["launches"][:MAX_TABLE_LAUNCHES]]
     shown = len(launches)
     complete = data.get("launches_complete", True)

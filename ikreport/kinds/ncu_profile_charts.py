@@ -11,6 +11,7 @@ from ikreport.analysis.ncu_summary import HIGH_PCT, LATENCY_PCT, bound_label
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel
 from ikreport.formatting import fmt_duration_us, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, ChartMakers, PageContext, rows_data
+from ikreport.kinds.ncu_measured_peak import memory_pct
 from ikreport.kinds.ncu_stall_claims import stall_shares
 from ikreport.store.profile_data import first_launch
 
@@ -20,9 +21,11 @@ TIME_UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"))
 SOL_UNITS = (("SM", "sm_pct"), ("memory", "memory_pct"), ("L1", "l1_pct"), ("L2", "l2_pct"), ("DRAM", "dram_pct"))
 
 
-def profile_charts(data: dict[str, Any], page: PageContext, us: int | None) -> list[Any]:
+def profile_charts(data: dict[str, Any], page: PageContext, us: int | None,
+                   peak_gbs: float | None = None) -> list[Any]:
     """Time by kernel, speed of light by kernel, stalls by kernel, memory against SM; ``us`` is
-    the precision of the page's durations. A chart of one bar or one point is not drawn: the
+    the precision of the page's durations; ``peak_gbs``, a measured peak of the GPU model that
+    judges a launch with DRAM bytes/s but no memory % (kinds/ncu_measured_peak.py). A chart of one bar or one point is not drawn: the
     tables say it better (issue 16 item 7)."""
     out = []
     timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
@@ -40,10 +43,11 @@ def profile_charts(data: dict[str, Any], page: PageContext, us: int | None) -> l
     out += _speed_of_light(data, page) + _stalls(data, page)
     points = []
     for s in (first_launch(data, k) for k in data["kernels"][:MAX_TABLE_KERNELS]):
-        if s.get("memory_pct") is None or s.get("sm_pct") is None:
+        mem = memory_pct(s, peak_gbs)
+        if mem is None or s.get("sm_pct") is None:
             continue
-        points.append({"label": short_kernel(s["kernel"]), "memory_pct": s["memory_pct"],
-                       "sm_pct": s["sm_pct"], "bound": bound_label(s["memory_pct"], s["sm_pct"])})
+        points.append({"label": short_kernel(s["kernel"]), "memory_pct": mem,
+                       "sm_pct": s["sm_pct"], "bound": bound_label(mem, s["sm_pct"])})
     if len(points) > 1:
         out.append(page.charts.render(
             "throughput", "Memory vs SM throughput",

@@ -21,7 +21,7 @@ CAVEAT_CONVENTION = "Bytes are counted read + write: a copy of N bytes moves 2N.
 def measured_peak_for(record: Record, records: RecordSet) -> str | None:
     """The peak-bandwidth record of the same GPU model: the latest collected (then the
     smallest id), so the choice is stable. None when there is none or the GPU is unnamed."""
-    key = gpu_key(record["subject"].get("gpu"))
+    key = gpu_key((record.get("subject") or {}).get("gpu"))  # a record being built may have no subject yet
     if key is None:
         return None
     candidates = [rid for rid in records.by_kind.get(NAME, [])
