@@ -1,0 +1,70 @@
+"""Search and the tables' filters in a real browser (issue 16 item 13): served under a
+sub-path as GitHub Pages serves a project site, and opened from file://, where the box says
+that search needs the site served. Every request that would leave 127.0.0.1 is refused."""
+
+from __future__ import annotations
+
+from test_browser import SITE, browser, served, visit  # noqa: F401 (fixtures)
+
+RODINIA = "dfe61661536bf8d1018887ff3537933558a5dbc1c52e5413ebf26c606fbe28bd"
+
+
+def search(page, query: str) -> list[str]:
+    page.fill("#search-q", query)
+    page.wait_for_selector(f'.search-results[data-query="{query}"]', state="attached")
+    return page.locator(".search-results li a").all_inner_texts()
+
+
+def test_search_finds_a_profile_by_kernel_name_from_a_sub_path(visit, served):  # noqa: F811
+    page = visit.page
+    page.goto(served + "index.html")
+    assert "/ikreport/" in page.url
+    found = search(page, "Kernel2")  # a kernel of the Rodinia BFS export, in no title
+    assert "Rodinia BFS on a V100 (ncu 2020.1)" in found
+    page.locator(".search-results li a", has_text="Rodinia BFS").click()
+    assert page.url == served + f"e/{RODINIA}.html"
+
+
+def test_search_by_gpu_engine_model_and_workload_narrows_with_each_word(visit, served):  # noqa: F811
+    page = visit.page
+    page.goto(served + "index.html")
+    assert search(page, "gtx 1650") == ["PMPP chapter 6 case study kernels on a GTX 1650 Ti"]
+    # the model: both profiles, their comparison, and the report whose summary names it
+    assert len(search(page, "deepseek")) == 4
+    assert len(search(page, "deepseek cutlass")) == 2  # the CUTLASS profile and the comparison citing it
+    assert search(page, "numba") == ["Numba blocked copy kernel (nsightful test export, base units)"]  # the engine
+    assert "Rodinia BFS on a V100 (ncu 2020.1)" in search(page, "graph4096")  # the workload
+    assert search(page, "what the sample") == ["What the sample profiles show, and what they cannot"]  # a report
+    assert search(page, "zzzz") == []
+    assert page.inner_text("#search-status") == "Nothing found."
+
+
+def test_search_marks_a_superseded_record(visit, served):  # noqa: F811
+    page = visit.page
+    page.goto(served + "index.html")
+    search(page, "babelstream a100")
+    notes = page.locator(".search-results .superseded-note").all_inner_texts()
+    assert len(notes) == 1 and notes[0].startswith(" superseded by BabelStream")
+
+
+def test_search_from_a_file_says_it_needs_the_site_served(visit):  # noqa: F811
+    page = visit.page
+    page.goto((SITE / "index.html").as_uri())
+    assert page.inner_text("#search-status").startswith("Search needs the site served")
+    assert page.is_disabled("#search-q")
+
+
+def test_tables_filter_by_gpu_and_kind(visit, served):  # noqa: F811
+    page = visit.page
+    page.goto(served + "index.html")
+    profiles = page.locator("#table-profiles tbody tr")
+    page.select_option("form[data-table=table-profiles] select[name=gpu]", "NVIDIA B200")
+    assert profiles.evaluate_all("rows => rows.filter(r => !r.hidden).length") == 1
+    assert page.locator("#table-profiles tbody tr:not([hidden]) td").nth(2).inner_text() == "NVIDIA B200"
+    others = "form[data-table=table-others]"
+    page.select_option(f"{others} select[name=kind]", "peak-bandwidth")
+    shown = page.locator("#table-others tbody tr:not([hidden]) td:nth-child(2)").all_inner_texts()
+    assert shown == ["peak-bandwidth", "peak-bandwidth"]
+    assert page.inner_text(f"{others} output") == f"2 of {page.locator('#table-others tbody tr').count()} rows shown"
+    page.select_option(f"{others} select[name=gpu]", "2x NVIDIA H100 80GB HBM3")
+    assert page.locator("#table-others tbody tr:not([hidden])").count() == 0
