@@ -96,6 +96,7 @@
           return docs(base, meta, hits.slice(0, SHOWN)).then(function (found) {
             if (ticket !== asked) return;  // a later query has its own answer
             show(list, root, found);
+            list.setAttribute("data-query", input.value);  // what these results answer (tests wait on it)
             status.textContent = hits.length === 0 ? "Nothing found." :
               hits.length + " found" + (hits.length > SHOWN ? ", the first " + SHOWN + " shown." : ".");
           });
@@ -112,7 +113,7 @@
     var table = document.getElementById(form.getAttribute("data-table"));
     var output = form.querySelector("output");
     function apply() {
-      var gpu = form.elements.gpu.value, kind = form.elements.kind.value, shown = 0;
+      var gpu = form.elements.gpu.value, kind = form.elements.kind ? form.elements.kind.value : "", shown = 0;
       Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
         var keep = (!gpu || row.getAttribute("data-gpu") === gpu) && (!kind || row.getAttribute("data-kind") === kind);
         row.hidden = !keep;
