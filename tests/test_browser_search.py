@@ -4,6 +4,10 @@ that search needs the site served. Every request that would leave 127.0.0.1 is r
 
 from __future__ import annotations
 
+import pytest
+
+from conftest import ROOT
+from siteserver import serve
 from test_browser import SITE, browser, served, visit  # noqa: F401 (fixtures)
 
 RODINIA = "dfe61661536bf8d1018887ff3537933558a5dbc1c52e5413ebf26c606fbe28bd"
@@ -68,3 +72,51 @@ def test_tables_filter_by_gpu_and_kind(visit, served):  # noqa: F811
     assert page.inner_text(f"{others} output") == f"2 of {page.locator('#table-others tbody tr').count()} rows shown"
     page.select_option(f"{others} select[name=gpu]", "2x NVIDIA H100 80GB HBM3")
     assert page.locator("#table-others tbody tr:not([hidden])").count() == 0
+
+
+@pytest.fixture(scope="module")
+def in_pieces(tmp_path_factory):
+    """The sample built with tiny pieces: many term shards, two documents a chunk, three rows a
+    page, so that every piece search.js loads and every listing page is exercised."""
+    from ikreport.site import listing, search_index
+    from ikreport.site.build import build_site
+    from ikreport.store.archive import Archive
+
+    tmp = tmp_path_factory.mktemp("pieces")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search_index, "SHARD_BYTES", 300)
+        mp.setattr(search_index, "DOCS_PER_CHUNK", 2)
+        mp.setattr(listing, "ROWS_PER_PAGE", 3)
+        build_site(Archive.open(ROOT / "sample_evidence"), tmp / "site", cache_dir=tmp / "cache")
+    with serve(tmp / "site", tmp) as url:
+        yield url, tmp / "site"
+
+
+def test_search_loads_only_the_pieces_it_needs(visit, in_pieces):  # noqa: F811
+    url, site = in_pieces
+    shards = len(list((site / "search").glob("terms-*.json")))
+    assert shards > 5 and len(list((site / "search").glob("docs-*.json"))) == 7  # 14 documents
+    fetched: list[str] = []
+    visit.page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[1]) if "/search/" in r.url else None)
+    visit.page.goto(url + "index.html")
+    assert search(visit.page, "Kernel2 rodinia") == ["Rodinia BFS on a V100 (ncu 2020.1)"]
+    terms = [f for f in fetched if f.startswith("terms-")]
+    assert fetched[0] == "meta.json" and len(terms) == 2 and len([f for f in fetched if f.startswith("docs-")]) == 1
+    assert search(visit.page, "gtx 1650 pmpp") == ["PMPP chapter 6 case study kernels on a GTX 1650 Ti"]
+    assert search(visit.page, "deepseek cutlass") == [
+        "DeepSeek-OCR: CUTLASS bf16 WMMA GEMM (kernel 3) against DeepSeek-OCR: cuBLAS bf16 GEMV (kernel 1)",
+        "DeepSeek-OCR: CUTLASS bf16 WMMA GEMM (kernel 3)"]
+
+
+def test_listing_pages_carry_the_rest_of_each_table(visit, in_pieces):  # noqa: F811
+    url, site = in_pieces
+    page = visit.page
+    page.goto(url + "index.html")
+    assert page.locator("#table-profiles tbody tr").count() == 3
+    pager = page.locator("#profiles ~ nav.pager").first
+    assert pager.inner_text().startswith("7 rows, 3 pages:")
+    pager.locator("a", has_text="3").click()
+    assert page.url == url + "l/profiles-3.html"
+    assert page.locator("#table-profiles tbody tr").count() == 1
+    page.locator("#table-profiles tbody tr td:nth-child(2) a").click()  # a record page, through ../
+    assert "/e/" in page.url and page.locator("h1").is_visible()
