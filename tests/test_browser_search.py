@@ -120,3 +120,20 @@ def test_listing_pages_carry_the_rest_of_each_table(visit, in_pieces):  # noqa: 
     assert page.locator("#table-profiles tbody tr").count() == 1
     page.locator("#table-profiles tbody tr td:nth-child(2) a").click()  # a record page, through ../
     assert "/e/" in page.url and page.locator("h1").is_visible()
+
+
+def test_search_results_filters_and_listing_pages_pass_axe(visit, served, in_pieces):  # noqa: F811
+    """axe-core (bundled by axe-playwright-python) on the index with results and filters shown,
+    on phone and desk widths, and on a listing page: no serious or critical violation."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe, page, found = Axe(), visit.page, []
+    for width in (1280, 400):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(served + "index.html")
+        search(page, "deepseek")
+        page.select_option("form[data-table=table-others] select[name=kind]", "comparison")
+        found += [(width, v["id"]) for v in axe.run(page).response["violations"] if v["impact"] in ("serious", "critical")]
+    page.goto(in_pieces[0] + "l/others-2.html")
+    found += [("listing", v["id"]) for v in axe.run(page).response["violations"] if v["impact"] in ("serious", "critical")]
+    assert found == []
