@@ -113,3 +113,7 @@ class UnreadableSiteFileError(Exception):
 # safety: writer
 class NotASiteError(BuildError):
     """An output folder that an ikreport build did not write, which a build will not replace."""
+
+
+class CompareError(IkreportError):
+    """A comparison that cannot be made as asked (the same record on both sides)."""

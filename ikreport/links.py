@@ -2,7 +2,7 @@
 page (as mkdocs' ``get_relative_url``). Pages and templates receive finished URLs made here.
 
 Paths are from the site root, without a leading slash: a page is ``index``, ``changes``,
-``e/<record id>`` or ``r/<report slug>`` (its .html and .md twin share the path); a record's
+``e/<record id>``, ``r/<report slug>`` or ``h/<series slug>`` (its .html and .md twin share the path); a record's
 bytes are ``e/<id>.json``; a blob is ``b/<id><suffix>``.
 """
 
@@ -27,6 +27,11 @@ def report_page(slug: str) -> str:
 def report_file(slug: str, ext: str = "html") -> str:
     """The path of a report's page, ``html`` or ``md``."""
     return f"{report_page(slug)}.{ext}"
+
+
+def history_page(slug: str) -> str:
+    """The path of a series' history page (no extension)."""
+    return f"h/{slug}"
 
 
 def blob_file(blob_id: str, suffix: str) -> str:

@@ -30,6 +30,7 @@ def pages() -> dict[str, str]:
     """Page type -> its path in the site."""
     found = {"index": "index.html", "changelog": "changes.html",
              "report": next(p.relative_to(SITE).as_posix() for p in sorted((SITE / "r").glob("*.html")))}
+    found.update({"history": p.relative_to(SITE).as_posix() for p in sorted((SITE / "h").glob("*.html"))[:1]})
     by_kind: dict[str, str] = {}
     for path in sorted((SITE / "e").glob("*.json")):
         by_kind.setdefault(json.loads(path.read_bytes())["kind"], f"e/{path.stem}.html")

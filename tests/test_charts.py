@@ -17,7 +17,9 @@ ROWS = {
     "time-by-kernel": [{"label": "#1", "kernel": "k", "total_ms": 1.5, "launches": 3}],
     "throughput": [{"label": "k", "memory_pct": 61.8, "sm_pct": 41.5, "bound": "memory-bound"}],
     "bandwidth-samples": [{"size_mib": 256, "gbs": 4300.0}],
-    "comparison-ratio": [{"label": "#1", "ratio": 0.7, "verdict": "FASTER"}],
+    "comparison-interval": [{"label": "#1", "ratio": 0.7, "low": 0.65, "high": 0.75, "verdict": "FASTER"}],
+    "history": [{"label": "#1", "median_us": 10.0, "low_us": 9.9, "high_us": 10.1, "change": "no change",
+                 "href": "../e/x.html"}],
     "roofline": [{"series": "kernel", "label": "k", "href": "#k-1", "intensity": 380.6, "tflops": 54.4},
                  {"series": "memory (measured)", "intensity": 38.0, "tflops": 0.2}],
 }

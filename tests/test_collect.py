@@ -293,6 +293,25 @@ def test_collect_ncu_failures_are_clear_and_write_nothing(tmp_path, env, failure
     assert files(arch) == []
 
 
+def test_collect_ncu_repeat_makes_runs_that_compare_takes_as_its_unit(tmp_path, env):
+    arch = tmp_path / "arch"
+    a = run("collect", "ncu", "--repeat", "3", "-a", arch, "--gpu", "NVIDIA B200", "--", "python3", "step.py")
+    b = run("collect", "ncu", "--repeat", "3", "-a", arch, "--gpu", "NVIDIA B200", "--title", "after", "--",
+            "python3", "step.py")
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    a_ids, b_ids = a.stdout.splitlines()[-1].split(","), b.stdout.splitlines()[-1].split(",")
+    assert len(set(a_ids)) == 3 and len([x for x in (tmp_path / "ncu-args.log").read_text().splitlines()
+                                         if "--export" in x]) == 6
+    titles = [Archive.open(arch).load(i)["title"] for i in b_ids]
+    assert titles == ["after (run 1 of 3)", "after (run 2 of 3)", "after (run 3 of 3)"]
+    out = run("compare", a.stdout.splitlines()[-1], b.stdout.splitlines()[-1], "-a", arch)
+    assert out.exit_code == 0 and out.stdout.startswith("A (before) = 3 runs (")
+    # the stand-in replays one real export: every run the same, so B equals A within any threshold
+    assert "| 3 | 3 | 111.04 | 111.04 | 1.000 [1.000, 1.000] | SAME |" in out.stdout
+    refused = run("collect", "ncu", "--repeat", "2", "--from-csv", "x.csv", "-a", arch)
+    assert refused.exit_code == 2 and "--repeat makes several live runs" in refused.stderr
+
+
 def test_collect_ncu_import_report(tmp_path, env):
     report = tmp_path / "step.ncu-rep"
     report.write_bytes(b"a report")

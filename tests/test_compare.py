@@ -1,90 +1,216 @@
-"""compare: kernels matched by name and launch order, conservative verdicts, refusal when the
-profiles are not like-for-like, and a deterministic comparison record."""
+"""compare: verdicts from the 95% interval of the B/A ratio of medians, runs as the unit,
+kernels matched by name and launch configuration, like-for-like from observed or stated
+method fields, refusals, and a deterministic comparison record.
+
+The gain and the 1% change are the real B200 export's launch durations (tests/fixtures/ncu),
+scaled: every launch of B is the matching launch of A times a factor."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from ikreport.store.archive import Archive
+from ikreport.analysis.ncu import read_exports
 from ikreport.cli.main import cli
-from ikreport.commands.compare import compare_profiles, verdict
+from ikreport.commands.compare import compare_runs
+from ikreport.reports.values import format_value, lookup
+from ikreport.store.archive import Archive
 
+FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
+B200 = FIXTURES / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
 HEADER = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"'
+ENV = {"data": {"driver": "570.133.20"}}
+OPTIONS = {"clock_control": "none", "cache_control": "all", "replay_mode": "kernel"}
 
 
-def export(path, durations: dict[str, list[float]]):
-    rows, i = [HEADER], 0
-    for kernel, times in durations.items():
-        for t in times:
-            rows.append(f'"{i}","{kernel}","GPU Speed Of Light Throughput","Duration","usecond","{t}"')
-            i += 1
+def b200_launches() -> list[dict]:
+    profile = read_exports({B200.name: B200.read_bytes()})
+    return [profile.launch(i) for i in range(profile.launch_count)]
+
+
+def run(launches, scale=1.0, slow: int | None = None, live=True):
+    """A profile record of these launches (durations times ``scale``; launch ``slow`` 3x slower)."""
+    rows = [{"kernel": x["kernel"], "grid": x.get("grid"), "block": x.get("block"),
+             "duration_us": x["duration_us"] * scale * (3 if i == slow else 1)} for i, x in enumerate(launches)]
+    method = {"tool": "ncu", "tool_version": "2025.1.0.0", "command": ["ncu"] if live else None,
+              "options": dict(OPTIONS)}
+    return {"subject": {"gpu": "NVIDIA B200"}, "data": {"launches": rows, "devices": ["NVIDIA B200"]},
+            "method": method}
+
+
+def one(kernel, durations, grid=64, block=128):
+    return [{"kernel": kernel, "grid": grid, "block": block, "duration_us": d} for d in durations]
+
+
+def by_kernel(result):
+    return {k["kernel"]: k for k in result["kernels"]}
+
+
+MAIN = "void flash_fwd_splitkv_kernel"
+
+
+def main_kernel(result):
+    return next(k for k in result["kernels"] if k["kernel"].startswith(MAIN))
+
+
+def test_a_clear_gain_with_one_outlier_is_faster():
+    launches = b200_launches()
+    slow = next(i for i, x in enumerate(launches) if x["kernel"].startswith(MAIN))
+    result = compare_runs([run(launches, slow=slow)], [run(launches, 0.8)], [ENV], [ENV])
+    k = main_kernel(result)
+    assert k["verdict"] == "FASTER" and k["n_a"] == k["n_b"] == 8
+    assert k["ratio_ci"][0] < 0.8 < k["ratio_ci"][1] < 0.95  # the outlier moves neither the median nor the call
+    assert result["unit"] == "launch" and result["like_for_like"]
+
+
+def test_noise_with_three_launches_a_side_is_undecided():
+    result = compare_runs([run(one("k", [100, 140, 60]))], [run(one("k", [104, 70, 150]))], [ENV], [ENV])
+    k = result["kernels"][0]
+    assert k["verdict"] == "UNDECIDED" and k["ratio_ci"][0] < 0.95 and k["ratio_ci"][1] > 1.05
+
+
+def test_a_one_percent_change_is_same_at_five_percent():
+    launches = b200_launches()
+    result = compare_runs([run(launches)], [run(launches, 1.01)], [ENV], [ENV], threshold_pct=5)
+    k = main_kernel(result)
+    assert k["verdict"] == "SAME" and 0.95 <= k["ratio_ci"][0] <= 1.01 <= k["ratio_ci"][1] <= 1.05
+    assert compare_runs([run(launches)], [run(launches, 1.01)], [ENV], [ENV], threshold_pct=0.5)["kernels"][0][
+        "verdict"] != "SAME"  # a tighter threshold than the change: not shown equivalent
+
+
+def test_runs_are_the_unit():
+    # eight tight launches a run, but the runs themselves vary by 20%: one run a side calls a
+    # difference the runs do not support
+    def tight(level):
+        return one("k", [level + 0.01 * i for i in range(8)])
+    a = [run(tight(level)) for level in (100, 120, 80)]
+    b = [run(tight(level)) for level in (90, 108, 72)]
+    pooled = compare_runs(a[:1], b[:1], [ENV], [ENV])["kernels"][0]
+    assert pooled["verdict"] == "FASTER" and pooled["n_a"] == 8
+    result = compare_runs(a, b, [ENV] * 3, [ENV] * 3)
+    k = result["kernels"][0]
+    assert result["unit"] == "run" and (k["n_a"], k["n_b"], k["a_launches"]) == (3, 3, 24)
+    assert k["a_median_us"] == pytest.approx(100.035) and k["verdict"] == "UNDECIDED"
+
+
+def test_kernels_match_by_name_and_configuration_then_launch_order():
+    a = run(one("gemm", [10, 10.1, 10.2], grid=64) + one("norm", [1, 1, 1]) + one("old", [2, 2, 2]))
+    b = run(one("gemm", [8, 8.1, 8.2], grid=128) + one("norm", [1, 1, 1]) + one("new", [3, 3, 3]))
+    result = compare_runs([a], [b], [ENV], [ENV])
+    k = by_kernel(result)
+    assert k["norm"]["matched_by"] == "name and launch configuration" and k["norm"]["verdict"] == "SAME"
+    assert k["gemm"]["matched_by"].startswith("name and launch order")
+    assert (k["gemm"]["a_config"], k["gemm"]["b_config"]) == ("grid 64, block 128", "grid 128, block 128")
+    assert k["old"]["verdict"] == "ONLY IN A" and k["new"]["verdict"] == "ONLY IN B"
+    assert {x["verdict"] for x in result["kernels"][-2:]} == {"ONLY IN A", "ONLY IN B"}  # matched ones first
+
+
+def test_method_fields_say_observed_stated_or_missing():
+    imported = run(one("k", [10, 10, 10]), live=False)
+    imported["subject"]["gpu"] = "NVIDIA H200"  # named with --gpu: the export names no device
+    imported["data"]["devices"] = []
+    result = compare_runs([run(one("k", [10, 10, 10]))], [imported], [ENV], [None])
+    fields = {f["field"]: (f["a_source"], f["b_source"]) for f in result["method_fields"]}
+    assert fields == {"gpu": ("observed", "stated"), "driver": ("observed", "missing"),
+                      "ncu version": ("observed", "stated"), "clock control": ("observed", "stated"),
+                      "cache control": ("observed", "stated"), "replay mode": ("observed", "stated")}
+    assert [(d["field"], d["why"]) for d in result["differences"]] == [("gpu", "differs"), ("driver", "not recorded")]
+    assert result["kernels"][0]["verdict"] == "UNDECIDED" and not result["like_for_like"]
+
+
+def test_a_session_page_is_observed_and_equal_stated_values_are_like_for_like(tmp_path):
+    arch = tmp_path / "arch"
+    session = FIXTURES / "session_constructed_b200.csv"
+    stated = ["--gpu", "NVIDIA B200", "--clock-control", "base", "--cache-control", "all", "--replay-mode", "kernel",
+              "--ncu-version", "2025.2.1.0", "--driver", "575.57.08"]
+    ids = [CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(B200), *extra, "-a", str(arch)]).stdout.strip()
+           for extra in ([str(session)], stated)]
+    out = CliRunner().invoke(cli, ["compare", *ids, "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    assert "| clock control | base (observed) | base (stated) |" in out.stdout
+    assert "| driver | 575.57.08 (observed) | 575.57.08 (stated) |" in out.stdout
+    assert "| gpu | NVIDIA B200 (observed) | NVIDIA B200 (observed) |" in out.stdout  # the export names it
+    assert "Not like-for-like" not in out.stdout and out.stdout.count("| SAME |") == 2
+
+
+def export(path, durations: list[float], kernel="gemm(float*)"):
+    rows = [HEADER] + [f'"{i}","{kernel}","GPU Speed Of Light Throughput","Duration","usecond","{t}"'
+                       for i, t in enumerate(durations)]
     path.write_text("\n".join(rows) + "\n")
     return path
 
 
-def profile(durations):
-    launches = [{"kernel": k, "duration_us": t} for k, ts in durations.items() for t in ts]
-    return {"subject": {"gpu": "NVIDIA H200"}, "data": {"launches": launches},
-            "method": {"tool_version": "2025.1.0.0",
-                       "options": {"clock_control": "none", "cache_control": "all", "replay_mode": "kernel"}}}
+STATED = ["--gpu", "NVIDIA H200", "--clock-control", "base", "--cache-control", "all", "--replay-mode", "kernel",
+          "--ncu-version", "2025.1.0.0", "--driver", "570.133.20"]
 
 
-ENV = {"data": {"driver": "550.54.15"}}
-
-
-@pytest.mark.parametrize("a,b,expected", [
-    ([10, 10.2, 10.1], [8, 8.1, 8.2], "FASTER"),
-    ([10, 10.2, 10.1], [12, 12.1, 12.2], "SLOWER"),
-    ([10, 10.2, 10.1], [10.1, 10.0, 10.3], "SAME"),
-    ([10, 14, 10.1], [8, 12, 8.2], "UNDECIDED"),  # beyond the threshold, but the spreads overlap
-    ([10], [5], "UNDECIDED"),  # one launch each is not evidence
-])
-def test_verdicts(a, b, expected):
-    assert verdict(a, b, True, 5.0, 3)[0] == expected
-
-
-def test_not_like_for_like_calls_nothing():
-    a = profile({"k": [10, 10, 10]})
-    b = profile({"k": [5, 5, 5]})
-    assert compare_profiles(a, b, ENV, ENV)["kernels"][0]["verdict"] == "FASTER"
-    other = {"data": {"driver": "560.28.03"}}
-    result = compare_profiles(a, b, ENV, other)
-    assert not result["like_for_like"]
-    assert result["differences"] == [{"field": "driver", "a": "550.54.15", "b": "560.28.03", "why": "differs"}]
-    assert result["kernels"][0]["verdict"] == "UNDECIDED"
-    b["method"]["options"]["clock_control"] = "base"
-    assert compare_profiles(a, b, ENV, ENV)["differences"][0]["field"] == "clock control"
-
-
-def test_launches_matched_by_name_and_order():
-    a = profile({"gemm": [10, 11, 12, 13], "norm": [1, 1, 1], "old": [2]})
-    b = profile({"gemm": [5, 6, 7], "norm": [1, 1, 1], "new": [3]})
-    result = compare_profiles(a, b, ENV, ENV)
-    by = {k["kernel"]: k for k in result["kernels"]}
-    assert by["gemm"]["launches"] == 3 and by["gemm"]["a_median_us"] == 11 and by["gemm"]["ratio"] == pytest.approx(6 / 11, abs=1e-4)
-    assert by["gemm"]["verdict"] == "FASTER" and by["norm"]["verdict"] == "SAME"
-    assert by["old"]["verdict"] == "ONLY IN A" and by["new"]["verdict"] == "ONLY IN B"
-
-
-def test_compare_cli_on_imports_refuses_and_record_is_deterministic(tmp_path, monkeypatch):
+@pytest.fixture
+def imported(tmp_path, monkeypatch):
+    """An archive with three imports a side, their method stated on import."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
     arch = tmp_path / "arch"
-    runner = CliRunner()
-    ids = []
-    for name, times in (("a", [10, 10.1, 10.2]), ("b", [7, 7.1, 7.2])):
-        csv = export(tmp_path / f"{name}.csv", {"gemm(float*)": times})
-        out = runner.invoke(cli, ["collect", "ncu", "--from-csv", str(csv), "-a", str(arch), "--gpu", "NVIDIA H200"])
-        ids.append(out.stdout.strip())
-    first = runner.invoke(cli, ["compare", ids[0][:8], ids[1][:8], "-a", str(arch)])
-    assert first.exit_code == 0, first.output
-    lines = first.stdout.splitlines()
-    assert "**Not like-for-like: no difference is called.**" in lines
-    assert "- clock control: A not recorded, B not recorded (not recorded)" in lines
-    assert "| `gemm(float*)` | 3 | 10.1 | 7.1 | 0.703 | UNDECIDED |" in lines
-    again = runner.invoke(cli, ["compare", ids[0], ids[1], "-a", str(arch)])
-    assert again.stdout.splitlines()[-1] == lines[-1]  # derived record: no clock, same id
+    ids: dict[str, list[str]] = {"a": [], "b": []}
+    for side, level in (("a", 10.0), ("b", 7.0)):
+        for r in range(3):
+            csv = export(tmp_path / f"{side}{r}.csv", [level + r * 0.01 + i * 0.001 for i in range(3)])
+            out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(csv), "-a", str(arch), *STATED])
+            assert out.exit_code == 0, out.output
+            ids[side].append(out.stdout.strip())
+    return arch, ids
+
+
+def test_compare_cli_runs_a_side_with_stated_method(imported):
+    arch, ids = imported
+    out = CliRunner().invoke(cli, ["compare", ",".join(i[:8] for i in ids["a"]), ",".join(ids["b"]), "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("A (before) = 3 runs (") and "; B (after) = 3 runs (" in lines[0]
+    assert "| clock control | base (stated) | base (stated) |" in lines
+    assert "| `gemm(float*)` | 3 | 3 | 10.011 | 7.011 | 0.700 [0.699, 0.702] | FASTER |" in lines
     record = Archive.open(arch).load(lines[-1])
-    assert record["kind"] == "comparison" and record["collected_at"] is None and record["cites"] == sorted(ids)
-    refused = runner.invoke(cli, ["compare", ids[0], lines[-1], "-a", str(arch)])
-    assert refused.exit_code == 1 and "is a comparison record; compare takes two ncu-profile records" in refused.stderr
+    assert record["data"]["version"] == 2 and record["data"]["a_runs"] == ids["a"]
+    assert record["cites"] == sorted(ids["a"] + ids["b"]) and record["collected_at"] is None
+    again = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch)])
+    assert again.stdout.splitlines()[-1] == lines[-1]  # a fixed seed and no clock: the same record
+
+
+def test_one_run_a_side_says_run_to_run_variance_is_not_captured(imported):
+    arch, ids = imported
+    out = CliRunner().invoke(cli, ["compare", ids["a"][0], ids["b"][0], "-a", str(arch)])
+    assert out.exit_code == 0 and "run-to-run variance is not captured" in out.stdout
+    record = Archive.open(arch).load(out.stdout.splitlines()[-1])
+    assert any("run-to-run variance is not captured" in x for x in record["limitations"])
+
+
+@pytest.mark.parametrize("args,message", [
+    (["{a0}", "{a0}"], "is given twice; a record compared with itself shows nothing"),
+    (["{a0},{a1}", "{b0},{a1}"], "is given twice"),
+    (["{a0},", "{b0}"], "A and B are record ids or prefixes separated by commas, with none empty"),
+    (["{a0}", "{b0}", "--threshold", "0"], "--threshold must be > 0"),
+    (["{a0}", "ffffffff"], "ffffffff"),
+])
+def test_compare_cli_errors_write_nothing(imported, args, message):
+    arch, ids = imported
+    names = {f"{s}{n}": i for s in ("a", "b") for n, i in enumerate(ids[s])}
+    before = sorted(p.name for p in (arch / "records").rglob("*"))
+    out = CliRunner().invoke(cli, ["compare", *[x.format(**names) for x in args], "-a", str(arch)])
+    last = out.stderr.splitlines()[-1]
+    assert out.exit_code in (1, 2) and last.startswith("Error: ") and message in last
+    assert sorted(p.name for p in (arch / "records").rglob("*")) == before
+
+
+def test_compare_refuses_a_record_that_is_not_a_profile(imported):
+    arch, ids = imported
+    made = CliRunner().invoke(cli, ["compare", ids["a"][0], ids["b"][0], "-a", str(arch)]).stdout.splitlines()[-1]
+    out = CliRunner().invoke(cli, ["compare", ids["a"][0], made, "-a", str(arch)])
+    assert out.exit_code == 1 and "is a comparison record; compare takes ncu-profile records" in out.stderr
+
+
+def test_a_report_cites_a_comparisons_interval(imported):
+    arch, ids = imported
+    out = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch)])
+    record = Archive.open(arch).load(out.stdout.splitlines()[-1])
+    assert format_value("data.kernels.0.ratio_ci", lookup(record, "data.kernels.0.ratio_ci")) == "0.699–0.702"
+    assert format_value("data.kernels.0.ratio", lookup(record, "data.kernels.0.ratio")) == "0.70"

@@ -90,7 +90,8 @@ def run(*args):
 
 def sample_id(archive: Path, title_start: str) -> str:
     out = run("list", "-a", archive).stdout.splitlines()
-    return next(line.split()[0] for line in out if title_start in line and line.split()[1] != "comparison")
+    return next(line.split()[0] for line in out if title_start in line
+                and line.split()[1] not in ("comparison", "supersession"))
 
 
 def test_a_report_with_two_citations_and_three_values(archive, tmp_path):

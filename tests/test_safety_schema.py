@@ -20,7 +20,7 @@ from conftest import ROOT
 from ikreport.store import records
 from ikreport.store.archive import Archive, sha256
 from ikreport.cli.main import cli
-from ikreport.commands.compare import compare_profiles
+from ikreport.commands.compare import compare_runs
 from ikreport.errors import IkreportError, RecordError
 from ikreport.store.profile_data import durations_by_kernel
 from ikreport.site.build import build_site
@@ -162,7 +162,7 @@ def test_compare_takes_a_zero_duration_as_no_timing():
         launch = {"kernel": "k", "duration_us": duration}
         return {"subject": {"gpu": "g"}, "method": {"tool_version": "1", "options": {}},
                 "sources": [], "data": {"launches": [launch, {"kernel": "k", "duration_us": 2.0}]}}
-    result = compare_profiles(profile(0), profile(0), None, None)
+    result = compare_runs([profile(0)], [profile(0)], [None], [None])
     assert result["kernels"][0]["a_median_us"] == 2.0
 
 

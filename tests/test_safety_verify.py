@@ -233,7 +233,9 @@ def with_manifest(site, change) -> None:
 
 
 RID = "0" * 64
-NOT_ID, NOT_B = "records[13] is not a record id", "blobs[10].path is not b/"
+# the manifest lists every sample record: an appended one is the next index
+SAMPLE_RECORDS = len(list((ROOT / "sample_evidence" / "records").rglob("*.json")))
+NOT_ID, NOT_B = f"records[{SAMPLE_RECORDS}] is not a record id", "blobs[10].path is not b/"
 
 
 @pytest.mark.parametrize("change, expect", [

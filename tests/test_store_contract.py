@@ -2,8 +2,8 @@
 
 Each test runs against every backend: the local folder, and a small in-memory backend written
 here as the simplest thing that meets the protocol (dulwich tests its disk and memory object
-stores so). A new backend (object storage) joins the ``backend`` fixture's list and must pass
-unchanged; the Archive tests at the end check that nothing above the protocol assumes a disk.
+stores so), and objects in S3 (bucket.py) against moto's S3 server on localhost. A new backend
+joins the ``backend`` fixture's list and must pass unchanged; the Archive tests at the end check that nothing above the protocol assumes a disk.
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ from ikreport.errors import AmbiguousIdError, ArchiveError, IntegrityError, Unkn
 from ikreport.store import recordset
 from ikreport.store.archive import Archive
 from ikreport.store.backend import Area, Backend
+from ikreport.store.bucket import Bucket
 from ikreport.store.local import LocalFolder
+
+from s3server import bucket_url, s3_endpoint  # noqa: F401  (fixtures)
 
 from test_archive import make_record
 
@@ -50,10 +53,14 @@ class MemoryBackend:
         return f"memory:{area}/{file_id}"
 
 
-@pytest.fixture(params=["local", "memory"])
+@pytest.fixture(params=["local", "memory", "s3", "fsspec-memory"])
 def backend(request, tmp_path) -> Backend:
     if request.param == "local":
         return LocalFolder(tmp_path / "arch")
+    if request.param == "s3":
+        return Bucket(request.getfixturevalue("bucket_url"))
+    if request.param == "fsspec-memory":  # any other fsspec protocol: no conditional put, same contract
+        return Bucket(f"memory://{request.node.name}/evidence".replace("[", "-").replace("]", ""))
     return MemoryBackend()
 
 
@@ -62,7 +69,7 @@ def hid(data: bytes) -> str:
 
 
 def test_is_a_backend(backend):
-    assert isinstance(backend, (LocalFolder, MemoryBackend))
+    assert isinstance(backend, (LocalFolder, MemoryBackend, Bucket))
     typed: Backend = backend  # mypy checks the protocol here
     assert typed.ids("records") == [] and typed.ids("blobs") == []
 
@@ -114,6 +121,8 @@ def test_ids_are_sorted_and_filtered_by_prefix(backend):
 
 @pytest.fixture
 def archive(backend, tmp_path) -> Archive:
+    if isinstance(backend, Bucket):
+        return Archive(backend.url, backend=backend)
     root = backend.root if isinstance(backend, LocalFolder) else tmp_path / "not-on-disk"
     return Archive(root, backend=backend)
 

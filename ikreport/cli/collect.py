@@ -39,6 +39,8 @@ def collect() -> None:
 @click.option("--launch-skip", type=int, default=0, show_default=True)
 @click.option("--launch-count", type=int)
 @click.option("--nvtx-include", multiple=True, help="Profile only inside these NVTX ranges (repeatable).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Profile the command this many times, one record per run (compare takes runs as its unit).")
 @click.option("--ncu-version", help="With --from-csv: the ncu version that profiled, as you state it.")
 @click.option("--driver", help="With --from-csv: the NVIDIA driver version it ran under, as you state it.")
 @archive_option()
@@ -49,11 +51,13 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
 
     \b
     ikreport collect ncu --archive evidence -- python step.py --batch 32
+    ikreport collect ncu --repeat 3 --archive evidence -- python step.py
     ikreport collect ncu --import step.ncu-rep --archive evidence
     ikreport collect ncu --from-csv raw.csv [details.csv] --archive evidence
 
     Every option that changes results is passed to ncu explicitly and recorded.
-    Prints the new record's id as the last line.
+    Prints the new record's id as the last line (with --repeat, the ids joined by commas,
+    as 'ikreport compare' takes several runs a side).
     """
     from ikreport.store.archive import Archive
 
@@ -63,6 +67,8 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
     source = click.get_current_context().get_parameter_source
     given = {k: options[k] for k in ("clock_control", "cache_control", "replay_mode", "ncu_version", "driver")
              if options[k] is not None and source(k) != click.core.ParameterSource.DEFAULT}
+    if options["repeat"] > 1 and (from_csv or report is not None):
+        raise click.UsageError("--repeat makes several live runs; an import is one run (import each one)")
     if not from_csv and ("ncu_version" in given or "driver" in given):
         raise click.UsageError("--ncu-version and --driver state how an imported CSV export was made; "
                                "give them with --from-csv (a live run or --import records what it sees)")
@@ -81,7 +87,7 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
         with terminal_progress() as progress:
             record_id = import_report(store, context, report, progress)
     else:
-        from ikreport.collect.ncu_run import DEFAULT_SECTIONS, NcuOptions, run_profile
+        from ikreport.collect.ncu_run import DEFAULT_SECTIONS, NcuOptions, run_profiles
 
         if not args:
             raise click.UsageError("give the command to profile after '--', or --import / --from-csv")
@@ -93,7 +99,7 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
             launch_count=options["launch_count"], nvtx_include=tuple(options["nvtx_include"]),
         )
         with terminal_progress() as progress:
-            record_id = run_profile(store, context, list(args), ncu_options, progress)
+            record_id = ",".join(run_profiles(store, context, list(args), ncu_options, options["repeat"], progress))
     click.echo(record_id)
 
 

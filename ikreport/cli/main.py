@@ -17,7 +17,7 @@ import click
 
 from ikreport import __version__
 from ikreport.cli.collect import collect
-from ikreport.cli.options import archive_argument, archive_option, default_archive, terminal_progress
+from ikreport.cli.options import ARCHIVE, archive_argument, archive_option, default_archive, terminal_progress
 from ikreport.errors import IkreportError
 from ikreport.formatting import plural
 
@@ -65,6 +65,7 @@ def cli() -> None:
     collect  capture or import measurements as content-addressed records
     build    make the HTML + Markdown site in which every claim cites its records
     verify   re-hash an archive and check every reference
+    sync     copy what one archive lacks from another (folder or bucket)
     """
 
 
@@ -140,7 +141,7 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
               help="Where the build keeps what makes rebuilds fast: record summaries, pages, charts; "
                    "deleting it loses nothing [default: $XDG_CACHE_HOME/ikreport or ~/.cache/ikreport].")
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder of Markdown reports [default: ARCHIVE/reports].")
+              help="Folder of Markdown reports [default: ARCHIVE/reports; none for an archive at a URL].")
 @click.option("--strict", is_flag=True, help="Fail on warnings too (superseded citations, reports citing nothing).")
 @click.option("--max-blob-mb", type=float, default=20.0, show_default=True,
               help="Leave raw blobs larger than this out of the site (their hashes stay on the pages).")
@@ -227,22 +228,27 @@ def init_pages(repo: Path, archive_path: str, install: str | None, wheel: Path |
 @click.argument("b", metavar="B")
 @archive_option()
 @click.option("--threshold", "threshold_pct", type=float, default=5.0, show_default=True,
-              help="Smallest median change (%) called FASTER or SLOWER.")
+              help="Smallest change (%) of the B/A ratio called FASTER or SLOWER; SAME needs the interval within it.")
 @click.option("--min-samples", type=int, default=3, show_default=True,
-              help="Matched launches needed on each side before any verdict other than UNDECIDED.")
+              help="Runs (or, with one run a side, launches) needed on each side before any verdict but UNDECIDED.")
 def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: int) -> None:
-    """Compare two ncu-profile records, A (before) and B (after), kernel by kernel.
+    """Compare ncu-profile records, A (before) and B (after), kernel by kernel.
 
-    Prints what differs between their environments and methods, then a Markdown table with a
-    FASTER / SLOWER / SAME / UNDECIDED verdict per kernel, and writes a comparison record
-    citing both (its id is the last line).
+    A and B are each one record, or several runs as comma-separated ids or prefixes
+    (A1,A2,A3); with several runs a side the run is the unit of the interval. Prints how
+    each side was made, then a Markdown table with each kernel's B/A ratio of medians, its
+    95% interval and a FASTER / SLOWER / SAME / UNDECIDED verdict, and writes a comparison
+    record citing every run (its id is the last line).
     """
     from ikreport.store.archive import Archive
     from ikreport.commands.compare import compare as run
 
     if threshold_pct <= 0 or min_samples < 1:
         raise click.UsageError("--threshold must be > 0 and --min-samples >= 1")
-    table, record_id = run(Archive.open(archive), a, b, threshold_pct, min_samples)
+    sides = [[i.strip() for i in side.split(",")] for side in (a, b)]
+    if any(not i for side in sides for i in side):
+        raise click.UsageError("A and B are record ids or prefixes separated by commas, with none empty")
+    table, record_id = run(Archive.open(archive), sides[0], sides[1], threshold_pct, min_samples)
     click.echo(table)
     click.echo(record_id)
 
@@ -263,7 +269,7 @@ def supersede(old: str, new: str, reason: str, archive: Path) -> None:
 @cli.command("check")
 @archive_argument()
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder of Markdown reports [default: ARCHIVE/reports].")
+              help="Folder of Markdown reports [default: ARCHIVE/reports; none for an archive at a URL].")
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per finding, one per line.")
 def check_command(archive: Path, reports_dir: Path | None, strict: bool, as_json: bool) -> None:
@@ -282,6 +288,32 @@ def check_command(archive: Path, reports_dir: Path | None, strict: bool, as_json
     for finding in checked.findings:  # file names and messages quote report text: escaped
         click.echo(safe_json(json.dumps(finding.as_dict(), sort_keys=True)) if as_json else safe_text(str(finding)))
     if checked.failures(strict):
+        raise click.exceptions.Exit(1)
+
+
+@cli.command()
+@click.argument("src", type=ARCHIVE, metavar="SRC")
+@click.argument("dst", type=ARCHIVE, metavar="DST")
+def sync(src: Any, dst: Any) -> None:
+    """Copy into DST every record and blob it lacks from SRC (folders or URLs, either way).
+
+    Each object is re-hashed as it is read, and a damaged one is not copied; nothing in DST is
+    deleted or replaced. Prints each copied object's name in DST; exit 1 if any could not be.
+    """
+    from ikreport.commands.sync import sync as run
+    from ikreport.store.archive import Archive
+    from ikreport.terminal import safe_text
+
+    source, target = Archive.open(src), Archive.create(dst)
+    with terminal_progress("objects copied") as progress:
+        synced = run(source, target, progress=progress)
+    for name in synced.copied:
+        click.echo(name)
+    for line in synced.problems:
+        click.echo(safe_text(line), err=True)
+    click.echo(f"{target.location}: {plural(len(synced.copied), 'object', 'objects')} copied, "
+               f"{synced.present} already there")
+    if synced.problems:
         raise click.exceptions.Exit(1)
 
 

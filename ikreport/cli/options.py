@@ -17,6 +17,22 @@ DEFAULT_ARCHIVE = "sample_evidence"
 ARCHIVE_ENV = "IKREPORT_ARCHIVE"
 
 
+class ArchiveLocation(click.ParamType):
+    """A folder (a Path, as click.Path checks it) or a URL such as s3://bucket/prefix (a str)."""
+
+    name = "archive"
+    folder = click.Path(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The URL as given, or the folder's Path."""
+        from ikreport.store.bucket import is_url
+
+        return value if is_url(value) else self.folder.convert(value, param, ctx)
+
+
+ARCHIVE = ArchiveLocation()
+
+
 def archive_option() -> Any:
     """The ``--archive``/``-a`` option, also read from IKREPORT_ARCHIVE; when neither is given,
     the archive found from the working directory upward (see default_archive)."""
@@ -33,9 +49,9 @@ def archive_option() -> Any:
 
 def _archive_flag() -> Any:
     return click.option(
-        "--archive", "-a", "archive", type=click.Path(file_okay=False, path_type=Path), default=None,
-        envvar=ARCHIVE_ENV, show_envvar=True,
-        help="Archive folder (records/ and blobs/) [default: the one found from the working directory upward].",
+        "--archive", "-a", "archive", type=ARCHIVE, metavar="DIR|URL", default=None, envvar=ARCHIVE_ENV,
+        show_envvar=True, help="Archive folder (records/ and blobs/), or a URL: s3://bucket/prefix, any fsspec URL "
+                               "[default: the folder found from the working directory upward].",
     )
 
 
@@ -61,8 +77,7 @@ def archive_argument(demo: bool = False, resolve: bool = True) -> Any:
                 archive = archive_arg  # named on the command line, it wins over IKREPORT_ARCHIVE
             return f(*args, archive=default_archive(archive, demo) if resolve else archive, **kwargs)
 
-        command = click.argument("archive_arg", metavar="[ARCHIVE]", required=False,
-                                 type=click.Path(file_okay=False, path_type=Path))(command)
+        command = click.argument("archive_arg", metavar="[ARCHIVE]", required=False, type=ARCHIVE)(command)
         return _archive_flag()(command)
 
     return decorate

@@ -158,7 +158,7 @@ def _changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, An
 
 def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], report: bytes | None,
            report_name: str, method: dict[str, Any], extra_limits: list[str], env_ids: list[str],
-           changes: list[dict[str, Any]] | None) -> str:
+           changes: list[dict[str, Any]] | None, run: tuple[int, int] | None = None) -> str:
     session, texts = split_session({f"{report_name} ({page} page)": data.decode("utf-8", "replace")
                                     for page, data in pages.items()})
     profile = read_exports(texts)
@@ -178,9 +178,9 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
         if changes:
             listed = "; ".join(f"GPU {c['gpu']} {c['field']} {c['before']} -> {c['after']}" for c in changes[:4])
             limitations.append(f"The environment changed between the snapshots before and after profiling ({listed}).")
+    title = context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}"
     record = records.new_record(
-        NCU_PROFILE,
-        context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}",
+        NCU_PROFILE, title + (f" (run {run[0]} of {run[1]})" if run else ""),
         collected_at=utc_now(), subject=context.subject(gpu), method=method, data=data,
         limitations=limitations + list(context.limitations), sources=sources,
         environment=env_ids[0] if env_ids else None, cites=env_ids,
@@ -189,8 +189,9 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
 
 
 def run_profile(archive: Archive, context: Context, command: list[str], options: NcuOptions,
-                progress: Progress | None = None) -> str:
-    """Profile ``command`` with ncu and store the report, its exports and the record; return the record's id."""
+                progress: Progress | None = None, run: tuple[int, int] | None = None) -> str:
+    """Profile ``command`` with ncu and store the report, its exports and the record; return the
+    record's id. ``run``: (n, of) when this is one of several runs, said in the title."""
     if not command:
         raise tools.ToolError("give the command to profile after '--': ikreport collect ncu -- python step.py")
     tools.find("ncu")
@@ -226,7 +227,27 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
     env_ids = [env_before] if env_before == env_after else [env_before, env_after]
     return _write(archive, context, pages=pages, report=report_bytes, report_name="profile.ncu-rep",
                   method=method, extra_limits=option_limitations(options), env_ids=env_ids,
-                  changes=_changes(before, after))
+                  changes=_changes(before, after), run=run)
+
+
+def run_profiles(archive: Archive, context: Context, command: list[str], options: NcuOptions, repeat: int,
+                 progress: Progress | None = None) -> list[str]:
+    """Profile ``command`` ``repeat`` times, one record per run (the unit ``compare`` takes the
+    interval over); return the records' ids in run order. A failed run stops the rest; the
+    runs before it are kept, each complete in itself, and the error names them."""
+    if repeat < 1:
+        raise tools.ToolError(f"--repeat {repeat}: give a number of runs of at least 1")
+    ids: list[str] = []
+    for n in range(1, repeat + 1):
+        if progress and repeat > 1:
+            progress.step(f"run {n} of {repeat}")
+        try:
+            ids.append(run_profile(archive, context, command, options, progress, (n, repeat) if repeat > 1 else None))
+        except tools.ToolError as exc:
+            if not ids:
+                raise
+            raise tools.ToolError(f"run {n} of {repeat}: {exc} (runs 1 to {n - 1} are kept: {','.join(ids)})") from exc
+    return ids
 
 
 def import_report(archive: Archive, context: Context, report: Path, progress: Progress | None = None) -> str:

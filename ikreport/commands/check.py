@@ -78,9 +78,10 @@ class Checked:
         return [f for f in self.findings if f.is_error or strict]
 
 
-def default_reports_dir(archive: Archive) -> Path:
-    """Where an archive keeps its reports: ARCHIVE/reports."""
-    return archive.root / "reports"
+def default_reports_dir(archive: Archive) -> Path | None:
+    """Where an archive keeps its reports: ARCHIVE/reports; None for one in object storage,
+    whose reports come from a folder (--reports)."""
+    return archive.folder / "reports" if archive.folder is not None else None
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
@@ -89,17 +90,17 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     findings: list[CheckFinding] = []
 
     def damaged(rid: str, exc: IkreportError) -> None:
-        findings.append(CheckFinding(str(archive.record_path(rid)), None, "IK108", _after_path(str(exc))))
+        findings.append(CheckFinding(archive.where(rid), None, "IK108", _after_path(str(exc))))
 
     records = recordset.load(archive, validated or Validated(None), damaged)
     blobs = set(archive.blob_ids())
     for rid, what, ref in records.dangling(blobs):
         code = "IK102" if what == "blob" else "IK101"
-        findings.append(CheckFinding(str(archive.record_path(rid)), None, code,
+        findings.append(CheckFinding(archive.where(rid), None, code,
                                      f"cites {what} {ref[:12]}, which is not in the archive; copy it in"))
     # a missing blob is IK102's, not a wrong size too
     sized = records.wrong_sizes(lambda blob: archive.blob_size(blob) if blob in blobs else None)
-    findings += [CheckFinding(str(archive.record_path(rid)), None, "IK108", why) for rid, why in sized]
+    findings += [CheckFinding(archive.where(rid), None, "IK108", why) for rid, why in sized]
     findings += _supersessions(archive, records)
     reports = []
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
@@ -107,7 +108,7 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
         raise IkreportError(f"{folder}: no such reports folder")
     # A folder given with --reports is the user's choice and may be a link; ARCHIVE/reports
     # came with the archive and may not (nothing outside the archive is read into a site).
-    sources = read_reports(folder, followed=reports_dir is not None)
+    sources = read_reports(folder, followed=reports_dir is not None) if folder is not None else []
     if sources:
         resolver = RecordResolver(records, root)
         for source in sources:
@@ -119,7 +120,7 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
 
 def _supersessions(archive: Archive, records: RecordSet) -> list[CheckFinding]:
     """IK109 for each supersession that breaks supersede.py's rules."""
-    return [CheckFinding(str(archive.record_path(by)), None, "IK109", why)
+    return [CheckFinding(archive.where(by), None, "IK109", why)
             for by, why in supersede.problems(records.supersessions(), records.kinds())]
 
 

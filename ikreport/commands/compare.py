@@ -1,160 +1,224 @@
-"""Compare two ncu profiles the way careful benchmarkers do (pure, except ``compare_records``).
+"""Compare ncu profiles, one or several runs a side, kernel by kernel (pure, except ``compare_records``).
 
-A is "before", B is "after". Kernels are matched by name, and launches by their order among
-that kernel's launches (the k-th launch of a kernel in A with its k-th launch in B). Per
-kernel, the verdict says what B is relative to A:
+A is "before", B is "after". Kernels match by name and launch configuration (grid and block
+size); a kernel whose configuration changed is matched by name and the order in which the
+kernels first launch, and the row says so; the rest are listed as on one side only.
 
-- UNDECIDED unless the two profiles are like-for-like (same GPU, driver, ncu version, clock
-  control, cache control and replay mode, all known), and each side has at least
-  ``min_samples`` matched launches: one launch each is not evidence of a difference;
-- FASTER / SLOWER when the median ratio is beyond the threshold *and* the two sets of
-  durations do not overlap at all;
-- SAME when the median ratio is within the threshold;
-- UNDECIDED otherwise (beyond the threshold, but the spreads overlap).
+The unit of the interval is the run: with several runs a side, each run gives its median
+duration of the kernel and the interval is over those medians (launches within one run are
+not independent). With one run a side, the launches are the unit and the record says that
+run-to-run variance is not captured. The verdict is analysis/ratio_interval.py's rule, and
+UNDECIDED whenever the profiles are not like-for-like (commands/like_for_like.py).
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from ikreport.analysis.ratio_interval import CONFIDENCE, RESAMPLES, SEED, call, ratio_interval
+from ikreport.commands import like_for_like
+from ikreport.errors import CompareError, RecordError
+from ikreport.formatting import plural, with_article
+from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, ratio_text
+from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store import records
 from ikreport.store.archive import Archive
-from ikreport.errors import RecordError
-from ikreport.kinds.comparison import NAME as COMPARISON
-from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
-from ikreport.store.profile_data import durations_by_kernel
-from ikreport.formatting import with_article
+from ikreport.store.profile_data import launch_rows
 
 DEFAULT_THRESHOLD_PCT = 5.0
 DEFAULT_MIN_SAMPLES = 3
+INTERVAL = f"bootstrap (BCa) of the ratio of medians, {RESAMPLES} resamples, seed {SEED}"
+LIMIT_ONE_RUN = ("One run a side: the interval is over launches within one run, which are not independent, so "
+                 "run-to-run variance is not captured; compare several runs a side (collect ncu --repeat N).")
 Record = dict[str, Any]
-
-
-def method_facts(record: Record, env: Record | None) -> dict[str, str | None]:
-    """The facts whose difference makes two profiles not like-for-like (None: not recorded)."""
-    options = record["method"].get("options") or {}
-    driver = env["data"].get("driver") if env else None
-    return {
-        "gpu": record["subject"].get("gpu"),
-        "driver": driver,
-        "ncu version": record["method"].get("tool_version"),
-        "clock control": options.get("clock_control"),
-        "cache control": options.get("cache_control"),
-        "replay mode": options.get("replay_mode"),
-    }
-
-
-def differences(a: dict[str, str | None], b: dict[str, str | None]) -> list[dict[str, Any]]:
-    """The environment and method facts that differ between A and B, or that either does not record."""
-    out = []
-    for key in a:
-        if a[key] is None or b[key] is None:
-            out.append({"field": key, "a": a[key], "b": b[key], "why": "not recorded"})
-        elif a[key] != b[key]:
-            out.append({"field": key, "a": a[key], "b": b[key], "why": "differs"})
-    return out
+Key = tuple[str, str | None, str | None]  # kernel name, grid size, block size
+Runs = list[dict[Key, list[float]]]  # per run: launch durations (µs) by kernel and configuration
 
 
 def _no_blobs(blob_id: str) -> bytes:
     raise RecordError(f"blob {blob_id[:12]}: the per-launch table is needed but no archive was given")
 
 
-def verdict(a: list[float], b: list[float], like_for_like: bool, threshold_pct: float,
-            min_samples: int) -> tuple[str, str]:
-    """(verdict, reason) for B's durations against A's."""
-    ratio = statistics.median(b) / statistics.median(a)
-    t = threshold_pct / 100
-    if not like_for_like:
-        return "UNDECIDED", "the profiles are not like-for-like"
-    if min(len(a), len(b)) < min_samples:
-        return "UNDECIDED", f"fewer than {min_samples} matched launches on a side"
-    if abs(ratio - 1) <= t:
-        return "SAME", f"median ratio within {threshold_pct:g}%"
-    if ratio < 1 - t and max(b) < min(a):
-        return "FASTER", f"every launch in B is faster than every launch in A, median {threshold_pct:g}%+ faster"
-    if ratio > 1 + t and min(b) > max(a):
-        return "SLOWER", f"every launch in B is slower than every launch in A, median {threshold_pct:g}%+ slower"
-    return "UNDECIDED", "beyond the threshold, but the launch durations overlap"
+def _runs(profiles: Sequence[Record], read_blob: Callable[[str], bytes]) -> Runs:
+    out: Runs = []
+    for profile in profiles:
+        run: dict[Key, list[float]] = {}
+        for launch in launch_rows(profile, read_blob):
+            run.setdefault((launch["kernel"], launch["grid"], launch["block"]), []).append(launch["duration_us"])
+        out.append(run)
+    return out
 
 
-def compare_profiles(a: Record, b: Record, env_a: Record | None, env_b: Record | None,
-                     threshold_pct: float = DEFAULT_THRESHOLD_PCT, min_samples: int = DEFAULT_MIN_SAMPLES,
-                     read_blob: Callable[[str], bytes] | None = None) -> dict[str, Any]:
-    """The per-kernel verdicts of B against A, and whether the two are like-for-like (see the module docstring)."""
-    diffs = differences(method_facts(a, env_a), method_facts(b, env_b))
-    like = not diffs
-    da, db = durations_by_kernel(a, read_blob or _no_blobs), durations_by_kernel(b, read_blob or _no_blobs)
-    kernels = []
-    for name in sorted(set(da) | set(db), key=lambda n: (-(sum(da.get(n, [])) + sum(db.get(n, []))), n)):
-        if name not in da or name not in db:
-            kernels.append({"kernel": name, "launches": 0, "a_median_us": None, "b_median_us": None, "ratio": None,
-                            "verdict": "ONLY IN " + ("A" if name in da else "B"), "reason": "no match on the other side"})
-            continue
-        n = min(len(da[name]), len(db[name]))
-        sa, sb = da[name][:n], db[name][:n]
-        call, why = verdict(sa, sb, like, threshold_pct, min_samples)
-        kernels.append({
-            "kernel": name, "launches": n, "a_median_us": round(statistics.median(sa), 3),
-            "b_median_us": round(statistics.median(sb), 3),
-            "a_range_us": [min(sa), max(sa)], "b_range_us": [min(sb), max(sb)],
-            "ratio": round(statistics.median(sb) / statistics.median(sa), 4), "verdict": call, "reason": why,
-        })
+def _first_seen(runs: Runs) -> list[Key]:
+    return list(dict.fromkeys(key for run in runs for key in run))
+
+
+def match(a: Runs, b: Runs) -> tuple[list[tuple[Key, Key, str]], list[Key], list[Key]]:
+    """(A key, B key, how matched) pairs, then the keys only in A and only in B."""
+    ka, kb = _first_seen(a), _first_seen(b)
+    pairs = [(k, k, "name and launch configuration") for k in ka if k in set(kb)]
+    rest_a, rest_b = [k for k in ka if k not in set(kb)], [k for k in kb if k not in set(ka)]
+    for name in dict.fromkeys(k[0] for k in rest_a):
+        left = [k for k in rest_a if k[0] == name]
+        right = [k for k in rest_b if k[0] == name]
+        pairs += [(x, y, "name and launch order (launch configuration differs)") for x, y in zip(left, right)]
+    paired_a, paired_b = {p[0] for p in pairs}, {p[1] for p in pairs}
+    return pairs, [k for k in rest_a if k not in paired_a], [k for k in rest_b if k not in paired_b]
+
+
+def _samples(runs: Runs, key: Key, by_run: bool) -> tuple[list[float], int]:
+    """The values the interval resamples (each run's median, or every launch) and the launch count."""
+    found = [run[key] for run in runs if key in run]
+    values = [statistics.median(d) for d in found] if by_run else [t for d in found for t in d]
+    return values, sum(len(d) for d in found)
+
+
+def _config(key: Key) -> str:
+    return f"grid {key[1] or '?'}, block {key[2] or '?'}"
+
+
+def _total(runs: Runs, key: Key) -> float:
+    return sum(sum(run.get(key, [])) for run in runs)
+
+
+def compare_runs(a: Sequence[Record], b: Sequence[Record], env_a: Sequence[Record | None],
+                 env_b: Sequence[Record | None], threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                 min_samples: int = DEFAULT_MIN_SAMPLES,
+                 read_blob: Callable[[str], bytes] | None = None) -> dict[str, Any]:
+    """The per-kernel intervals and verdicts of B's runs against A's (see the module docstring)."""
+    side_a = like_for_like.side([like_for_like.method_fields(r, e) for r, e in zip(a, env_a)])
+    side_b = like_for_like.side([like_for_like.method_fields(r, e) for r, e in zip(b, env_b)])
+    fields, diffs = like_for_like.compare_fields(side_a, side_b)
+    by_run = len(a) > 1 or len(b) > 1
+    unit = "run" if by_run else "launch"
+    runs_a, runs_b = _runs(a, read_blob or _no_blobs), _runs(b, read_blob or _no_blobs)
+    pairs, only_a, only_b = match(runs_a, runs_b)
+    matched = []
+    for ka, kb, how in pairs:
+        va, la = _samples(runs_a, ka, by_run)
+        vb, lb = _samples(runs_b, kb, by_run)
+        interval = ratio_interval(va, vb)
+        verdict, reason = call(interval, threshold_pct, min_samples, unit + "s")
+        if diffs:
+            verdict, reason = "UNDECIDED", "the profiles are not like-for-like"
+        ci = None if interval.low is None or interval.high is None else [round(interval.low, 4), round(interval.high, 4)]
+        matched.append((-(_total(runs_a, ka) + _total(runs_b, kb)), ka[0], {
+            "kernel": ka[0], "matched_by": how, "a_config": _config(ka), "b_config": _config(kb),
+            "n_a": interval.n_a, "n_b": interval.n_b, "a_launches": la, "b_launches": lb,
+            "a_median_us": round(statistics.median(va), 3), "b_median_us": round(statistics.median(vb), 3),
+            "ratio": round(interval.ratio, 4), "ratio_ci": ci, "interval_method": interval.method,
+            "verdict": verdict, "reason": reason}))
+    alone = []
+    for keys, runs, where in ((only_a, runs_a, "A"), (only_b, runs_b, "B")):
+        for key in keys:
+            _, launches = _samples(runs, key, by_run)
+            alone.append((-_total(runs, key), key[0], {
+                "kernel": key[0], "matched_by": None, "a_config": _config(key) if where == "A" else None,
+                "b_config": _config(key) if where == "B" else None, "n_a": 0, "n_b": 0,
+                "a_launches": launches if where == "A" else 0, "b_launches": launches if where == "B" else 0,
+                "a_median_us": None, "b_median_us": None, "ratio": None, "ratio_ci": None, "interval_method": "none",
+                "verdict": f"ONLY IN {where}", "reason": "no kernel of this name on the other side"}))
+    # matched kernels first, most time first: kernels.0 is the one a report most likely cites
+    kernels = [row for *_, row in sorted(matched, key=lambda x: x[:2])] + [row for *_, row in sorted(alone, key=lambda x: x[:2])]
     counts: dict[str, int] = {}
     for k in kernels:
         counts[k["verdict"]] = counts.get(k["verdict"], 0) + 1
-    return {"threshold_pct": threshold_pct, "min_samples": min_samples, "like_for_like": like,
-            "differences": diffs, "kernels": kernels, "verdicts": dict(sorted(counts.items()))}
+    return {"version": DATA_VERSION, "unit": unit, "confidence_pct": round(CONFIDENCE * 100), "interval": INTERVAL,
+            "threshold_pct": threshold_pct, "min_samples": min_samples, "like_for_like": not diffs,
+            "method_fields": fields, "differences": diffs, "kernels": kernels, "verdicts": dict(sorted(counts.items()))}
 
 
-def markdown_table(result: dict[str, Any], a_id: str, b_id: str) -> str:
-    """The comparison as the Markdown ``ikreport compare`` prints: differences, then one row per kernel."""
-    lines = [f"A = {a_id[:8]} (before), B = {b_id[:8]} (after); threshold {result['threshold_pct']:g}%, "
-             f"at least {result['min_samples']} matched launches per kernel", ""]
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown_table(result: dict[str, Any]) -> str:
+    """The comparison as the Markdown ``ikreport compare`` prints: how each side was made, then one row per kernel."""
+    unit, runs_a, runs_b = result["unit"], result["a_runs"], result["b_runs"]
+    side = "runs" if unit == "run" else "launches"
+
+    def ids(run_ids: list[str]) -> str:
+        return plural(len(run_ids), "run", "runs") + " (" + ", ".join(r[:8] for r in run_ids) + ")"
+
+    lines = [f"A (before) = {ids(runs_a)}; B (after) = {ids(runs_b)}",
+             f"threshold {result['threshold_pct']:g}%; {result['confidence_pct']}% interval of B/A over {side} "
+             f"({result['interval']}); at least {result['min_samples']} {side} a side", ""]
+    if unit == "launch":
+        lines += [LIMIT_ONE_RUN, ""]
+    lines += ["| method field | A | B |", "|---|---|---|"]
+    for f in result["method_fields"]:
+        lines.append(f"| {f['field']} | {_cell(field_text(f['a'], f['a_source']))} | "
+                     f"{_cell(field_text(f['b'], f['b_source']))} |")
+    lines.append("")
     if not result["like_for_like"]:
         lines.append("**Not like-for-like: no difference is called.**")
         lines += [f"- {d['field']}: A {d['a'] or 'not recorded'}, B {d['b'] or 'not recorded'} ({d['why']})"
                   for d in result["differences"]]
         lines.append("")
-    lines += ["| kernel | launches | A median (µs) | B median (µs) | B/A | verdict |", "|---|---:|---:|---:|---:|---|"]
+    lines += [f"| kernel | A {side} | B {side} | A median (µs) | B median (µs) | B/A [{result['confidence_pct']}% interval] | verdict |",
+              "|---|---:|---:|---:|---:|---:|---|"]
     for k in result["kernels"]:
-        name = k["kernel"].replace("|", "\\|")
         def num(v: float | None) -> str:
             return "" if v is None else f"{v:g}"
-        lines.append(f"| `{name}` | {k['launches']} | {num(k['a_median_us'])} | {num(k['b_median_us'])} | "
-                     f"{num(k['ratio'])} | {k['verdict']} |")
+        na, nb = (k["n_a"], k["n_b"]) if k["ratio"] is not None else (k["a_launches"], k["b_launches"])
+        lines.append(f"| `{_cell(k['kernel'])}` | {na} | {nb} | {num(k['a_median_us'])} | {num(k['b_median_us'])} | "
+                     f"{ratio_text(k) if k['ratio'] is not None else ''} | {k['verdict']} |")
+    changed = [k for k in result["kernels"] if k["matched_by"] and k["a_config"] != k["b_config"]]
+    if changed:
+        lines += [""] + [f"- `{_cell(k['kernel'])}`: matched by name and launch order; A {k['a_config']}, "
+                         f"B {k['b_config']}" for k in changed]
     return "\n".join(lines) + "\n"
 
 
-def compare_records(archive: Archive, a: str, b: str, threshold_pct: float, min_samples: int) -> tuple[str, dict[str, Any]]:
-    """Write the ``comparison`` record (no wall-clock time: same inputs, same id)."""
-    a_id, b_id = archive.resolve(a), archive.resolve(b)
-    ra, rb = archive.load(a_id), archive.load(b_id)
-    for rid, rec in ((a_id, ra), (b_id, rb)):
+def _load_side(archive: Archive, ids: Sequence[str]) -> tuple[list[str], list[Record], list[Record | None]]:
+    resolved = [archive.resolve(i) for i in ids]
+    profiles = [archive.load(rid) for rid in resolved]
+    for rid, rec in zip(resolved, profiles):
         if rec["kind"] != NCU_PROFILE:
-            raise RecordError(f"{rid[:12]}: is {with_article(rec['kind'])} record; compare takes two {NCU_PROFILE} records")
-    env_a = archive.load(ra["environment"]) if ra.get("environment") else None
-    env_b = archive.load(rb["environment"]) if rb.get("environment") else None
-    result = compare_profiles(ra, rb, env_a, env_b, threshold_pct, min_samples, archive.read_blob)
-    limitations = ["A comparison inherits the limitations of both profiles it cites.",
-                   f"A verdict needs at least {min_samples} matched launches of a kernel on each side, a median "
-                   f"change beyond {threshold_pct:g}%, and no overlap between the two sets of durations."]
+            raise RecordError(f"{rid[:12]}: is {with_article(rec['kind'])} record; compare takes {NCU_PROFILE} records")
+    envs = [archive.load(r["environment"]) if r.get("environment") else None for r in profiles]
+    return resolved, profiles, envs
+
+
+def compare_records(archive: Archive, a: Sequence[str], b: Sequence[str], threshold_pct: float,
+                    min_samples: int) -> tuple[str, dict[str, Any]]:
+    """Write the ``comparison`` record (no wall-clock time: same inputs, same id)."""
+    a_ids, ra, env_a = _load_side(archive, a)
+    b_ids, rb, env_b = _load_side(archive, b)
+    every = a_ids + b_ids
+    twice = sorted({rid for rid in every if every.count(rid) > 1})
+    if twice:
+        raise CompareError(f"{twice[0][:12]}: is given twice; a record compared with itself shows nothing, "
+                           "give different runs for A and B")
+    result = compare_runs(ra, rb, env_a, env_b, threshold_pct, min_samples, archive.read_blob)
+    result = {"a": a_ids[0], "b": b_ids[0], "a_runs": a_ids, "b_runs": b_ids, **result}
+    side = "runs" if result["unit"] == "run" else "launches"
+    limitations = ["A comparison inherits the limitations of every profile it cites.",
+                   f"A verdict needs at least {min_samples} {side} a side and the {result['confidence_pct']}% "
+                   f"interval of the B/A ratio of medians wholly beyond {threshold_pct:g}% (FASTER, SLOWER) or wholly "
+                   f"within it (SAME); otherwise it is UNDECIDED."]
+    if result["unit"] == "launch":
+        limitations.append(LIMIT_ONE_RUN)
     if not result["like_for_like"]:
         fields = ", ".join(f"{d['field']} ({d['why']})" for d in result["differences"])
         limitations.append(f"Not like-for-like, so no difference is called: {fields}.")
+    title = f"{rb[0]['title']} against {ra[0]['title']}"
+    if result["unit"] == "run":
+        title += f" ({len(rb)} against {plural(len(ra), 'run', 'runs')})"
     record = records.new_record(
-        COMPARISON, f"{rb['title']} against {ra['title']}", collected_at=None, subject=rb["subject"],
+        COMPARISON, title, collected_at=None, subject=rb[0]["subject"],
         method={"tool": "ikreport compare", "tool_version": None, "command": None,
                 "options": {"threshold_pct": threshold_pct, "min_samples": min_samples},
-                "how": "derived from the two cited profiles"},
-        data={"a": a_id, "b": b_id, **result}, limitations=limitations, cites=[a_id, b_id],
+                "how": "derived from the cited profiles"},
+        data=result, limitations=limitations, cites=sorted(set(every)),
     )
     return archive.put_record(record), result
 
 
-def compare(archive: Archive, a: str, b: str, threshold_pct: float, min_samples: int) -> tuple[str, str]:
+def compare(archive: Archive, a: Sequence[str], b: Sequence[str], threshold_pct: float,
+            min_samples: int) -> tuple[str, str]:
     """What ``ikreport compare`` prints: the Markdown table, and the id of the comparison record it wrote."""
     record_id, result = compare_records(archive, a, b, threshold_pct, min_samples)
-    data = archive.load(record_id)["data"]
-    return markdown_table(result, data["a"], data["b"]), record_id
+    return markdown_table(result), record_id

@@ -32,7 +32,7 @@ __all__ = ["Verified", "verify", "verify_archive", "verify_site"]  # verify_site
 class Verified:
     """What ``ikreport verify`` found: problems (none when all is well), notes, and what it checked."""
 
-    root: Path
+    root: str  # the archive's folder or URL
     problems: tuple[str, ...]
     notes: tuple[str, ...]
     records: int
@@ -44,7 +44,7 @@ def verify(archive: Archive, *, use_cache: bool = True, progress: Progress | Non
     notes: list[str] = []
     problems = verify_archive(archive, progress, notes=notes,
                               validated=Validated(default_cache_dir() / "validated" if use_cache else None))
-    return Verified(archive.root, tuple(problems), tuple(notes), len(archive.record_ids()), len(archive.blob_ids()))
+    return Verified(archive.location, tuple(problems), tuple(notes), len(archive.record_ids()), len(archive.blob_ids()))
 
 
 def verify_archive(archive: Archive, progress: Progress | None = None, notes: list[str] | None = None,
@@ -64,14 +64,14 @@ def _check_files(job: tuple[str, str | None, list[tuple[str, str, bool]]]) -> li
     """Check (path, id, is_record) files: re-hash each; parse and validate records never
     validated before. Runs in a worker process for big archives."""
     root, validated_root, files = job
-    archive = Archive(Path(root))
+    archive = Archive.at(root)
     validated = Validated(Path(validated_root) if validated_root else None)
     out: list[Checked] = []
     for path, file_id, is_record in files:
         try:
             if is_record:
                 out.append((None, check_record(archive, file_id, validated)[0]))
-            elif sha256(Path(path).read_bytes()) != file_id:
+            elif sha256(archive.backend.read("blobs", file_id)) != file_id:
                 out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None))
             else:
                 out.append((None, None))
@@ -85,7 +85,7 @@ def _check_all(archive: Archive, validated: Validated, files: list[tuple[str, st
     """Every file's check, in order: in worker processes when there are many (hashing and
     parsing are CPU-bound), started from a clean process ("forkserver"), never by forking."""
     base = str(validated.base) if validated.base is not None else None
-    jobs = [(str(archive.root), base, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
+    jobs = [(archive.location, base, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
     workers = os.cpu_count() or 1
     results: list[Checked] = []
 
@@ -109,10 +109,11 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
     """verify_archive's work: walk the folder, check each file, then what records say together."""
     validated = validated or Validated(None)
     notes = notes if notes is not None else []
-    found = archive.layout.survey(notes)
+    found = archive.survey(notes)
     order, files, sizes = found.order, found.files, found.sizes
     # Reports are read into the site too: the same rules as build's (no links, no FIFOs).
-    order.extend(folder_problems(archive.root / "reports"))
+    if archive.folder is not None:
+        order.extend(folder_problems(archive.folder / "reports"))
     checked = _check_all(archive, validated, files, progress)
     problems: list[str] = []
     records_ok: dict[str, Summary] = {}
@@ -137,7 +138,7 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
     heads = RecordSet.of({rid: LazyRecord(summary, functools.partial(archive.load, rid, known_valid=True))
                           for rid, summary in records_ok.items()})
     for record_id, what, ref in heads.dangling(blobs_ok):
-        problems.append(f"{archive.record_path(record_id)}: cites {what} {ref[:12]}, which is missing or damaged; "
+        problems.append(f"{archive.where(record_id)}: cites {what} {ref[:12]}, which is missing or damaged; "
                         "copy it from the archive it was collected in")
     problems += _record_problems(archive, heads, blobs_ok, sizes)
     return problems
@@ -146,8 +147,8 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
 def _record_problems(archive: Archive, heads: RecordSet, blobs_ok: set[str], sizes: dict[str, int]) -> list[str]:
     """What sound files can still get wrong together: a source's declared size that is not
     its blob's, and supersessions that break supersede.py's rules."""
-    problems = [f"{archive.record_path(rid)}: {why}"
+    problems = [f"{archive.where(rid)}: {why}"
                 for rid, why in heads.wrong_sizes(lambda blob: sizes.get(blob) if blob in blobs_ok else None)]
     for by, why in supersede.problems(heads.supersessions(), heads.kinds()):
-        problems.append(f"{archive.record_path(by)}: {why}")
+        problems.append(f"{archive.where(by)}: {why}")
     return problems

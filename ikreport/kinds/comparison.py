@@ -1,6 +1,12 @@
-"""The ``comparison`` kind: two profiles compared kernel by kernel (commands/compare.py writes
-it) — its claims (the overall count and each kernel's verdict, citing the comparison and both
-profiles), its page and its ratio chart."""
+"""The ``comparison`` kind: profiles compared kernel by kernel (commands/compare.py writes it) —
+its claims (the overall count and each kernel's ratio, interval and verdict, citing the
+comparison and every profile), its page and its ratio chart.
+
+Data version 2 (``"version": 2``) holds one or several runs a side, each kernel's B/A ratio of
+medians with its 95% interval, and where each method field came from. Version 1 (no
+``version``: one profile a side, no interval, a verdict from non-overlapping launches) is
+still read and shown as it was written: records are never rewritten.
+"""
 
 from __future__ import annotations
 
@@ -12,53 +18,125 @@ from ikreport.formatting import fmt_duration_us, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, chart_label, na, rows_data
 
 NAME = "comparison"
+DATA_VERSION = 2
 
-CAVEAT_VERDICT = ("B is compared with A. FASTER or SLOWER needs a median change beyond the threshold and no "
-                  "overlap between the two sets of launch durations; otherwise the verdict stays UNDECIDED.")
+CAVEAT_VERDICT = ("B is compared with A through the 95% interval of the B/A ratio of medians: FASTER or SLOWER "
+                  "when the whole interval lies beyond the threshold, SAME when it lies wholly within it, "
+                  "UNDECIDED otherwise.")
+CAVEAT_VERDICT_V1 = ("B is compared with A. FASTER or SLOWER needs a median change beyond the threshold and no "
+                     "overlap between the two sets of launch durations; otherwise the verdict stays UNDECIDED. "
+                     "This comparison was written before verdicts came from an interval.")
 MAX_KERNEL_CLAIMS = 10
+
+
+def _kernels(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each kernel row in version 2's shape (a version 1 row: no interval, launches a side)."""
+    if "version" in data:
+        return data["kernels"]
+    return [{**k, "n_a": k["launches"], "n_b": k["launches"], "a_launches": k["launches"], "b_launches": k["launches"],
+             "ratio_ci": None} for k in data["kernels"]]
+
+
+def _units(data: dict[str, Any]) -> str:
+    return "runs" if data.get("unit") == "run" else "launches"
+
+
+def _cites(record_id: str, data: dict[str, Any]) -> list[str]:
+    return [record_id, *data.get("a_runs", [data["a"]]), *data.get("b_runs", [data["b"]])]
+
+
+def ratio_text(k: dict[str, Any]) -> str:
+    """'0.800 [0.792, 0.803]': a kernel's B/A with its interval, as pages and claims print it."""
+    if k["ratio"] is None:
+        return "n/a"
+    ci = k.get("ratio_ci")
+    return f"{k['ratio']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def field_text(value: str | None, source: str) -> str:
+    """'none (stated)', or 'missing': one side's method field as tables print it."""
+    return f"{value} ({source})" if value is not None else "missing"
 
 
 def comparison_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
     """The count of verdicts, then one claim per matched kernel (the first MAX_KERNEL_CLAIMS)."""
     data = record["data"]
-    cites = [record_id, data["a"], data["b"]]
+    cites = _cites(record_id, data)
+    caveat = CAVEAT_VERDICT if "version" in data else CAVEAT_VERDICT_V1
     counts = ", ".join(f"{n} {v}" for v, n in data["verdicts"].items()) or "no kernels"
     text = f"Of {plural(len(data['kernels']), 'kernel', 'kernels')}: {counts}."
     if not data["like_for_like"]:
         fields = ", ".join(f"{d['field']} ({d['why']})" for d in data["differences"])
         text += f" The profiles are not like-for-like ({fields}), so no difference is called."
-    claims = [make_claim("comparison-summary", "", record_id, text, cites, [CAVEAT_VERDICT], records)]
-    for k in [k for k in data["kernels"] if k["ratio"] is not None][:MAX_KERNEL_CLAIMS]:
+    claims = [make_claim("comparison-summary", "", record_id, text, cites, [caveat], records)]
+    units = _units(data)
+    unit = units[:-1] if units == "runs" else "launch"
+    for k in [k for k in _kernels(data) if k["ratio"] is not None][:MAX_KERNEL_CLAIMS]:
+        interval = f"B/A {ratio_text(k)}" + (f", {data['confidence_pct']}% interval" if k["ratio_ci"] else "")
         text = (f"{short_kernel(k['kernel'])}: {fmt_duration_us(k['b_median_us'])} in B against "
-                f"{fmt_duration_us(k['a_median_us'])} in A (median of {plural(k['launches'], 'matched launch', 'matched launches')}, "
-                f"B/A {k['ratio']:.3f}): {k['verdict']}, {k['reason']}.")
-        claims.append(make_claim("comparison-kernel", k["kernel"], record_id, text, cites, [CAVEAT_VERDICT],
+                f"{fmt_duration_us(k['a_median_us'])} in A (median of {plural(k['n_a'], unit, units)} in A and "
+                f"{plural(k['n_b'], unit, units)} in B, "
+                f"{interval}): {k['verdict']}, {k['reason']}.")
+        claims.append(make_claim("comparison-kernel", k["kernel"], record_id, text, cites, [caveat],
                                  records, k["kernel"]))
     return claims
 
 
+def _sides(d: dict[str, Any], page: PageContext) -> Facts:
+    facts: Facts = []
+    for label, key in (("A (before)", "a"), ("B (after)", "b")):
+        runs = d.get(f"{key}_runs", [d[key]])
+        facts.append((label, "; ".join(f"[{r[:8]}] {page.ref(r)['title']}" for r in runs)
+                      + (f" ({len(runs)} runs)" if len(runs) > 1 else "")))
+    return facts
+
+
 def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
-    """The page's facts (A, B, threshold) and tables (what differs, each kernel's verdict)."""
+    """The page's facts (A, B, the rule) and tables (method fields, what differs, each kernel's verdict)."""
     d = record["data"]
-    facts: Facts = [
-        ("A (before)", f"[{d['a'][:8]}] {page.ref(d['a'])['title']}"),
-        ("B (after)", f"[{d['b'][:8]}] {page.ref(d['b'])['title']}"),
-        ("threshold", f"{d['threshold_pct']:g}% median change, at least {d['min_samples']} matched launches per side"),
-        ("like-for-like", "yes" if d["like_for_like"] else "no: no difference is called"),
-    ]
+    units = _units(d)
+    facts = _sides(d, page)
+    if "version" in d:
+        facts += [("rule", f"{d['confidence_pct']}% interval of the B/A ratio of medians over {units} "
+                           f"({d['interval']}): beyond {d['threshold_pct']:g}% FASTER or SLOWER, within it SAME, "
+                           f"else UNDECIDED; at least {d['min_samples']} {units} a side"),
+                  ("unit", "the run (each run's median)" if d["unit"] == "run"
+                   else "the launch: one run a side, so run-to-run variance is not captured")]
+    else:
+        facts.append(("threshold", f"{d['threshold_pct']:g}% median change, at least {d['min_samples']} matched "
+                                   "launches per side"))
+    facts.append(("like-for-like", "yes" if d["like_for_like"] else "no: no difference is called"))
     tables: Tables = []
-    if d["differences"]:
+    if "method_fields" in d:
+        tables.append({"title": "How each side was made", "note": "observed: a tool ikreport ran says it; stated: "
+                       "the importer gave it; missing: not recorded.", "columns": ["field", "A", "B"],
+                       "rows": [[f["field"], field_text(f["a"], f["a_source"]), field_text(f["b"], f["b_source"])]
+                                for f in d["method_fields"]]})
+    elif d["differences"]:  # version 2's table above says what each side lacks
         tables.append({"title": "What differs between A and B", "note": "Each of these must be recorded and equal "
                        "for a comparison to be like-for-like.", "columns": ["field", "A", "B", "why"],
                        "rows": [[x["field"], na(x["a"]), na(x["b"]), x["why"]] for x in d["differences"]]})
-    matched = [k for k in d["kernels"] if k["ratio"] is not None]
+    kernels = _kernels(d)
+    matched = [k for k in kernels if k["ratio"] is not None]
     rank = {id(k): str(i + 1) for i, k in enumerate(matched)}  # as the chart numbers its bars
-    tables.append({"title": "Kernels", "note": "", "columns": ["#", "kernel", "launches", "A median", "B median", "B/A",
-                                                              "verdict"],
-                   "rows": [[rank.get(id(k), ""), k["kernel"], str(k["launches"]), fmt_duration_us(k["a_median_us"]),
-                             fmt_duration_us(k["b_median_us"]), "n/a" if k["ratio"] is None else f"{k['ratio']:.3f}",
-                             k["verdict"]] for k in d["kernels"]]})
+    ci = f" [{d['confidence_pct']}% interval]" if "version" in d else ""
+    tables.append({"title": "Kernels", "note": _config_note(kernels),
+                   "columns": ["#", "kernel", f"A {units}", f"B {units}", "A median", "B median", f"B/A{ci}", "verdict"],
+                   # an unmatched kernel has no samples: its launches are shown
+                   "rows": [[rank.get(id(k), ""), k["kernel"], *_counts(k),
+                             fmt_duration_us(k["a_median_us"]), fmt_duration_us(k["b_median_us"]), ratio_text(k),
+                             k["verdict"]] for k in kernels]})
     return facts, tables
+
+
+def _counts(k: dict[str, Any]) -> list[str]:
+    return [str(k["n_a"]), str(k["n_b"])] if k["ratio"] is not None else [str(k["a_launches"]), str(k["b_launches"])]
+
+
+def _config_note(kernels: list[dict[str, Any]]) -> str:
+    changed = [k for k in kernels if k.get("matched_by") and k["a_config"] != k["b_config"]]
+    return "; ".join(f"{short_kernel(k['kernel'])} matched by name and launch order (A {k['a_config']}, "
+                     f"B {k['b_config']})" for k in changed)
 
 
 def view(record: Record, page: PageContext) -> dict[str, Any]:
@@ -68,27 +146,30 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
 
 
 def _ratio_chart(record: Record, page: PageContext) -> list[Any]:
-    rows = [{"label": chart_label(i), "ratio": k["ratio"], "verdict": k["verdict"]}
-            for i, k in enumerate(k for k in record["data"]["kernels"] if k["ratio"] is not None)][:MAX_CHART_KERNELS]
+    kernels = [k for k in _kernels(record["data"]) if k["ratio"] is not None][:MAX_CHART_KERNELS]
+    rows = [{"label": chart_label(i), "ratio": k["ratio"], "verdict": k["verdict"],
+             "low": (k["ratio_ci"] or [k["ratio"]] * 2)[0], "high": (k["ratio_ci"] or [k["ratio"]] * 2)[1]}
+            for i, k in enumerate(kernels)]
     if not rows:
         return []
-    alt = (f"Bar chart of the B/A ratio of median kernel durations for {plural(len(rows), 'kernel', 'kernels')}; "
-           "below 1 is faster in B.")
-    return [page.charts.render("comparison-ratio", "B/A median duration by kernel (bars numbered as in the kernels table)",
+    alt = (f"Chart of the B/A ratio of median kernel durations for {plural(len(rows), 'kernel', 'kernels')}, "
+           "with its interval where there is one; below 1 is faster in B.")
+    return [page.charts.render("comparison-interval", "B/A median duration by kernel (numbered as in the kernels table)",
                                alt, rows)]
 
 
 def _comparison_ratio() -> dict[str, Any]:
     import altair as alt
 
-    bars = alt.Chart(alt.Data(name="rows")).mark_bar().encode(
-        x=alt.X("ratio:Q", title="B/A median duration (below 1: faster in B)"),
-        y=alt.Y("label:N", sort=None, title=None),
-        color=alt.Color("verdict:N", sort=["FASTER", "SAME", "SLOWER", "UNDECIDED"]),
-    )
+    base = alt.Chart(alt.Data(name="rows")).encode(y=alt.Y("label:N", sort=None, title=None))
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", title="B/A median duration, 95% interval (below 1: faster in B)",
+                scale=alt.Scale(zero=False)), x2="high:Q",
+        color=alt.Color("verdict:N", sort=["FASTER", "SAME", "SLOWER", "UNDECIDED"]))
+    points = base.mark_point(filled=True).encode(x="ratio:Q", color=alt.Color("verdict:N"))
     one = alt.Chart(alt.Data(values=[{"x": 1}])).mark_rule(color="#888", strokeDash=[4, 4]).encode(x="x:Q")
-    return alt.layer(bars, one).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
+    return alt.layer(bars, points, one).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
 
 
 KIND = Kind(NAME, rules=(comparison_claims,), view=view,
-            charts={"comparison-ratio": (_comparison_ratio, rows_data)})
+            charts={"comparison-interval": (_comparison_ratio, rows_data)})

@@ -3,7 +3,8 @@
 A path is dot-separated keys and list indices: ``data.peak_gbs``, ``data.kernels.0.share_pct``,
 ``subject.gpu``. The unit comes from the field name's suffix, the naming rule every record
 kind follows (``_gbs`` GB/s, ``_us`` µs, ``_pct`` %, ``_mhz`` MHz, ``_w`` W, ``_mib`` MiB,
-``_bytes`` bytes), so a report never types a unit either.
+``_bytes`` bytes), so a report never types a unit either. A ``_ci`` field is an interval, a
+pair of numbers, and reads ``0.792–0.803`` (a comparison's ``data.kernels.0.ratio_ci``).
 """
 
 from __future__ import annotations
@@ -37,9 +38,16 @@ def lookup(record: dict[str, Any], path: str) -> Any:
                 raise PathError(f"{path}: {where} is a list of {len(node)}; {part!r} is not an index in it")
             raise PathError(f"{path}: {where} is a value, not an object")
         walked.append(part)
+    if _is_interval(path, node):
+        return node
     if isinstance(node, (dict, list)):
         raise PathError(f"{path}: leads to {'an object' if isinstance(node, dict) else 'a list'}, not a value")
     return node
+
+
+def _is_interval(path: str, node: Any) -> bool:
+    return (path.endswith("_ci") and isinstance(node, list) and len(node) == 2
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in node))
 
 
 def _keys_hint(part: str, node: dict[str, Any]) -> str:
@@ -58,6 +66,8 @@ def format_value(path: str, value: Any) -> str:
     """A value as a reader reads it, with the unit its field name says."""
     if value is None:
         return "n/a"
+    if _is_interval(path, value):  # a ratio's interval, to the ratio's three decimals
+        return f"{value[0]:.3f}–{value[1]:.3f}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     name = path.rsplit(".", 1)[-1]

@@ -22,8 +22,10 @@ from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
 from ikreport import links
+from ikreport.site.charts import ChartRenderer
+from ikreport.site.history import find_series, history_page, series_links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
-from ikreport.site.record_pages import Job, render_record_pages
+from ikreport.site.record_pages import OBJECTS, Job, render_record_pages
 from ikreport.site.listing import paginate
 from ikreport.site.search_index import archive_docs, search_files
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
@@ -42,7 +44,7 @@ WARN_SITE_MB = 800  # Pages sites should stay under about 1 GB
 BUILT_PATHS = re.compile(
     r"(?:index|changes)\.(?:html|md)|404\.html|manifest\.json|\.nojekyll|assets(?:/[\w.-]+)?"
     r"|l(?:/(?:profiles|others)-[0-9]+\.html)?|search(?:/(?:meta|docs-[0-9]+|terms-[0-9]+)\.json)?"
-    r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|r(?:/[a-z0-9-]+\.(?:html|md))?"
+    r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|[rh](?:/[a-z0-9-]+\.(?:html|md))?"
     r"|b(?:/[0-9a-f]{64}(?:" + "|".join(re.escape(ext) for ext in MEDIA_EXT.values()) + r")?)?")
 
 
@@ -68,6 +70,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                workers: int | None = None, progress: Progress | None = None) -> BuildResult:
     """Gather every page and file, then write the site once (see the module docstring)."""
     cache = cache_dir or default_cache_dir()
+    archive = archive.read_through(cache / OBJECTS)  # a bucket's objects are fetched once, then kept
+    archive.fetch("records", archive.record_ids())
     state_file = _state_path(cache, output)
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
@@ -79,6 +83,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     if len(set(slugs)) != len(slugs):
         raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
+    archive.fetch("blobs", [blob_id for blob_id, _, size in sources if size <= max_blob_mb * MiB])
     published = {blob_id: offered_suffix(archive, blob_id, media_type, cache)
                  for blob_id, media_type, size in sources if size <= max_blob_mb * MiB}
     env = environment(templates, cache / "jinja")
@@ -94,7 +99,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         if meta is not None and any(kept_size(chart_dir / f"{k}.svg") != n for k, n in meta["charts"].items()):
             metas[rid] = None
     todo = [rid for rid, meta in metas.items() if meta is None]
-    job = Job(archive.root, records, published, templates, cache)
+    job = Job(archive.location, records, published, templates, cache)
     chart_svgs: dict[str, str] = {}
     fresh: dict[str, tuple[str, str]] = {}
     for page in render_record_pages(job, todo, workers, progress):
@@ -127,8 +132,15 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 size, key)
 
     # Pages about the whole archive: always rendered (they list every record).
-    index, *listings = paginate(index_page(records, checked.reports))
-    pages = [index, changelog_page(records)] + [report_page(r) for r in checked.reports]
+    series = find_series(records)
+    history = [history_page(s, records, archive.read_blob, ChartRenderer(chart_dir), cache / "history") for s in series]
+    for page in history:
+        for k in page.context["kernels"]:
+            if k["chart"].key not in chart_owner:  # a chart a record page shows too is written once
+                chart_owner[k["chart"].key] = ("", 0)
+                files.add(f"charts/{k['chart'].key}.svg", k["chart"].svg, k["chart"].key)
+    index, *listings = paginate(index_page(records, checked.reports, series_links(series, "index")))
+    pages = [index, changelog_page(records)] + [report_page(r) for r in checked.reports] + history
     for page in pages:
         html, md = render(env, page)
         files.add(f"{page.path}.html", html)
@@ -137,7 +149,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     for page in listings:  # the index's .md twin lists every page; these are its tables' later rows
         (html,) = render(env, page, ("html",))
         files.add(f"{page.path}.html", html)
-    for path, text in search_files(archive_docs(records, checked.reports)).items():
+    for path, text in search_files(archive_docs(records, checked.reports, [(p.title, f"{p.path}.html") for p in history])).items():
         files.add(path, text)
     for rid in sorted(records.records):
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),

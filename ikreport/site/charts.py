@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ikreport.kinds.registry import chart_makers
+from ikreport.site.history_chart import CHARTS as HISTORY_CHARTS
 from ikreport.store.cache import keep, recall, recall_json
 
 CHART_VERSION = "2"  # bump when a chart's look changes, to drop cached SVGs
@@ -100,8 +101,8 @@ Shape = tuple[Any, ...]
 Datasets = dict[str, Rows]
 
 # chart kind -> (template maker taking the shape, rows -> (shape, named datasets)); each record
-# kind's module (ikreport/kinds/) makes its own charts
-KINDS: dict[str, tuple[Any, Any]] = chart_makers()
+# kind's module (ikreport/kinds/) makes its own charts; history pages have theirs
+KINDS: dict[str, tuple[Any, Any]] = {**chart_makers(), **HISTORY_CHARTS}
 
 
 def make_template(kind: str, shape: Shape) -> dict[str, Any]:

@@ -105,7 +105,7 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
     if newer:
         by = records.records[newer.by]
         # the banner ends the reason's sentence itself: one full stop, whatever the reason ends with
-        context["superseded_by"] = {**ref(newer.new), "reason": as_sentence(by["data"]["reason"]),
+        context["superseded_by"] = {**ref(newer.new), "reason": as_sentence(records.facts(newer.by)["reason"]),
                                     "when": by["collected_at"]}
     return Page(path=page.path, template=this.template, title=record["title"], root=root, context=context)
 
@@ -138,13 +138,14 @@ def changelog_page(records: RecordSet) -> Page:
     rows = []
     for rid in records.by_kind.get(SUPERSESSION, []):
         r = records.records[rid]
-        old, new = r["data"]["old"], r["data"]["new"]
+        facts = records.facts(rid)  # from the summary: a rebuild need not parse every supersession
+        old, new = facts["old"], facts["new"]
         rows.append({"when": r["collected_at"] or "", **_record_link(rid, "changes"),
                      "old": {**_record_link(old, "changes"),
                              "title": records.records[old]["title"] if old in records.records else ""},
                      "new": {**_record_link(new, "changes"),
                              "title": records.records[new]["title"] if new in records.records else ""},
-                     "reason": r["data"]["reason"]})
+                     "reason": facts["reason"]})
     rows.sort(key=lambda x: (x["when"], x["short"]), reverse=True)
     return Page(path="changes", template="changes", title="Changelog", root="", context={"changes": rows})
 
@@ -159,8 +160,9 @@ def report_page(report: RenderedReport) -> Page:
     })
 
 
-def index_page(records: RecordSet, reports: list[RenderedReport] | None = None) -> Page:
-    """The archive at a glance."""
+def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
+               series: list[dict[str, str]] | None = None) -> Page:
+    """The archive at a glance; ``series``: the links to history pages (site/history.py)."""
     profiles: list[dict[str, str]] = []
     others: list[dict[str, str]] = []
     gpus: dict[str, int] = {}
@@ -188,4 +190,5 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None) 
         "gpus": sorted(gpus.items()),
         "profiles": profiles,
         "others": others,
+        "series": series or [],
     })

@@ -48,11 +48,19 @@ class RenderedPage:
 class Job:
     """What rendering record pages needs, small enough to send to worker processes."""
 
-    archive: Path
+    archive: str  # its folder or URL (Archive.at)
     records: RecordSet | None  # None in a worker until it has loaded them
     published: dict[str, str]  # blob id -> the file name suffix the site offers it under
     templates: Path | None
     cache: Path | None  # the build's cache folder: charts/ and jinja/ in it
+
+
+OBJECTS = "objects"  # under the build's cache: local copies of objects read from storage
+
+
+def _archive(job: Job) -> Archive:
+    archive = Archive.at(job.archive)
+    return archive.read_through(job.cache / OBJECTS) if job.cache else archive
 
 
 _JOB: Job | None = None  # the builder's job in-process; each worker's own copy
@@ -61,7 +69,7 @@ _JOB: Job | None = None  # the builder's job in-process; each worker's own copy
 def _init_worker(job: Job, builder: int) -> None:
     global _JOB
     threading.Thread(target=_exit_with, args=(builder,), name="watch-builder", daemon=True).start()
-    archive = Archive(job.archive)
+    archive = _archive(job)
     # This process lives only as long as the pool: the collector is paused while the records
     # load and they are then moved out of its reach (gc.freeze), so the many full collections
     # rendering causes never scan them (1,000 bench records: 22-25 record pages/s without,
@@ -100,7 +108,7 @@ def _render_one(record_id: str) -> RenderedPage:
     assert job is not None and job.records is not None
     env = _env(job.templates, job.cache / "jinja" if job.cache else None)
     charts = ChartRenderer(job.cache / "charts" if job.cache else None)
-    page = record_page(record_id, job.records, charts, Archive(job.archive).record_bytes(record_id), job.published)
+    page = record_page(record_id, job.records, charts, _archive(job).record_bytes(record_id), job.published)
     html, md = render(env, page)
     claims = sum(len(g["claims"]) for g in page.context.get("claim_groups", []))
     return RenderedPage(record_id, html, md, {c.key: c.svg for c in page.context["charts"]}, claims)

@@ -82,10 +82,13 @@ def _doc_terms(doc: SearchDoc) -> set[str]:
     return terms(" ".join((doc.title, doc.kind, doc.gpu, *doc.words)))
 
 
-def archive_docs(records: RecordSet, reports: Iterable[RenderedReport]) -> list[SearchDoc]:
-    """The reports, then every record in the index's order (kind, title, id)."""
+def archive_docs(records: RecordSet, reports: Iterable[RenderedReport],
+                 histories: Iterable[tuple[str, str]] = ()) -> list[SearchDoc]:
+    """The reports, the history pages ((title, path)), then every record in the index's order
+    (kind, title, id)."""
     docs = [SearchDoc(title=r.title, path=links.report_file(r.slug), kind="report", words=(r.summary,) if r.summary else ())
             for r in reports]
+    docs += [SearchDoc(title=title, path=path, kind="history") for title, path in histories]
     for rid in sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r)):
         newer = records.supersession_of(rid)
         replaced_by = records.records[newer.new]["title"] if newer and newer.new in records.records else ""

@@ -4,8 +4,8 @@ A record is stored only when it is valid and canonical and everything it cites i
 there; every read re-hashes the bytes against the name. Files are written once and never
 rewritten (writing what is already there does nothing). There is no index, so two archives
 merge by copying files. Ids and prefixes are checked to be hex before they reach a backend.
-Where the files live is the backend's business (backend.py); the local folder (local.py) is
-the one ikreport has.
+Where the files live is the backend's business (backend.py): a folder (local.py) or object
+storage under a URL (bucket.py).
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ikreport.store import records
-from ikreport.store.backend import ID_RX, Backend
-from ikreport.store.local import LocalFolder
+from ikreport.store.backend import ID_RX, Area, Backend
+from ikreport.store.bucket import Bucket, is_url
+from ikreport.store.local import LocalFolder, Survey
 from ikreport.errors import (
     AmbiguousIdError,
     ArchiveError,
@@ -46,6 +47,9 @@ class Archive:
     """An archive: a folder on disk unless another ``backend`` is given."""
 
     def __init__(self, root: Path | str, backend: Backend | None = None) -> None:
+        # what messages name and worker processes reopen: the folder, or the URL (which a Path
+        # would mangle: s3://b becomes s3:/b)
+        self.location = str(root) if is_url(root) else str(Path(root))
         self.root = Path(root)
         self.records_dir = self.root / "records"
         self.blobs_dir = self.root / "blobs"
@@ -53,9 +57,27 @@ class Archive:
         self.backend: Backend = backend if backend is not None else self.layout
 
     @classmethod
+    def at(cls, location: Path | str) -> Archive:
+        """The archive at a folder or URL (``s3://bucket/prefix``, any fsspec URL; ``file://``
+        is the folder), unchecked: for processes reopening an archive already opened."""
+        if is_url(location) and str(location).lower().startswith("file://"):
+            return cls(Path(str(location)[len("file://"):]))
+        if is_url(location):
+            return cls(str(location).rstrip("/"), Bucket(str(location)))
+        return cls(location)
+
+    @property
+    def folder(self) -> Path | None:
+        """The archive's folder on disk; None for one in object storage."""
+        return self.root if self.backend is self.layout else None
+
+    @classmethod
     def open(cls, root: Path | str) -> Archive:
         """An existing archive; ArchiveError when ``root`` is not one."""
-        archive = cls(root)
+        archive = cls.at(root)
+        if isinstance(archive.backend, Bucket):
+            archive.backend.probe(must_hold_archive=True)
+            return archive
         if not archive.root.is_dir():
             raise ArchiveError(f"{archive.root}: no such archive folder; collect into it first (--archive DIR)")
         if not archive.records_dir.is_dir() and not archive.blobs_dir.is_dir():
@@ -64,14 +86,38 @@ class Archive:
 
     @classmethod
     def create(cls, root: Path | str) -> Archive:
-        """An archive at ``root``, made if absent."""
-        archive = cls(root)
+        """An archive at ``root``, made if absent (a bucket must exist: ikreport makes none)."""
+        archive = cls.at(root)
+        if isinstance(archive.backend, Bucket):
+            archive.backend.probe(must_hold_archive=False)
+            return archive
         try:
             archive.records_dir.mkdir(parents=True, exist_ok=True)
             archive.blobs_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ArchiveError(f"{archive.root}: cannot create the archive ({exc.strerror}); choose a writable folder") from exc
         return archive
+
+    def read_through(self, copies: Path) -> Archive:
+        """This archive, reading objects in storage through local copies kept under ``copies``
+        (each used only while it hashes to its name); a folder archive is itself."""
+        if isinstance(self.backend, Bucket):
+            return Archive(self.location, self.backend.read_through(copies))
+        return self
+
+    def fetch(self, area: Area, ids: list[str]) -> None:
+        """Fetch these files into the local copies at once, for an archive read through them
+        (read_through); nothing for a folder, whose reads are local anyway."""
+        if isinstance(self.backend, Bucket):
+            self.backend.fetch(area, ids)
+
+    def survey(self, notes: list[str]) -> Survey:
+        """Every file of the archive, for ``verify`` (local.py and bucket.py say what they check)."""
+        return self.backend.survey(notes) if isinstance(self.backend, Bucket) else self.layout.survey(notes)
+
+    def where(self, record_id: str) -> str:
+        """The record's file or object name, for messages."""
+        return self.backend.where("records", check_id(record_id))
 
     # -- paths ---------------------------------------------------------------------------
     def record_path(self, record_id: str) -> Path:
@@ -93,9 +139,9 @@ class Archive:
         """Store a record (validated, canonical); return its id. Idempotent."""
         for what, ref in _references(record):
             if what == "blob" and not self.backend.exists("blobs", check_id(ref)):
-                raise ArchiveError(f"{self.root}: the record cites blob {ref[:12]}, which is not in the archive")
+                raise ArchiveError(f"{self.location}: the record cites blob {ref[:12]}, which is not in the archive")
             if what == "record" and not self.backend.exists("records", check_id(ref)):
-                raise UnknownIdError(f"{self.root}: the record cites record {ref[:12]}, which is not in the archive")
+                raise UnknownIdError(f"{self.location}: the record cites record {ref[:12]}, which is not in the archive")
         data = records.encode(record)
         record_id = sha256(data)
         self.backend.write_once("records", record_id, data)
@@ -126,13 +172,13 @@ class Archive:
         if len(prefix) == 64:
             if self.backend.exists("records", prefix):
                 return prefix
-            raise UnknownIdError(f"{self.root}: no record {prefix[:12]}…; 'ikreport list' lists the records")
+            raise UnknownIdError(f"{self.location}: no record {prefix[:12]}…; 'ikreport list' lists the records")
         hits = self.backend.ids("records", prefix)
         if not hits:
-            raise UnknownIdError(f"{self.root}: no record starts with {prefix}; check the id, or the --archive folder")
+            raise UnknownIdError(f"{self.location}: no record starts with {prefix}; check the id, or the --archive folder")
         if len(hits) > 1:
             shown = ", ".join(h[:12] for h in hits[:5])
-            raise AmbiguousIdError(f"{self.root}: {prefix} names {len(hits)} records ({shown}); give more digits")
+            raise AmbiguousIdError(f"{self.location}: {prefix} names {len(hits)} records ({shown}); give more digits")
         return hits[0]
 
     def record_bytes(self, record_id: str) -> bytes:

@@ -57,21 +57,37 @@ def first_launch(data: Data, kernel: dict[str, Any]) -> dict[str, Any]:
     return launches[i] if i < len(launches) else {}
 
 
-def durations_by_kernel(record: dict[str, Any], read_blob: Callable[[str], bytes]) -> dict[str, list[float]]:
-    """Every launch's duration (µs) by kernel, in profiling order: from the record when its
-    launches are all inline, else from the per-launch CSV blob it cites."""
+def launch_rows(record: dict[str, Any], read_blob: Callable[[str], bytes]) -> list[dict[str, Any]]:
+    """Every timed launch as {"kernel", "grid", "block", "duration_us"} in profiling order: from
+    the record when its launches are all inline, else from the per-launch CSV blob it cites."""
     data = record["data"]
-    out: dict[str, list[float]] = {}
     if data.get("launches_complete", True):
         rows: Any = data["launches"]
     else:
         blob = next(s["id"] for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE)  # the schema requires it
         rows = _launch_table(blob, read_blob(blob))
-    for launch in rows:
-        # a zero duration is no timing (ncu never reports one for a timed launch), and it
-        # would be the denominator of a comparison's ratio
-        if launch["duration_us"] is not None and launch["duration_us"] > 0:
-            out.setdefault(launch["kernel"], []).append(launch["duration_us"])
+    # a zero duration is no timing (ncu never reports one for a timed launch), and it
+    # would be the denominator of a comparison's ratio
+    return [{"kernel": r["kernel"], "grid": _size(r.get("grid")), "block": _size(r.get("block")),
+             "duration_us": r["duration_us"]} for r in rows if r["duration_us"] is not None and r["duration_us"] > 0]
+
+
+def _size(value: Any) -> str | None:
+    """A grid or block size as one text whether it came from the record (a number) or the CSV."""
+    if value is None or value == "":
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return str(int(number)) if number.is_integer() else str(value)
+
+
+def durations_by_kernel(record: dict[str, Any], read_blob: Callable[[str], bytes]) -> dict[str, list[float]]:
+    """Every launch's duration (µs) by kernel, in profiling order (see launch_rows)."""
+    out: dict[str, list[float]] = {}
+    for launch in launch_rows(record, read_blob):
+        out.setdefault(launch["kernel"], []).append(launch["duration_us"])
     return out
 
 
@@ -84,7 +100,8 @@ def _launch_table(blob: str, data: bytes) -> list[dict[str, Any]]:
             kernel, duration = r.get("kernel"), r.get("duration_us")
             if kernel is None or (duration and not math.isfinite(float(duration))):
                 raise ValueError(f"row {n} has no kernel or a duration that is not a number")
-            rows.append({"kernel": restore(kernel), "duration_us": float(duration) if duration else None})
+            rows.append({"kernel": restore(kernel), "duration_us": float(duration) if duration else None,
+                         "grid": r.get("grid"), "block": r.get("block")})
         return rows
     except (UnicodeDecodeError, csv.Error, ValueError) as exc:
         raise RecordError(f"blob {blob[:12]} (the per-launch table): {str(exc)[:120]}; "

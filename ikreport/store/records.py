@@ -79,9 +79,11 @@ def _check_links(record: Record, where: str) -> None:
     them, and a build never meets a record that is not there."""
     declared = set(record["cites"]) | {old["id"] for old in record["supersedes"]}
     for key in data_links(record["kind"]):
-        if record["data"][key] not in declared:
-            raise RecordError(f"{where}: data/{key}: names record {record['data'][key][:12]}, which the record does "
-                              "not cite; add it to 'cites' (or 'supersedes') or correct the id")
+        named = record["data"].get(key, [])  # a key a kind's older data lacks names nothing
+        for rid in named if isinstance(named, list) else [named]:
+            if rid not in declared:
+                raise RecordError(f"{where}: data/{key}: names record {rid[:12]}, which the record does "
+                                  "not cite; add it to 'cites' (or 'supersedes') or correct the id")
 
 
 MAX_PART = 40  # characters of one key or value quoted in an error: the whole error stays one short line

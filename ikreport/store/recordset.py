@@ -44,7 +44,10 @@ def of_record(record_id: str, record: Mapping[str, Any]) -> list[Supersession]:
     key = successor_key(record["kind"])
     if key is None:
         return []
-    data = record["data"]
+    # a record known by its summary names its successor among its facts (the kind's part lists
+    # the key there too), so a rebuild need not parse every supersession
+    facts = getattr(record, "facts", None)
+    data = facts if isinstance(facts, Mapping) and key in facts else record["data"]
     new = data.get(key) if isinstance(data, Mapping) else None
     if not isinstance(new, str):
         return []  # the schema's business; nothing to follow

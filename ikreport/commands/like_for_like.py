@@ -1,0 +1,132 @@
+"""Whether profiles were made the same way: each method field, and where its value comes from.
+
+A field's value is **observed** when a tool ikreport ran (or a file the tool wrote) says it,
+**stated** when the person importing an export gave it (``collect ncu --from-csv
+--clock-control …``, a context file), and **missing** otherwise. Observed values come from a
+live run (ikreport ran ncu), ncu's session page (``method.option_sources``, or an ``--import``
+of a report), the environment record (the driver) and the export's device column (the GPU).
+The sources are tried in the order of ``SOURCES``, observed ones first; a new source is one
+function added there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ikreport.collect.ncu_session import OBSERVED, STATED
+
+Record = Mapping[str, Any]
+FIELDS = ("gpu", "driver", "ncu version", "clock control", "cache control", "replay mode")
+OPTION_KEYS = {"clock control": "clock_control", "cache control": "cache_control", "replay mode": "replay_mode",
+               "driver": "driver"}
+STRENGTH = {"missing": 0, "stated": 1, "observed": 2}
+
+
+def _keyed(options: Mapping[str, Any], version: str | None) -> dict[str, str]:
+    """Method options (and the ncu version) under the field names this module uses."""
+    found = {f: str(options[k]) for f, k in OPTION_KEYS.items() if options.get(k) is not None}
+    if version:
+        found["ncu version"] = version
+    return found
+
+
+def _live_run(record: Record, env: Record | None) -> dict[str, str]:
+    """``collect ncu -- CMD``: ikreport ran ncu with these options itself (it records the
+    command, and neither an import's option sources nor the ncu that exported a report)."""
+    method = record["method"]
+    if method.get("command") is None or "option_sources" in method or "exported_with" in method:
+        return {}
+    options = {k: v for k, v in (method.get("options") or {}).items() if k != "driver"}
+    return _keyed(options, method.get("tool_version"))
+
+
+def _session_page(record: Record, env: Record | None) -> dict[str, str]:
+    """What ncu's session page recorded: every option of an ``--import`` (read from the
+    report's own session page), and the options a ``--from-csv`` import marks as observed."""
+    method = record["method"]
+    options = method.get("options") or {}
+    if "exported_with" in method:
+        return _keyed(options, method.get("tool_version"))
+    sources = method.get("option_sources") or {}
+    seen = {k: v for k, v in options.items() if sources.get(k) == OBSERVED}
+    return _keyed(seen, method.get("tool_version") if sources.get("ncu_version") == OBSERVED else None)
+
+
+def _environment(record: Record, env: Record | None) -> dict[str, str]:
+    """The driver in the environment record nvidia-smi wrote beside the profile."""
+    driver = env["data"].get("driver") if env else None
+    return {"driver": driver} if driver else {}
+
+
+def _export_device(record: Record, env: Record | None) -> dict[str, str]:
+    """The GPU, when the export's own device column names it."""
+    gpu = record["subject"].get("gpu")
+    return {"gpu": gpu} if gpu and gpu in (record["data"].get("devices") or []) else {}
+
+
+def _stated(record: Record, env: Record | None) -> dict[str, str]:
+    """What the importer gave: the options an import marks as stated (before option sources
+    were kept, every option of an import was stated), and the GPU named with --gpu."""
+    method = record["method"]
+    options = method.get("options") or {}
+    found: dict[str, str] = {}
+    if "option_sources" in method:
+        sources = method["option_sources"]
+        said = {k: v for k, v in options.items() if sources.get(k) == STATED}
+        found = _keyed(said, method.get("tool_version") if sources.get("ncu_version") == STATED else None)
+    elif method.get("command") is None and "exported_with" not in method:
+        found = _keyed(options, method.get("tool_version"))
+    if record["subject"].get("gpu"):
+        found["gpu"] = record["subject"]["gpu"]
+    return found
+
+
+Source = Callable[[Record, "Record | None"], dict[str, str]]
+# (how a value from it counts, the source), tried in this order: the first to give a field wins
+SOURCES: tuple[tuple[str, Source], ...] = (
+    ("observed", _live_run),
+    ("observed", _session_page),
+    ("observed", _environment),
+    ("observed", _export_device),
+    ("stated", _stated),
+)
+
+
+def method_fields(record: Record, env: Record | None) -> dict[str, tuple[str | None, str]]:
+    """field -> (value, "observed" | "stated" | "missing") for one profile."""
+    out: dict[str, tuple[str | None, str]] = {f: (None, "missing") for f in FIELDS}
+    for how, source in SOURCES:
+        for field, value in source(record, env).items():
+            if out[field][1] == "missing":
+                out[field] = (str(value), how)
+    return out
+
+
+Side = dict[str, tuple[str | None, str, bool]]  # field -> (value, source, the same in every run)
+
+
+def side(runs: Sequence[dict[str, tuple[str | None, str]]]) -> Side:
+    """One side's fields over its runs: the values joined when the runs differ, and the
+    weakest source (one run missing a field leaves the side missing it)."""
+    out = {}
+    for f in FIELDS:
+        values = sorted({r[f][0] for r in runs if r[f][0] is not None})
+        how = min((r[f][1] for r in runs), key=STRENGTH.__getitem__)
+        out[f] = (" / ".join(values) if values and how != "missing" else None, how, len(values) <= 1)
+    return out
+
+
+def compare_fields(a: Side, b: Side) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(every field with its value and source a side, the fields that differ or are missing)."""
+    fields, diffs = [], []
+    for f in FIELDS:
+        (va, ha, same_a), (vb, hb, same_b) = a[f], b[f]
+        fields.append({"field": f, "a": va, "a_source": ha, "b": vb, "b_source": hb})
+        if va is None or vb is None:
+            diffs.append({"field": f, "a": va, "b": vb, "why": "not recorded"})
+        elif not (same_a and same_b):
+            diffs.append({"field": f, "a": va, "b": vb, "why": "differs between the runs of a side"})
+        elif va != vb:
+            diffs.append({"field": f, "a": va, "b": vb, "why": "differs"})
+    return fields, diffs

@@ -1,0 +1,254 @@
+"""The object-storage backend: an archive under an fsspec URL (``s3://bucket/prefix``, and
+``gs://``, ``az://``, ``memory://`` or any other protocol fsspec knows).
+
+The layout is the local folder's (``records/ab/cdef….json``, ``blobs/ab/cdef…``), so a folder
+and a bucket copy into each other object for object (``ikreport sync``, or ``aws s3 sync``).
+An object is written once with a conditional put (``If-None-Match: *``, which s3fs sends for
+``pipe_file(mode="create")``): when two boxes write the same record at once, the second put
+fails its precondition, which means the same bytes (the name is their hash) are already there.
+A PUT is atomic, so no reader ever sees part of an object. Objects never change once written,
+so the sizes a listing returns are kept and answer ``size`` and ``exists`` without a request.
+
+A build reads through ``copies``: a local copy of each object it fetched, used only while its
+bytes still hash to its name, so a rebuild fetches only new objects. ``verify`` reads the
+storage itself. Credentials and the endpoint come from where the storage library looks (for
+S3: AWS_ACCESS_KEY_ID and friends, AWS_PROFILE, ~/.aws, AWS_ENDPOINT_URL), never from flags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+from ikreport.errors import ArchiveError, UnknownIdError
+from ikreport.store.backend import AREAS, ID_RX, Area
+from ikreport.store.local import SUFFIX, Survey
+
+URL_RX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+SHARDED_RX = re.compile(r"^(records|blobs)/([0-9a-f]{2})/([^/]+)$")
+FETCH_BATCH = 64  # objects asked for at once when a build fetches what it has not kept
+
+
+def is_url(location: object) -> bool:
+    """Whether ``location`` is a URL (``scheme://…``) rather than a folder path."""
+    return isinstance(location, str) and bool(URL_RX.match(location))
+
+
+def storage_error(url: str, exc: BaseException, doing: str = "reach") -> ArchiveError:
+    """One line naming the URL, what went wrong and what to do, for any failure of the
+    storage library (an OSError from s3fs, or botocore's own errors before a request);
+    told apart by class (botocore's are matched by name, as it may not be installed)."""
+    classes = {c.__name__ for c in type(exc).__mro__}
+    if isinstance(exc, FileNotFoundError):
+        return ArchiveError(f"{url}: no such bucket or container; create it, or correct the URL")
+    if isinstance(exc, PermissionError):
+        return ArchiveError(f"{url}: access denied; use credentials that may {doing} this bucket "
+                            "(AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ~/.aws)")
+    if classes & {"NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError"}:
+        return ArchiveError(f"{url}: no credentials for the storage; set AWS_PROFILE, or AWS_ACCESS_KEY_ID and "
+                            "AWS_SECRET_ACCESS_KEY (ikreport takes none on its command line)")
+    if classes & {"EndpointConnectionError", "ConnectTimeoutError", "ClientConnectorError"}:
+        return ArchiveError(f"{url}: cannot connect to the storage endpoint; check AWS_ENDPOINT_URL and the network")
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    return ArchiveError(f"{url}: cannot {doing} the storage ({detail}); check the URL, credentials and network")
+
+
+def open_filesystem(url: str) -> tuple[Any, str]:
+    """(fsspec filesystem, path within it) for ``url``; ArchiveError for an unknown protocol."""
+    import fsspec
+
+    protocol = url.split("://", 1)[0].lower()
+    # ikreport keeps its own record of what a listing saw (objects never change): s3fs's
+    # listings cache would hide objects other writers add while this process runs. One request
+    # per read: with max_concurrency above 1, s3fs asks each object's size first (a HEAD).
+    options: dict[str, Any] = {"use_listings_cache": False, "max_concurrency": 1} if protocol in ("s3", "s3a") else {}
+    try:
+        fs, path = fsspec.core.url_to_fs(url, **options)
+    except (ImportError, ValueError) as exc:
+        raise ArchiveError(f"{url}: no storage library for '{protocol}://' ({exc}); "
+                           "install the fsspec package for it (s3fs for s3://)") from exc
+    return fs, path.rstrip("/")
+
+
+class Bucket:
+    """An archive's files as objects under an fsspec URL (the Backend protocol, backend.py)."""
+
+    def __init__(self, url: str, copies: Path | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.copies = copies  # folder of local copies of objects read (a build's cache), or None
+        self.fs, self.base = open_filesystem(self.url)
+        self._sizes: dict[tuple[Area, str], int] = {}  # what listings saw: objects never change
+
+    def read_through(self, copies: Path) -> Bucket:
+        """This bucket, read through local copies of its objects under ``copies``."""
+        return Bucket(self.url, copies)
+
+    def _key(self, area: Area, file_id: str) -> str:
+        return f"{self.base}/{area}/{file_id[:2]}/{file_id[2:]}{SUFFIX[area]}"
+
+    def where(self, area: Area, file_id: str) -> str:
+        """The object's URL, for messages."""
+        return f"{self.url}/{area}/{file_id[:2]}/{file_id[2:]}{SUFFIX[area]}"
+
+    def _call(self, doing: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except ArchiveError:
+            raise
+        except Exception as exc:  # the storage library's errors are many and untyped: each is one line
+            raise storage_error(self.url, exc, doing) from exc
+
+    def probe(self, must_hold_archive: bool) -> None:
+        """Reach the storage once (credentials, endpoint, bucket) before anything is read or
+        written; with ``must_hold_archive``, refuse a prefix with no records/ or blobs/."""
+        try:
+            found = self.fs.ls(self.base, detail=False)
+        except FileNotFoundError:
+            found = []  # nothing under the prefix yet; is the bucket itself there?
+            bucket = self.base.split("/", 1)[0]
+            if bucket and not self._call("reach", self.fs.exists, bucket):
+                raise ArchiveError(f"{self.url}: no such bucket; create it, or correct the URL") from None
+        except Exception as exc:  # see _call
+            raise storage_error(self.url, exc) from exc
+        names = {str(p).rstrip("/").rsplit("/", 1)[-1] for p in found}
+        if must_hold_archive and not names & set(AREAS):
+            raise ArchiveError(f"{self.url}: not an ikreport archive (no records/ or blobs/ under it); "
+                               "collect into it first, or 'ikreport sync' an archive to it")
+
+    def _listing(self, area: Area, shard: str = "") -> dict[str, int]:
+        top = f"{self.base}/{area}" + (f"/{shard}" if shard else "")
+        found = self._call("list", self.fs.find, top, detail=True)
+        out: dict[str, int] = {}
+        for key, info in found.items():
+            rel = key[len(self.base) + 1:] if key.startswith(self.base + "/") else ""
+            m = SHARDED_RX.match(rel)
+            suffix = SUFFIX[area]
+            if not m or not m.group(3).endswith(suffix):
+                continue
+            file_id = m.group(2) + m.group(3)[: len(m.group(3)) - len(suffix)]
+            if ID_RX.match(file_id):
+                out[file_id] = int(info.get("size") or 0)
+                self._sizes[area, file_id] = out[file_id]
+        return out
+
+    def ids(self, area: Area, prefix: str = "") -> list[str]:
+        """The sorted ids of ``area`` starting with ``prefix`` (one shard is listed when the
+        prefix names it)."""
+        listed = self._listing(area, prefix[:2] if len(prefix) >= 2 else "")
+        return sorted(i for i in listed if i.startswith(prefix))
+
+    def _copy(self, area: Area, file_id: str) -> Path | None:
+        return self.copies / area / file_id[:2] / file_id[2:] if self.copies is not None else None
+
+    def read(self, area: Area, file_id: str) -> bytes:
+        """The object's bytes: its local copy when reading through ``copies`` and the copy
+        still hashes to its name (else the copy is a miss, never an error), or a fetch."""
+        copy = self._copy(area, file_id)
+        if copy is not None:
+            kept = _read_copy(copy)
+            if kept is not None and hashlib.sha256(kept).hexdigest() == file_id:
+                return kept
+        try:
+            data = bytes(self._call("read", self.fs.cat_file, self._key(area, file_id)))
+        except ArchiveError as exc:
+            if isinstance(exc.__cause__, FileNotFoundError):
+                raise UnknownIdError(f"{self.where(area, file_id)}: not in the archive") from exc
+            raise
+        if copy is not None and hashlib.sha256(data).hexdigest() == file_id:
+            _keep_copy(copy, data)
+        return data
+
+    def fetch(self, area: Area, ids: list[str]) -> None:
+        """Bring the objects of ``ids`` that have no local copy into ``copies``, many requests
+        at once (a build would otherwise wait for each in turn). A copy is checked when read."""
+        wanted = [(i, copy) for i in ids if (copy := self._copy(area, i)) is not None and not copy.exists()]
+        for start in range(0, len(wanted), FETCH_BATCH):
+            batch = {self._key(area, i): (i, copy) for i, copy in wanted[start:start + FETCH_BATCH]}
+            got = self._call("read", self.fs.cat, list(batch), on_error="omit")
+            for key, data in got.items():
+                file_id, copy = batch[key]
+                if hashlib.sha256(data).hexdigest() == file_id:
+                    _keep_copy(copy, data)
+
+    def write_once(self, area: Area, file_id: str, data: bytes) -> None:
+        """A conditional put: a precondition failure means the object is there already."""
+        if (area, file_id) in self._sizes:
+            return
+        try:
+            self._call("write to", self.fs.pipe_file, self._key(area, file_id), bytes(data), mode="create")
+        except ArchiveError as exc:
+            if not isinstance(exc.__cause__, FileExistsError):
+                raise
+        self._sizes[area, file_id] = len(data)
+
+    def exists(self, area: Area, file_id: str) -> bool:
+        """Whether the object is there."""
+        return self.size(area, file_id) is not None
+
+    def size(self, area: Area, file_id: str) -> int | None:
+        """The object's size, from a listing when one saw it; None when absent."""
+        known = self._sizes.get((area, file_id))
+        if known is not None:
+            return known
+        try:
+            info = self._call("read", self.fs.info, self._key(area, file_id))
+        except ArchiveError as exc:
+            if isinstance(exc.__cause__, FileNotFoundError):
+                return None
+            raise
+        self._sizes[area, file_id] = int(info.get("size") or 0)
+        return self._sizes[area, file_id]
+
+    def survey(self, notes: list[str]) -> Survey:
+        """Every object under the archive's URL, in name order (blobs/ before records/, as
+        local.py lists them), for ``verify``: an object of another name is a problem. A
+        conditional put leaves no temporary objects, so there is nothing to add to ``notes``."""
+        del notes
+        found = Survey()
+        for key, info in sorted(self._call("list", self.fs.find, self.base, detail=True).items()):
+            rel = key[len(self.base) + 1:] if key.startswith(self.base + "/") else key
+            if rel.startswith("reports/"):
+                continue  # reports are read from a folder (--reports), never from here
+            m = SHARDED_RX.match(rel)
+            area: Area = "records" if m and m.group(1) == "records" else "blobs"
+            name = m.group(3) if m else ""
+            stem = name[: len(name) - len(SUFFIX[area])] if name.endswith(SUFFIX[area]) else ""
+            if not m or not ID_RX.match(m.group(2) + stem):
+                found.order.append(f"{self.url}/{rel}: unexpected object in the archive; remove it")
+                continue
+            file_id = m.group(2) + stem
+            self._sizes[area, file_id] = int(info.get("size") or 0)
+            if area == "blobs":
+                found.sizes[file_id] = self._sizes[area, file_id]
+            found.order.append(len(found.files))
+            found.files.append((self.where(area, file_id), file_id, area == "records"))
+        return found
+
+
+def _read_copy(path: Path) -> bytes | None:
+    """A local copy's bytes; None when absent, unreadable or a link (a miss)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _keep_copy(path: Path, data: bytes) -> None:
+    """Keep a copy whole or not at all (temp file, rename); one that cannot be kept costs a
+    fetch next time. The copy is the object's bytes alone: its name is their hash."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()  # a full disk mid-write leaves part of a temp file otherwise
+        except OSError:
+            pass
