@@ -37,8 +37,7 @@ def archive_pages(archive_dir: Path) -> dict[str, int]:
     env = environment(None)
     sizes = {}
     for page in [*paginate(index_page(checked.records, checked.reports)), changelog_page(checked.records)]:
-        formats = ("html", "md") if page.path in ("index", "changes") else ("html",)
-        for ext, text in zip(formats, render(env, page, formats)):
+        for ext, text in zip(("html", "md"), render(env, page)):
             sizes[f"{page.path}.{ext}"] = len(text.encode("utf-8"))
     for path, text in search_files(archive_docs(checked.records, checked.reports)).items():
         sizes[path] = len(text.encode("utf-8"))

@@ -58,3 +58,21 @@ def test_tables_past_a_page_go_to_listing_pages_linked_from_the_index(monkeypatc
     assert last["rows"][0]["href"] == "../e/8.html" and last["rows"][1]["superseded_by"]["href"] == "../e/x.html"
     assert [p["href"] for p in last["pages"]] == ["../index.html", "profiles-2.html", "profiles-3.html"]
     assert index.context["profiles_filters"] == {"gpus": ["GPU 0", "GPU 1"], "kinds": ["ncu-profile"]}
+
+
+def test_a_site_with_listing_pages_has_twins_and_links_that_resolve(tmp_path, monkeypatch):
+    """The sample with three rows a page: every listing page has its Markdown twin, and every
+    link of both resolves (test_site.py's checks, on this site)."""
+    from test_site import (test_every_html_page_has_a_markdown_twin_with_resolving_links as twins,
+                           test_every_link_is_relative_and_resolves as resolve)
+
+    from ikreport.site.build import build_site
+    from ikreport.store.archive import Archive
+
+    monkeypatch.setattr(listing, "ROWS_PER_PAGE", 3)
+    build_site(Archive.open(ROOT / "sample_evidence"), tmp_path / "site", cache_dir=tmp_path / "cache")
+    listed = sorted(p.name for p in (tmp_path / "site" / "l").iterdir())
+    assert "profiles-2.html" in listed and "profiles-2.md" in listed and "others-2.md" in listed
+    assert "l/profiles-2.md" in (tmp_path / "site" / "index.md").read_text()
+    twins(tmp_path / "site")
+    resolve(tmp_path / "site")

@@ -43,7 +43,7 @@ WARN_SITE_MB = 800  # Pages sites should stay under about 1 GB
 # and is never replaced. Reports' names are slugs (reports/render.py); blobs take MEDIA_EXT.
 BUILT_PATHS = re.compile(
     r"(?:index|changes)\.(?:html|md)|404\.html|manifest\.json|\.nojekyll|assets(?:/[\w.-]+)?"
-    r"|l(?:/(?:profiles|others)-[0-9]+\.html)?|search(?:/(?:meta|docs-[0-9]+|terms-[0-9]+)\.json)?"
+    r"|l(?:/(?:profiles|others)-[0-9]+\.(?:html|md))?|search(?:/(?:meta|docs-[0-9]+|terms-[0-9]+)\.json)?"
     r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|[rh](?:/[a-z0-9-]+\.(?:html|md))?"
     r"|b(?:/[0-9a-f]{64}(?:" + "|".join(re.escape(ext) for ext in MEDIA_EXT.values()) + r")?)?")
 
@@ -146,9 +146,10 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         files.add(f"{page.path}.html", html)
         files.add(f"{page.path}.md", md)
         claims += page.context.get("cited_paragraphs", 0)
-    for page in listings:  # the index's .md twin lists every page; these are its tables' later rows
-        (html,) = render(env, page, ("html",))
+    for page in listings:  # the later rows of the index's tables
+        html, md = render(env, page)
         files.add(f"{page.path}.html", html)
+        files.add(f"{page.path}.md", md)
     for path, text in search_files(archive_docs(records, checked.reports, [(p.title, f"{p.path}.html") for p in history])).items():
         files.add(path, text)
     for rid in sorted(records.records):

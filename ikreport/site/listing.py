@@ -32,7 +32,8 @@ def _relink(value: Any, page: str) -> Any:
 
 
 def _pager(table: str, number: int, count: int, page: str) -> list[dict[str, Any]]:
-    return [{"number": n, "href": links.url(list_page_path(table, n) + ".html", page), "current": n == number}
+    return [{"number": n, "href": links.url(list_page_path(table, n) + ".html", page),
+             "md_href": links.url(list_page_path(table, n) + ".md", page), "current": n == number}
             for n in range(1, count + 1)]
 
 
