@@ -144,3 +144,27 @@ def test_search_results_filters_and_listing_pages_pass_axe(visit, served, in_pie
     page.goto(in_pieces[0] + "l/others-2.html")
     found += [("listing", v["id"]) for v in axe.run(page).response["violations"] if v["impact"] in ("serious", "critical")]
     assert found == []
+
+
+def test_every_page_type_passes_axe(visit, served):  # noqa: F811
+    """axe-core on each page type scripts/screenshots.py shoots (index, profile, comparison,
+    report, history when the sample has one, changelog, bandwidth, environment, supersession),
+    at 1280 and 400 px: no serious or critical violation."""
+    import sys
+
+    from axe_playwright_python.sync_playwright import Axe
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from screenshots import pages
+
+    kinds = pages()
+    assert {"index", "profile", "comparison", "report", "changelog", "bandwidth", "environment"} <= set(kinds)
+    axe, page, found = Axe(), visit.page, []
+    for width in (1280, 400):
+        page.set_viewport_size({"width": width, "height": 900})
+        for name, path in sorted(kinds.items()):
+            page.goto(served + path)
+            response = axe.run(page).response
+            assert response["passes"], f"axe checked nothing on {path}"
+            found += [(name, width, v["id"]) for v in response["violations"] if v["impact"] in ("serious", "critical")]
+    assert found == []
