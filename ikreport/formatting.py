@@ -3,7 +3,9 @@ way text is made safe for a Markdown twin."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable, Iterable
 
 
 def short(record_id: str) -> str:
@@ -34,10 +36,25 @@ def fmt_pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
 
 
-def fmt_duration_us(value: float | None) -> str:
-    """Microseconds in the unit a reader expects: 812 ns, 23.4 µs, 2.10 ms, 1.25 s."""
+def _sig(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits, never in exponent form and never dropping
+    integer digits (812.4 to 2 digits is "812")."""
+    if value == 0:
+        return "0"
+    places = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    return f"{value:.{places}f}"
+
+
+def fmt_duration_us(value: float | None, digits: int | None = None) -> str:
+    """Microseconds in the unit a reader expects: 812 ns, 23.4 µs, 2.10 ms, 1.25 s. With
+    ``digits``, that many significant digits (see distinct_digits)."""
     if value is None:
         return "n/a"
+    if digits is not None:
+        for scale, unit in ((1e6, "s"), (1e3, "ms"), (1, "µs")):
+            if value >= scale:
+                return f"{_sig(value / scale, digits)} {unit}"
+        return f"{_sig(value * 1e3, digits)} ns"
     if value < 1:
         return f"{value * 1e3:.0f} ns"
     if value < 1e3:
@@ -47,8 +64,29 @@ def fmt_duration_us(value: float | None) -> str:
     return f"{value / 1e6:.3g} s"
 
 
-def fmt_gbs(value: float | None) -> str:
-    return "n/a" if value is None else (f"{value / 1e3:.2f} TB/s" if value >= 1e3 else f"{value:.1f} GB/s")
+def fmt_gbs(value: float | None, digits: int | None = None) -> str:
+    """GB/s, as TB/s from 1,000 GB/s: 3 significant digits there, one decimal below; with
+    ``digits``, that many significant digits in either unit (see distinct_digits)."""
+    if value is None:
+        return "n/a"
+    if digits is not None:
+        return f"{_sig(value / 1e3, digits)} TB/s" if value >= 1e3 else f"{_sig(value, digits)} GB/s"
+    return f"{value / 1e3:.2f} TB/s" if value >= 1e3 else f"{value:.1f} GB/s"
+
+
+MAX_DIGITS = 8
+
+
+def distinct_digits(values: Iterable[float | None], fmt: Callable[[float, int | None], str]) -> int | None:
+    """The precision at which ``fmt`` shows every different value of ``values`` differently:
+    None (its usual form) when that already does, else the fewest significant digits that do.
+    One precision for every value of a page keeps their order: rounding at one precision never
+    swaps two values, so a "best" is never shown below an "average" (issue 16 item 12)."""
+    distinct = sorted({float(v) for v in values if v is not None})
+    for digits in (None, *range(4, MAX_DIGITS + 1)):
+        if len({fmt(v, digits) for v in distinct}) == len(distinct):
+            return digits
+    return MAX_DIGITS
 
 
 def fmt_flops(value: float | None) -> str:

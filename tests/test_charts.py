@@ -14,7 +14,9 @@ import pytest
 from ikreport.site.charts import KINDS, ChartRenderer, chart_spec
 
 ROWS = {
-    "time-by-kernel": [{"label": "#1", "kernel": "k", "total_ms": 1.5, "launches": 3}],
+    "time-by-kernel": [{"label": "flash_fwd_kernel<…>", "total": 22.4, "unit": "µs", "launches": 3}],
+    "speed-of-light": [{"label": "k", "unit": "SM", "pct": 41.5}, {"label": "k", "unit": "DRAM", "pct": 8.1}],
+    "stalls": [{"label": "k", "reason": "long_scoreboard", "share": 73.4}, {"label": "k", "reason": "wait", "share": 11.2}],
     "throughput": [{"label": "k", "memory_pct": 61.8, "sm_pct": 41.5, "bound": "memory-bound"}],
     "bandwidth-samples": [{"size_mib": 256, "gbs": 4300.0}],
     "comparison-interval": [{"label": "#1", "ratio": 0.7, "low": 0.65, "high": 0.75, "verdict": "FASTER"}],

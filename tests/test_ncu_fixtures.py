@@ -29,6 +29,7 @@ def test_every_fixture_is_covered():
         "ncu_details_xplacer_bfs_v100_2020_kerneltime.csv", "ncu_raw_pmpp_06_gtx1650ti_preamble.csv",
         "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv", "other_llmperfopt_raw_error_only.csv",
         "session_constructed_b200.csv",  # tests/test_ncu_session.py
+        "ncu_details_llmperfopt_k0001_section_memoryworkload.csv",  # tests/test_peak_fill.py
     }
     assert names == tested
 

@@ -164,3 +164,31 @@ def test_supersede_banner_changelog_and_strict_warning(archive, tmp_path):
     changes = (tmp_path / "site" / "changes.html").read_text()
     assert "wrong kernel exported" in changes and old[:8] in changes
     assert run("supersede", old, "--by", old, "--reason", "x", "-a", archive).exit_code == 1
+
+
+def test_a_report_page_states_each_limitation_once():
+    """A record cited again links to its first list; a limitation two records share is listed
+    for the first and counted for the second, on the page and in its twin (issue 16 item 8)."""
+    shared = ["Clocks unlocked.", "One run."]
+    records = {A: record("A", {"x": 1}, shared + ["Only A."]), B: record("B", {"x": 2}, shared)}
+    text = f"First [ev:{A[:8]}].\n\nSecond [ev:{B[:8]}].\n\nAgain [ev:{A[:8]}].\n"
+    report = render_report(Path("r.md"), text, RecordResolver(RecordSet.of(records), "../"))
+    for item in shared + ["Only A."]:
+        assert report.html.count(f"<li>{item}</li>") == 1 and report.markdown.count(f"> - {item}") == 1
+    assert '<li class="lim-same">2 limitations as listed for <a href="#lim-aaaaaaaa">[aaaaaaaa]</a></li>' in report.html
+    assert report.html.count('id="lim-aaaaaaaa"') == 1
+    assert 'does not show: <a class="lim-see" href="#lim-aaaaaaaa">listed where it is first cited</a>' in report.html
+    assert f"> - 2 limitations as listed for [\\[aaaaaaaa\\]](../e/{A}.md)" in report.markdown
+
+
+def test_a_report_never_shows_two_different_values_alike():
+    """1,309 and 1,315 GB/s from two records both read "1.31 TB/s" alone; in one report they
+    are shown at the precision that tells them apart, on the page and in its twin (issue 16
+    item 12). A lone value keeps the usual form."""
+    records = {A: record("A", {"peak_gbs": 1309.0}, ["l"]), B: record("B", {"peak_gbs": 1315.0}, ["l"])}
+    resolver_ = RecordResolver(RecordSet.of(records), "../")
+    both = render_report(Path("r.md"), f"[ev:{A[:8]} data.peak_gbs] and [ev:{B[:8]} data.peak_gbs].\n", resolver_)
+    assert '<span class="ev-value">1.309 TB/s</span>' in both.html and '<span class="ev-value">1.315 TB/s</span>' in both.html
+    assert both.markdown.startswith("1.309 TB/s ")
+    alone = render_report(Path("r.md"), f"[ev:{A[:8]} data.peak_gbs].\n", resolver_)
+    assert '<span class="ev-value">1.31 TB/s</span>' in alone.html

@@ -124,7 +124,9 @@ def test_every_html_page_has_a_markdown_twin_with_resolving_links(built):
             assert (twin.parent / target).resolve().is_file(), f"{twin}: {href}"
 
 
-def test_each_claim_cites_records_and_shows_their_limitations_beside_it(built):
+def test_each_claim_cites_records_and_its_page_states_their_limitations_once(built):
+    """Each claim group's aside names every record its claims cite; each record's limitations
+    are listed once on the page (its own under Limitations), and later asides link there."""
     archive = Archive.open(SAMPLE)
     checked = 0
     for rid in archive.record_ids():
@@ -134,10 +136,16 @@ def test_each_claim_cites_records_and_shows_their_limitations_beside_it(built):
             cited = set(re.findall(r'class="cite" href="\.\./e/([0-9a-f]{64})\.html"', claims))
             assert cited, "a claim group without citations"
             for cited_id in cited:
-                for limitation in archive.load(cited_id)["limitations"]:
-                    escaped = limitation.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
-                    assert escaped in aside
+                assert f'href="../e/{cited_id}.html">[{cited_id[:8]}]</a>' in aside.split("</aside>")[0]
             checked += claims.count('<p class="claim"')
+        cited_here = set(re.findall(r'class="cite" href="\.\./e/([0-9a-f]{64})\.html"', html)) | {rid}
+        stated: dict[str, int] = {}  # two records may say the same thing: at most each says it once
+        for cited_id in cited_here:
+            for limitation in set(archive.load(cited_id)["limitations"]):
+                stated[limitation] = stated.get(limitation, 0) + 1
+        for limitation, records in stated.items():
+            escaped = limitation.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
+            assert 1 <= html.count(f"<li>{escaped}</li>") <= records, (rid, limitation)
     assert checked >= 20
 
 

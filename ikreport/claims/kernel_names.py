@@ -1,15 +1,48 @@
-"""Short, readable forms of C++ kernel names (the full name is always shown beside them)."""
+"""Short, readable forms of C++ kernel names (the full name is always shown beside them), and
+of record titles: a long text is cut only at a word or template boundary, with an ellipsis."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 MAX_SHORT = 48
+MAX_TITLE = 100
+PROFILE_TITLE = "ncu profile: "  # the automatic title of an ncu-profile record (collect/ncu_*.py)
+# where a cut may fall: after a space, a comma, an underscore, an opening bracket (never inside
+# an identifier's letters and digits)
+BOUNDARY = re.compile(r"[\s,_<(\[:]")
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters: as it is when it fits, else cut at the last word
+    or template boundary before the limit with "…" (never mid-identifier)."""
+    if len(text) <= limit:
+        return text
+    room = text[: limit - 1]
+    ends = [m.end() if m.group().isspace() or m.group() == "," else m.start() for m in BOUNDARY.finditer(room)]
+    at = max((e for e in ends if e > 0), default=0)
+    head = room[:at].rstrip(" ,_:") if at else room  # one long identifier: nothing better than its start
+    return head + "…"
+
+
+def _strip(name: str) -> str:
+    """The name without its return type (``void ``, ``enable_if<…>::type ``)."""
+    s = name.strip()
+    if s.startswith("void "):
+        s = s[5:]
+    if s.startswith("enable_if<"):
+        depth = 0
+        for i, ch in enumerate(s):
+            depth += (ch == "<") - (ch == ">")
+            if depth == 0 and s.startswith("::type ", i + 1):
+                return s[i + len("::type ") + 1:]
+    return s
 
 
 def short_kernel(name: str) -> str:
     """'void flash_fwd_kernel<Traits<128, 64>, true>(Params)' -> 'flash_fwd_kernel<…>'."""
-    s = name.strip()
-    if s.startswith("void "):
-        s = s[5:]
+    s = _strip(name)
     # Cut the parameter list: the first '(' at template depth 0.
     depth = 0
     out = []
@@ -25,9 +58,69 @@ def short_kernel(name: str) -> str:
                 break
             out.append(ch)
     short = "".join(out).strip() or s
-    if short.startswith("enable_if<…>::type "):
-        short = short[len("enable_if<…>::type "):]
     # Numba mangles a hash into brackets: copy_blocked[v1,cw51cXTLSUwv1sD…]
     if "[" in short and len(short) > 24:
         short = short[: short.index("[")] + "[…]"
-    return short if len(short) <= MAX_SHORT else short[: MAX_SHORT - 1] + "…"
+    return cut(short, MAX_SHORT)
+
+
+def first_argument_kernel(name: str, limit: int = MAX_SHORT) -> str:
+    """The short name with its first template argument, when that is a plain name or number:
+    'Kernel2<cutlass_80_wmma_tensorop_bf16…>', 'window_kernel<1>'. The argument is cut at a
+    word boundary to fit ``limit``; a nested template stays '<…>'."""
+    short = short_kernel(name)
+    if not short.endswith("<…>"):
+        return short
+    s = _strip(name)
+    open_at = s.find("<")
+    arg = re.match(r"[A-Za-z0-9_:.\-]+", s[open_at + 1:])
+    if open_at < 0 or arg is None:
+        return short
+    rest = s[open_at + 1 + arg.end():][:1]
+    if rest == "<":
+        return short
+    # more arguments follow, or the name was cut here (titles made before kept 60 characters)
+    more = {",": ", …", "": "…", "…": "…"}.get(rest, "")
+    head = short[: -len("<…>")]
+    room = limit - len(head) - len(more) - 2
+    if room < 8:
+        return short
+    shown = cut(arg.group(), room)
+    if shown.endswith("…"):  # one ellipsis says that something is left out
+        more = ""
+    return f"{head}<{shown.rstrip('_') if more == '…' else shown}{more}>"
+
+
+def profile_title(kernel: str | None) -> str:
+    """The automatic title of a profile: its longest kernel's short name."""
+    return PROFILE_TITLE + (first_argument_kernel(kernel) if kernel else "no kernels")
+
+
+def distinct_kernel_labels(names: list[str]) -> list[str]:
+    """Short names for a chart's bars, no two alike: the short name, with its first template
+    argument where two short names collide, and the rank ('#3') where they still do."""
+    labels = [short_kernel(n) for n in names]
+    for attempt in (lambda i: first_argument_kernel(names[i]), lambda i: f"{labels[i]} #{i + 1}"):
+        seen: dict[str, int] = {}
+        for label in labels:
+            seen[label] = seen.get(label, 0) + 1
+        labels = [attempt(i) if seen[label] > 1 else label for i, label in enumerate(labels)]
+    return labels
+
+
+def short_title(title: str, limit: int = MAX_TITLE) -> str:
+    """A record's title as pages show it: an automatic profile title from the short kernel name
+    (titles made before were cut mid-name at 60 characters), any title cut at a boundary."""
+    if title.startswith(PROFILE_TITLE) and any(c in title for c in "(<["):
+        title = PROFILE_TITLE + first_argument_kernel(title[len(PROFILE_TITLE):])
+    return cut(title, limit)
+
+
+def visible_titles(titles: Mapping[str, str], limit: int = MAX_TITLE) -> dict[str, str]:
+    """Each record's short title; where two records would show the same one, each is followed
+    by its short id, so no page shows two records under one title (issue 16 item 6)."""
+    shown = {rid: short_title(t, limit) for rid, t in titles.items()}
+    count: dict[str, int] = {}
+    for text in shown.values():
+        count[text] = count.get(text, 0) + 1
+    return {rid: f"{text} ({rid[:8]})" if count[text] > 1 else text for rid, text in shown.items()}

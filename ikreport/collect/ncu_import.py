@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ikreport.claims.kernel_names import profile_title
 from ikreport.store import records
 from ikreport.analysis.ncu import Profile, read_exports
 import numpy as np
@@ -148,7 +149,7 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     gpu = context.gpu or (profile.devices[0] if len(profile.devices) == 1 else None)
     pages = sorted(set(profile.pages.values())) + (["session"] if session is not None else [])
     how = "imported from a CSV export (" + ", ".join(pages) + " page)"
-    title = context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}"
+    title = context.title or profile_title(profile.kernels[0]["kernel"] if profile.kernels else None)
     record = records.new_record(
         NCU_PROFILE,
         title,

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ikreport.claims.kernel_names import profile_title
 from ikreport.store import records
 from ikreport.analysis.ncu import read_exports
 from ikreport.analysis.ncu_session import parse_session
@@ -178,7 +179,7 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
         if changes:
             listed = "; ".join(f"GPU {c['gpu']} {c['field']} {c['before']} -> {c['after']}" for c in changes[:4])
             limitations.append(f"The environment changed between the snapshots before and after profiling ({listed}).")
-    title = context.title or f"ncu profile: {profile.kernels[0]['kernel'][:60] if profile.kernels else 'no kernels'}"
+    title = context.title or profile_title(profile.kernels[0]['kernel'] if profile.kernels else None)
     record = records.new_record(
         NCU_PROFILE, title + (f" (run {run[0]} of {run[1]})" if run else ""),
         collected_at=utc_now(), subject=context.subject(gpu), method=method, data=data,

@@ -61,12 +61,6 @@ class Kind:
     index_row: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
 
 
-def chart_label(i: int) -> str:
-    """'#3': the kernel's rank, as numbered in the kernels table beside the chart. Names on
-    the axis would cost most of a chart's rendering time (vl-convert measures every glyph)."""
-    return f"#{i + 1}"
-
-
 def na(value: Any, unit: str = "") -> str:
     """A value as a page shows it: 'n/a' when missing, floats formatted, then the unit."""
     if value is None or value == "":

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikreport.claims.kernel_names import short_kernel
+from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel, short_title
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
-from ikreport.formatting import fmt_duration_us, plural
-from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, chart_label, na, rows_data
+from ikreport.formatting import distinct_digits, fmt_duration_us, plural
+from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, na, rows_data
 
 NAME = "comparison"
 DATA_VERSION = 2
@@ -27,6 +27,7 @@ CAVEAT_VERDICT_V1 = ("B is compared with A. FASTER or SLOWER needs a median chan
                      "overlap between the two sets of launch durations; otherwise the verdict stays UNDECIDED. "
                      "This comparison was written before verdicts came from an interval.")
 MAX_KERNEL_CLAIMS = 10
+SIDE_TITLE = 60  # each side's title in the heading "B against A"
 
 
 def _kernels(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -71,10 +72,11 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
     claims = [make_claim("comparison-summary", "", record_id, text, cites, [caveat], records)]
     units = _units(data)
     unit = units[:-1] if units == "runs" else "launch"
+    us = _digits(data)
     for k in [k for k in _kernels(data) if k["ratio"] is not None][:MAX_KERNEL_CLAIMS]:
         interval = f"B/A {ratio_text(k)}" + (f", {data['confidence_pct']}% interval" if k["ratio_ci"] else "")
-        text = (f"{short_kernel(k['kernel'])}: {fmt_duration_us(k['b_median_us'])} in B against "
-                f"{fmt_duration_us(k['a_median_us'])} in A (median of {plural(k['n_a'], unit, units)} in A and "
+        text = (f"{short_kernel(k['kernel'])}: {fmt_duration_us(k['b_median_us'], us)} in B against "
+                f"{fmt_duration_us(k['a_median_us'], us)} in A (median of {plural(k['n_a'], unit, units)} in A and "
                 f"{plural(k['n_b'], unit, units)} in B, "
                 f"{interval}): {k['verdict']}, {k['reason']}.")
         claims.append(make_claim("comparison-kernel", k["kernel"], record_id, text, cites, [caveat],
@@ -83,7 +85,10 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
 
 
 def _sides(d: dict[str, Any], page: PageContext) -> Facts:
+    """Each side's runs, when a side has several (one run a side is linked under the heading)."""
     facts: Facts = []
+    if len(d.get("a_runs", [])) < 2 and len(d.get("b_runs", [])) < 2:
+        return facts
     for label, key in (("A (before)", "a"), ("B (after)", "b")):
         runs = d.get(f"{key}_runs", [d[key]])
         facts.append((label, "; ".join(f"[{r[:8]}] {page.ref(r)['title']}" for r in runs)
@@ -97,14 +102,14 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     units = _units(d)
     facts = _sides(d, page)
     if "version" in d:
-        facts += [("rule", f"{d['confidence_pct']}% interval of the B/A ratio of medians over {units} "
+        facts += [("verdict rule", f"{d['confidence_pct']}% interval of the B/A ratio of medians over {units} "
                            f"({d['interval']}): beyond {d['threshold_pct']:g}% FASTER or SLOWER, within it SAME, "
                            f"else UNDECIDED; at least {d['min_samples']} {units} a side"),
-                  ("unit", "the run (each run's median)" if d["unit"] == "run"
+                  ("unit of the interval", "the run (each run's median)" if d["unit"] == "run"
                    else "the launch: one run a side, so run-to-run variance is not captured")]
     else:
-        facts.append(("threshold", f"{d['threshold_pct']:g}% median change, at least {d['min_samples']} matched "
-                                   "launches per side"))
+        facts.append(("verdict rule", f"a median change beyond {d['threshold_pct']:g}%, at least {d['min_samples']} matched "
+                                   "launches per side, and no overlap of their durations"))
     facts.append(("like-for-like", "yes" if d["like_for_like"] else "no: no difference is called"))
     tables: Tables = []
     if "method_fields" in d:
@@ -117,6 +122,7 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
                        "for a comparison to be like-for-like.", "columns": ["field", "A", "B", "why"],
                        "rows": [[x["field"], na(x["a"]), na(x["b"]), x["why"]] for x in d["differences"]]})
     kernels = _kernels(d)
+    us = _digits(d)
     matched = [k for k in kernels if k["ratio"] is not None]
     rank = {id(k): str(i + 1) for i, k in enumerate(matched)}  # as the chart numbers its bars
     ci = f" [{d['confidence_pct']}% interval]" if "version" in d else ""
@@ -124,7 +130,7 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
                    "columns": ["#", "kernel", f"A {units}", f"B {units}", "A median", "B median", f"B/A{ci}", "verdict"],
                    # an unmatched kernel has no samples: its launches are shown
                    "rows": [[rank.get(id(k), ""), k["kernel"], *_counts(k),
-                             fmt_duration_us(k["a_median_us"]), fmt_duration_us(k["b_median_us"]), ratio_text(k),
+                             fmt_duration_us(k["a_median_us"], us), fmt_duration_us(k["b_median_us"], us), ratio_text(k),
                              k["verdict"]] for k in kernels]})
     return facts, tables
 
@@ -139,36 +145,51 @@ def _config_note(kernels: list[dict[str, Any]]) -> str:
                      f"B {k['b_config']})" for k in changed)
 
 
+def _digits(data: dict[str, Any]) -> int | None:
+    """The precision at which no two different medians on the page read the same."""
+    return distinct_digits([m for k in _kernels(data) for m in (k["a_median_us"], k["b_median_us"])], fmt_duration_us)
+
+
 def view(record: Record, page: PageContext) -> dict[str, Any]:
-    """Facts, tables and the B/A ratio chart."""
+    """Facts, tables and the B/A ratio chart, under the heading "B against A" by their short
+    titles, each linked (issue 16 item 10)."""
     facts, tables = comparison_view(record, page)
-    return {"facts": facts, "tables": tables, "charts": _ratio_chart(record, page)}
+    a, b = page.ref(record["data"]["a"]), page.ref(record["data"]["b"])
+    return {"facts": facts, "tables": tables, "charts": _ratio_chart(record, page),
+            "heading": f"{short_title(b['title'], SIDE_TITLE)} against {short_title(a['title'], SIDE_TITLE)}",
+            "versus": {"a": {**a, "title": short_title(a["title"], SIDE_TITLE)},
+                       "b": {**b, "title": short_title(b["title"], SIDE_TITLE)}}}
 
 
 def _ratio_chart(record: Record, page: PageContext) -> list[Any]:
     kernels = [k for k in _kernels(record["data"]) if k["ratio"] is not None][:MAX_CHART_KERNELS]
-    rows = [{"label": chart_label(i), "ratio": k["ratio"], "verdict": k["verdict"],
+    rows = [{"label": label, "ratio": k["ratio"], "verdict": k["verdict"],
              "low": (k["ratio_ci"] or [k["ratio"]] * 2)[0], "high": (k["ratio_ci"] or [k["ratio"]] * 2)[1]}
-            for i, k in enumerate(kernels)]
+            for label, k in zip(distinct_kernel_labels([k["kernel"] for k in kernels]), kernels)]
     if not rows:
         return []
     alt = (f"Chart of the B/A ratio of median kernel durations for {plural(len(rows), 'kernel', 'kernels')}, "
            "with its interval where there is one; below 1 is faster in B.")
-    return [page.charts.render("comparison-interval", "B/A median duration by kernel (numbered as in the kernels table)",
+    return [page.charts.render("comparison-interval", "B/A median duration by kernel",
                                alt, rows)]
 
 
 def _comparison_ratio() -> dict[str, Any]:
     import altair as alt
 
-    base = alt.Chart(alt.Data(name="rows")).encode(y=alt.Y("label:N", sort=None, title=None))
+    base = alt.Chart(alt.Data(name="rows")).encode(
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=360)))
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title="B/A median duration, 95% interval (below 1: faster in B)",
                 scale=alt.Scale(zero=False)), x2="high:Q",
         color=alt.Color("verdict:N", sort=["FASTER", "SAME", "SLOWER", "UNDECIDED"]))
     points = base.mark_point(filled=True).encode(x="ratio:Q", color=alt.Color("verdict:N"))
-    one = alt.Chart(alt.Data(values=[{"x": 1}])).mark_rule(color="#888", strokeDash=[4, 4]).encode(x="x:Q")
-    return alt.layer(bars, points, one).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
+    # the reference at 1.0, labelled, so that a point reads as faster or slower at a glance
+    same = alt.Chart(alt.Data(values=[{"x": 1, "text": "1.0 = no change"}]))
+    one = same.mark_rule(color="#555", strokeDash=[4, 4]).encode(x="x:Q")
+    label = same.mark_text(align="left", baseline="bottom", dx=3, dy=-2, color="#555").encode(
+        x="x:Q", y=alt.value(0), text="text:N")
+    return alt.layer(bars, points, one, label).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
 
 
 KIND = Kind(NAME, rules=(comparison_claims,), view=view,

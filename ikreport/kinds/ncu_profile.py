@@ -9,14 +9,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ikreport.analysis.ncu_clocks import clock_fact
-from ikreport.analysis.ncu_summary import FULL_OCCUPANCY_PCT, HIGH_PCT, LABELS, LATENCY_PCT, SOL_RULE, TIE, bound_label
+from ikreport.analysis.ncu_summary import FULL_OCCUPANCY_PCT, LABELS, SOL_RULE, TIE, bound_label
 from ikreport.claims.datasheet import max_sm_clock_hz
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
-from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
-from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, Kind, PageContext, Tables, chart_label, rows_data
+from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
+from ikreport.kinds.base import MAX_TABLE_KERNELS, Kind, PageContext, Tables
+from ikreport.kinds.ncu_profile_charts import CHARTS, profile_charts
 from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_chart,
                                          roofline_data, roofline_memory, roofline_spec, roofline_text)
+from ikreport.kinds.ncu_measured_peak import (CAVEAT_MEASURED_FILL, measured_fill, measured_memory, measured_peak,
+                                              memory_pct)
 from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, measured_peak_for, same_machine
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
@@ -75,15 +78,36 @@ def index_row(facts: Mapping[str, Any]) -> dict[str, str]:
             "top": short_kernel(facts["top_kernel"]) if facts["top_kernel"] else ""}
 
 
+def duration_digits(data: dict[str, Any]) -> int | None:
+    """The precision of the durations on the record's page (its claims, tables and chart text),
+    so that no two different durations read the same (issue 16 item 12)."""
+    kernels, launches = data["kernels"][:MAX_TABLE_KERNELS], data["launches"][:MAX_TABLE_LAUNCHES]
+    return distinct_digits([data.get("profiled_time_us"), *(k["total_us"] for k in kernels),
+                            *(k["mean_us"] for k in kernels), *(s["duration_us"] for s in launches)], fmt_duration_us)
+
+
+def rate_digits(record: Record, records: RecordSet) -> int | None:
+    """The precision of the GB/s figures on the record's page, the measured peak among them."""
+    data = record["data"]
+    rates = [s["dram_gbs"] for s in data["launches"][:MAX_TABLE_LAUNCHES]]
+    rates += [first_launch(data, k).get("dram_gbs") for k in data["kernels"][:MAX_TABLE_KERNELS]]
+    peak_id = measured_peak_for(record, records)
+    if peak_id is not None:
+        rates.append(records.records[peak_id]["data"]["peak_gbs"])
+    return distinct_digits(rates, fmt_gbs)
+
+
 def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
     """The profile's size, then each top kernel's share, bound, occupancy limiter and stalls."""
     data = record["data"]
+    us = duration_digits(data)
     cites = [record_id]
+    peak_id, peak_gbs = measured_peak(record, records)
     claims = []
     total = data.get("profiled_time_us")
     text = (f"The profile holds {plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
             f"of {plural(data['kernel_count'], 'kernel', 'kernels')}")
-    text += f", {fmt_duration_us(total)} of profiled GPU time." if total else "; it has no kernel durations."
+    text += f", {fmt_duration_us(total, us)} of profiled GPU time." if total else "; it has no kernel durations."
     claims.append(make_claim("profile-size", "", record_id, text, cites, [CAVEAT_SHARE] if total else [], records))
 
     for kernel in data["kernels"][:TOP_KERNELS]:
@@ -92,14 +116,21 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         first = first_launch(data, kernel)
         if kernel["share_pct"] is not None:
             text = (f"{short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
-                    f"{fmt_duration_us(kernel['total_us'])} over {kernel['launches']} "
+                    f"{fmt_duration_us(kernel['total_us'], us)} over {kernel['launches']} "
                     f"launch{'es' if kernel['launches'] != 1 else ''}"
                     f"{', derived from elapsed cycles over the SM clock' if kernel.get('duration_derived') else ''}.")
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
-        bound = _bound_text(short, kernel, first, data)
+        bound = _bound_text(short, kernel, first, data, peak_gbs)
         if bound:
             caveats = [CAVEAT_BOUND] + ([CAVEAT_FILLED] if first.get("memory_source") == "ncu-roofline" else [])
-            claims.append(make_claim("kernel-bound", name, record_id, bound, cites, caveats, records, name))
+            bound_cites = cites
+            if peak_id and any(measured_fill(s, peak_gbs) is not None for s in _judged_launches(data, kernel)):
+                # the memory side is the measured peak's record as much as this one: cite both, so
+                # both limitation lists show
+                bound_cites = [record_id, peak_id]
+                caveats += [CAVEAT_MEASURED_FILL] + ([] if same_machine(record, peak_id, records)
+                                                     else [CAVEAT_OTHER_MACHINE])
+            claims.append(make_claim("kernel-bound", name, record_id, bound, bound_cites, caveats, records, name))
         occupancy = _occupancy_text(short, first)
         if occupancy:
             claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
@@ -139,36 +170,47 @@ def clock_claims(record_id: str, record: Record, records: RecordSet) -> list[Cla
     return [make_claim("profile-clock", "", record_id, text + ".", [record_id], [CAVEAT_CLOCK], records)]
 
 
-def kernel_label(data: dict, kernel: dict) -> tuple[str, int, int]:
-    """(label, launches with it, launches judged): the kernel's most common bound label under
-    today's rule (bound_label), re-derived from the launches the record holds, so a record
-    imported under an older rule reads right; its first launch alone when the record keeps
-    only some launches. Ties go to the label first in LABELS."""
+def _judged_launches(data: dict, kernel: dict) -> list[dict]:
+    """The launches a kernel's label is voted from: all it has, or its first alone when the
+    record keeps only some launches."""
     launches = [s for s in data["launches"] if s["kernel"] == kernel["kernel"]]
     if not data.get("launches_complete", True) or not launches:
         launches = [first_launch(data, kernel)]
-    votes = [bound_label(s.get("memory_pct"), s.get("sm_pct")) for s in launches]
+    return launches
+
+
+def kernel_label(data: dict, kernel: dict, peak_gbs: float | None = None) -> tuple[str, int, int]:
+    """(label, launches with it, launches judged): the kernel's most common bound label under
+    today's rule (bound_label), re-derived from the launches the record holds, so a record
+    imported under an older rule reads right; its first launch alone when the record keeps
+    only some launches. With ``peak_gbs`` (a measured peak of the GPU model), a launch without
+    memory % is judged by its DRAM bytes/s over it. Ties go to the label first in LABELS."""
+    votes = [bound_label(memory_pct(s, peak_gbs), s.get("sm_pct")) for s in _judged_launches(data, kernel)]
     label = min(set(votes), key=lambda x: (-votes.count(x), LABELS.index(x)))
     return label, votes.count(label), len(votes)
 
 
-def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None) -> str | None:
+def _bound_text(short: str, kernel: dict, first: dict, data: dict | None = None,
+                peak_gbs: float | None = None) -> str | None:
     """The bound claim; when the export lacks one side of the speed-of-light pair, what is known
     and that no bound is named (a missing side is unknown, never 0); None when it has neither.
-    Without the record's ``data``, the first launch alone is judged."""
-    mem, sm = first.get("memory_pct"), first.get("sm_pct")
-    label, count, judged = kernel_label(data, kernel) if data else (bound_label(mem, sm), 1, 1)
+    A missing memory side is filled from ncu's roofline peak (in the record) or from
+    ``peak_gbs``, a measured peak of the GPU model, and the claim says which. Without the
+    record's ``data``, the first launch alone is judged."""
+    mem, sm = memory_pct(first, peak_gbs), first.get("sm_pct")
+    filled = roofline_memory(first) or measured_memory(first, peak_gbs)
+    label, count, judged = kernel_label(data, kernel, peak_gbs) if data else (bound_label(mem, sm), 1, 1)
     if label == "unknown" or mem is None or sm is None:
         if mem is None and sm is None:
             return None
         known = (f"SM at {fmt_pct(sm)} of peak; memory throughput" if sm is not None
-                 else (roofline_memory(first) + "; SM throughput") if roofline_memory(first)
+                 else (filled + "; SM throughput") if filled
                  else f"memory at {fmt_pct(mem)} of peak ({MEMORY_LEVEL.get(first.get('memory_level', 'unknown'), '')}); "
                       "SM throughput")
         return f"{short}: {known} not captured, so no bound is named (first launch)."
     level = MEMORY_LEVEL.get(first.get("memory_level", "unknown"), "")
     memory = f"memory {fmt_pct(mem)} of peak ({level})"
-    memory = roofline_memory(first) or memory
+    memory = filled or memory
     if first.get("memory_level") in ("cache", "l1", "l2") and first.get("dram_pct") is not None:
         memory = f"memory {fmt_pct(mem)} of peak ({level.split(',')[0]}; DRAM {fmt_pct(first['dram_pct'])})"
     of = f" in {count} of {judged} launches" if judged > 1 else ""
@@ -250,6 +292,7 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         return []
     peak = records.records[peak_id]["data"]["peak_gbs"]
     caveats = [CAVEAT_OF_PEAK] + ([] if same_machine(record, peak_id, records) else [CAVEAT_OTHER_MACHINE])
+    gbs_digits = rate_digits(record, records)
     claims = []
     for kernel in record["data"]["kernels"][:TOP_KERNELS]:
         first = first_launch(record["data"], kernel)
@@ -257,8 +300,8 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         if gbs is None:
             continue
         name = kernel["kernel"]
-        text = (f"{short_kernel(name)} moves {fmt_gbs(gbs)} to and from DRAM, {fmt_pct(100 * gbs / peak)} of the "
-                f"measured peak of {fmt_gbs(peak)} on this GPU model (first launch).")
+        text = (f"{short_kernel(name)} moves {fmt_gbs(gbs, gbs_digits)} to and from DRAM, {fmt_pct(100 * gbs / peak)} "
+                f"of the measured peak of {fmt_gbs(peak, gbs_digits)} on this GPU model (first launch).")
         claims.append(make_claim("kernel-of-measured-peak", name, record_id, text, [record_id, peak_id],
                                  caveats, records, name))
     return claims
@@ -267,35 +310,38 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
 def view(record: Record, page: PageContext) -> dict[str, Any]:
     """The profile's tables, its charts (time, throughput, roofline) and what changed in its environment."""
     return {"profile": _profile_view(record, page),
-            "charts": _profile_charts(record, page) + roofline_chart(record, page),
+            "charts": profile_charts(record["data"], page, duration_digits(record["data"]),
+                                measured_peak(record, page.records)[1]) + roofline_chart(record, page),
             "tables": _environment_changes(record)}
 
 
 def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
     data = record["data"]
+    us, gbs = duration_digits(data), rate_digits(record, page.records)
+    peak_gbs = measured_peak(record, page.records)[1]
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
-        "total": fmt_duration_us(k["total_us"]) + (DERIVED if k.get("duration_derived") else ""),
-        "mean": fmt_duration_us(k["mean_us"]) + (DERIVED if k.get("duration_derived") else ""),
-        "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k)[0],
+        "total": fmt_duration_us(k["total_us"], us) + (DERIVED if k.get("duration_derived") else ""),
+        "mean": fmt_duration_us(k["mean_us"], us) + (DERIVED if k.get("duration_derived") else ""),
+        "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k, peak_gbs)[0],
     } for k in data["kernels"][:MAX_TABLE_KERNELS]]
     launches = [{
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
-        "duration": fmt_duration_us(s["duration_us"]) + (DERIVED if s.get("duration_derived") else ""),
-        "dram_gbs": fmt_gbs(s["dram_gbs"]),
+        "duration": fmt_duration_us(s["duration_us"], us) + (DERIVED if s.get("duration_derived") else ""),
+        "dram_gbs": fmt_gbs(s["dram_gbs"], gbs),
         "memory": fmt_pct(s["memory_pct"]), "sm": fmt_pct(s["sm_pct"]),
         "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": _limiter_cell(s),
         "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
         # labels from the launch's own numbers under today's rules: a record imported before a
         # missing side counted as unknown may hold "latency-bound" for it
-        "block": s["block_dims"] or fmt_number(s["block"]), "bound": bound_label(s["memory_pct"], s["sm_pct"]),
+        "block": s["block_dims"] or fmt_number(s["block"]), "bound": bound_label(memory_pct(s, peak_gbs), s["sm_pct"]),
     } for s in data["launches"][:MAX_TABLE_LAUNCHES]]
     shown = len(launches)
     complete = data.get("launches_complete", True)
     return {
         "size": (f"{plural(data['launch_count'], 'launch', 'launches')} of "
                  f"{plural(data['kernel_count'], 'kernel', 'kernels')}"),
-        "time": fmt_duration_us(data["profiled_time_us"]), "pages": ", ".join(data["pages"]),
+        "time": fmt_duration_us(data["profiled_time_us"], us), "pages": ", ".join(data["pages"]),
         "devices": ", ".join(data["devices"]) or "not named in the export",
         "cc": ", ".join(data["compute_capabilities"]) or "n/a",
         "kernels": kernels, "kernels_more": max(0, data["kernel_count"] - MAX_TABLE_KERNELS),
@@ -304,34 +350,6 @@ def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
         "launches_title": "Launches" if complete else f"The {shown} longest launches",
         "launch_table": next((page.blob_href(s) for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE), None),
     }
-
-
-def _profile_charts(record: Record, page: PageContext) -> list[Any]:
-    data = record["data"]
-    out = []
-    timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
-    if timed:
-        rows = [{"label": chart_label(i), "kernel": k["kernel"][:300],
-                 "total_ms": round(k["total_us"] / 1e3, 6), "launches": k["launches"]} for i, k in enumerate(timed)]
-        out.append(page.charts.render(
-            "time-by-kernel", "Profiled GPU time by kernel (bars numbered as in the kernels table)",
-            f"Bar chart of profiled GPU time for the "
-            f"{plural(len(rows), 'longest-running kernel', 'longest-running kernels')}; "
-            f"the longest is {short_kernel(timed[0]['kernel'])} at {fmt_duration_us(timed[0]['total_us'])}.",
-            rows))
-    points = []
-    for s in (first_launch(data, k) for k in data["kernels"][:MAX_TABLE_KERNELS]):
-        if s.get("memory_pct") is None or s.get("sm_pct") is None:
-            continue
-        points.append({"label": short_kernel(s["kernel"]), "memory_pct": s["memory_pct"],
-                       "sm_pct": s["sm_pct"], "bound": bound_label(s["memory_pct"], s["sm_pct"])})
-    if points:
-        out.append(page.charts.render(
-            "throughput", "Memory vs SM throughput",
-            f"Scatter plot of memory against SM throughput (% of peak) for the first launch of "
-            f"{plural(len(points), 'kernel', 'kernels')}, with the {LATENCY_PCT:g}% and {HIGH_PCT:g}% lines of "
-            "ncu's SOLBottleneck thresholds.", points))
-    return out
 
 
 def _environment_changes(record: Record) -> Tables:
@@ -343,33 +361,6 @@ def _environment_changes(record: Record) -> Tables:
              "rows": [[str(c["gpu"]), c["field"], str(c["before"]), str(c["after"])] for c in changes]}]
 
 
-# Each chart's spec is made by altair from its shape alone (data is referenced by name): see site/charts.py.
-
-def _time_by_kernel() -> dict[str, Any]:
-    import altair as alt
-
-    chart = alt.Chart(alt.Data(name="rows")).mark_bar(color="#4c78a8").encode(
-        x=alt.X("total_ms:Q", title="profiled GPU time (ms)"),
-        y=alt.Y("label:N", sort=None, title=None),
-    ).properties(width=420, height=alt.Step(18))
-    return chart.to_dict(validate=False)  # the specs are fixed; tests validate them once
-
-
-def _throughput() -> dict[str, Any]:
-    import altair as alt
-
-    base = alt.Chart(alt.Data(name="rows"))
-    points = base.mark_circle(size=60, opacity=0.8).encode(
-        x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
-        y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "balanced", "latency-bound"]),
-    )
-    rules = alt.Chart(alt.Data(values=[{"v": LATENCY_PCT}, {"v": HIGH_PCT}])).mark_rule(strokeDash=[4, 4], color="#888")
-    return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict(
-        validate=False)
-
-
 KIND = Kind(NAME, show=show, rules=(profile_claims, clock_claims, of_peak_claims), view=view,
-            charts={"roofline": (roofline_spec, roofline_data), "time-by-kernel": (_time_by_kernel, rows_data),
-                    "throughput": (_throughput, rows_data)},
+            charts={"roofline": (roofline_spec, roofline_data), **CHARTS},
             page_inputs=measured_peak_for, index_row=index_row)

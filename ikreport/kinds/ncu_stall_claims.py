@@ -22,10 +22,9 @@ def stalls_caveats(data: dict, kernel: dict, top_kernels: int) -> list[str]:
                            f"{min(top_kernels, len(data['kernels']))} by name, not the ones that take the most time."]
 
 
-def stalls_text(short: str, first: dict) -> str | None:
-    """The stall claim of a kernel's first launch: its top stalls as % of warp-active cycles with
-    the coverage of the captured states and the states the export lacks (analysis/ncu_stalls.py);
-    in the metric's own unit, with no share, where the export cannot give one."""
+def stall_shares(first: dict) -> list[dict] | None:
+    """The first launch's top stalls, each with its share_pct of warp-active cycles; None where
+    the export cannot give shares (the stall claim and the stall chart both read them here)."""
     top = first.get("top_stalls") or []
     if not top:
         return None
@@ -36,7 +35,22 @@ def stalls_text(short: str, first: dict) -> str | None:
         # sum, but each value is still ncu's % of warp-active cycles
         top = [{**t, "share_pct": t["value"]} for t in top]
     if all(t.get("share_pct") is not None for t in top) and (states or source == "pct"):
-        listed = _and([f"{fmt_pct(t['share_pct'])} on {t['reason']}" for t in top])
+        return top
+    return None
+
+
+def stalls_text(short: str, first: dict) -> str | None:
+    """The stall claim of a kernel's first launch: its top stalls as % of warp-active cycles with
+    the coverage of the captured states and the states the export lacks (analysis/ncu_stalls.py);
+    in the metric's own unit, with no share, where the export cannot give one."""
+    top = first.get("top_stalls") or []
+    if not top:
+        return None
+    states = first.get("stall_states")
+    source = states["source"] if states else top[0].get("source")
+    shares = stall_shares(first)
+    if shares:
+        listed = _and([f"{fmt_pct(t['share_pct'])} on {t['reason']}" for t in shares])
         listed = listed.replace(" on ", " of their warp-active cycles on ", 1)
         text = f"{short}'s warps are stalled for {listed} (first launch)."
     else:

@@ -4,11 +4,12 @@ the memory roof of another record's GPU model."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ikreport.claims.gpus import gpu_key
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
-from ikreport.formatting import fmt_gbs, fmt_pct, plural
+from ikreport.formatting import distinct_digits, fmt_gbs, fmt_pct, plural
 from ikreport.kinds.base import Facts, Kind, PageContext, Tables, rows_data
 from ikreport.terminal import safe_text as t
 
@@ -20,7 +21,7 @@ CAVEAT_CONVENTION = "Bytes are counted read + write: a copy of N bytes moves 2N.
 def measured_peak_for(record: Record, records: RecordSet) -> str | None:
     """The peak-bandwidth record of the same GPU model: the latest collected (then the
     smallest id), so the choice is stable. None when there is none or the GPU is unnamed."""
-    key = gpu_key(record["subject"].get("gpu"))
+    key = gpu_key((record.get("subject") or {}).get("gpu"))  # a record being built may have no subject yet
     if key is None:
         return None
     candidates = [rid for rid in records.by_kind.get(NAME, [])
@@ -53,17 +54,33 @@ def same_machine(record: Record, peak_id: str, records: RecordSet) -> bool:
     return bool(uuids(ours) & uuids(theirs))
 
 
+def _rates(node: Any) -> list[float]:
+    """Every GB/s figure in a record's data (keys ending in _gbs, at any depth)."""
+    if isinstance(node, dict):
+        return [v for k, v in node.items() if k.endswith("_gbs") and isinstance(v, (int, float))] + [
+            x for v in node.values() if isinstance(v, (dict, list)) for x in _rates(v)]
+    return [x for v in node for x in _rates(v)] if isinstance(node, list) else []
+
+
+def gbs_formatter(data: dict[str, Any]) -> Callable[[float | None], str]:
+    """fmt_gbs at the one precision that shows every different GB/s figure of the record
+    differently: 1,309 and 1,315 GB/s are never both "1.31 TB/s" on its page (issue 16 item 12)."""
+    digits = distinct_digits(_rates(data), fmt_gbs)
+    return lambda value: fmt_gbs(value, digits)
+
+
 def bandwidth_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
     """The record's own result: the measured peak, and its share of the theoretical peak."""
     data = record["data"]
-    text = f"Measured peak memory bandwidth: {fmt_gbs(data['peak_gbs'])} ({data['peak_basis']})"
+    gbs = gbs_formatter(data)
+    text = f"Measured peak memory bandwidth: {gbs(data['peak_gbs'])} ({data['peak_basis']})"
     if data.get("max_gbs") is not None and data["max_gbs"] != data["peak_gbs"]:  # BabelStream's peak is its best
-        text += f"; the best single measurement was {fmt_gbs(data['max_gbs'])}"
+        text += f"; the best single measurement was {gbs(data['max_gbs'])}"
     text += "."
     claims = [make_claim("bandwidth-peak", "", record_id, text, [record_id], [CAVEAT_CONVENTION], records)]
     if data.get("theoretical_gbs"):
         pct = 100 * data["peak_gbs"] / data["theoretical_gbs"]
-        text = (f"That is {fmt_pct(pct)} of the theoretical {fmt_gbs(data['theoretical_gbs'])} "
+        text = (f"That is {fmt_pct(pct)} of the theoretical {gbs(data['theoretical_gbs'])} "
                 f"(2 x {data['max_memory_clock_mhz']:g} MHz x {data['memory_bus_width_bits']} bit).")
         claims.append(make_claim("bandwidth-of-theoretical", "", record_id, text, [record_id],
                                  ["The theoretical peak is a datasheet-style figure no real access pattern reaches."],
@@ -74,40 +91,41 @@ def bandwidth_claims(record_id: str, record: Record, records: RecordSet) -> list
 def bandwidth_view(record: Record) -> tuple[Facts, Tables]:
     """The page's facts and tables: the peak, each buffer size, each copy, each kernel, each GPU."""
     d = record["data"]
+    gbs = gbs_formatter(d)
     facts: Facts = [
-        ("measured peak", f"{fmt_gbs(d['peak_gbs'])} ({d['peak_basis']})"),
-        ("best", fmt_gbs(d.get("max_gbs"))),
+        ("measured peak", f"{gbs(d['peak_gbs'])} ({d['peak_basis']})"),
+        ("best", gbs(d.get("max_gbs"))),
         ("convention", d["convention"]),
         ("method", d.get("method") or "n/a"),
         ("copied by", d.get("copy_mechanism") or "not recorded"),
         ("backend", d.get("backend") or "n/a"),
         ("device", d.get("device") or "n/a"),
-        ("theoretical", fmt_gbs(d.get("theoretical_gbs")) if d.get("theoretical_gbs") else "unknown"),
+        ("theoretical", gbs(d.get("theoretical_gbs")) if d.get("theoretical_gbs") else "unknown"),
     ]
     if d.get("run_under"):
         facts.append(("run under", ", ".join(d["run_under"])))
     tables: Tables = []
     if d.get("by_size"):
         tables.append({"title": "By buffer size", "note": "", "columns": ["buffer", "median", "max", "copies"],
-                       "rows": [[f"{r['buffer_bytes'] >> 20} MiB", fmt_gbs(r["median_gbs"]), fmt_gbs(r["max_gbs"]),
+                       "rows": [[f"{r['buffer_bytes'] >> 20} MiB", gbs(r["median_gbs"]), gbs(r["max_gbs"]),
                                  str(r["samples"])] for r in d["by_size"]]})
     if d.get("samples"):
         tables.append({"title": "Every timed copy", "note": "", "columns": ["buffer", "seconds", "GB/s"],
-                       "rows": [[f"{s['buffer_bytes'] >> 20} MiB", f"{s['seconds']:.6f}", fmt_gbs(s["gbs"])]
+                       "rows": [[f"{s['buffer_bytes'] >> 20} MiB", f"{s['seconds']:.6f}", gbs(s["gbs"])]
                                 for s in d["samples"]]})
     if d.get("kernels"):
         tables.append({"title": "BabelStream kernels",
                        "note": "BabelStream's own figure (its fastest run) and its times as it prints them (5 decimals, "
                                "too coarse to derive a bandwidth from).",
                        "columns": ["kernel", "best", "min (s)", "max (s)", "average (s)"],
-                       "rows": [[k["function"], fmt_gbs(k["best_gbs"]),
+                       "rows": [[k["function"], gbs(k["best_gbs"]),
                                  *(f"{k[t]:.5f}" if k.get(t) is not None else "n/a" for t in ("min_s", "max_s", "avg_s"))]
                                 for k in d["kernels"]]})
     if d.get("per_gpu"):
         tables.append({"title": "Per GPU", "note": "nvbandwidth's figure counts the copied size once; doubled here.",
                        "columns": ["GPU", "device", "nvbandwidth", "read + write"],
-                       "rows": [[str(g["gpu_index"]), g["device"] or "n/a", fmt_gbs(g["copy_gbs_counted_once"]),
-                                 fmt_gbs(g["gbs"])] for g in d["per_gpu"]]})
+                       "rows": [[str(g["gpu_index"]), g["device"] or "n/a", gbs(g["copy_gbs_counted_once"]),
+                                 gbs(g["gbs"])] for g in d["per_gpu"]]})
     return facts, tables
 
 

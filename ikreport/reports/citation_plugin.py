@@ -2,8 +2,9 @@
 
 ID is a record id or a unique prefix of at least 8 hex digits. A citation renders as a link
 ``[ab12cd34]`` to the record's page; a value renders formatted with its unit, then the
-citation. Every paragraph that cites records is wrapped with an aside listing the
-limitations of those records, as automatic claims are.
+citation, and a superseded record is marked with the record that replaces it. Every paragraph
+that cites records is wrapped with an aside: the first time a record is cited, its limitations
+are listed there; later asides link to that list (a page states each limitation once).
 
 Resolution is done by a ``Resolver`` passed in ``env["ikreport"]``; problems are collected
 as findings (never raised mid-render) so that ``check`` can list them all.
@@ -23,6 +24,8 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from ikreport.errors import AmbiguousIdError, PathError, UnknownIdError
+from ikreport.formatting import distinct_digits, plural
+from ikreport.reports.values import PAGE_PRECISION, precision_unit
 
 CITE_RX = re.compile(r"\[ev:([0-9a-fA-F]{8,64})(?:[ \t]+([A-Za-z0-9_.\-]+))?\]")
 OPENING = "[ev:"
@@ -66,7 +69,8 @@ class Resolver(Protocol):
     """What the citation rules ask of the records: ids, values, links, titles, successors."""
 
     def resolve(self, prefix: str) -> str: ...  # raises UnknownIdError or AmbiguousIdError
-    def value(self, record_id: str, path: str) -> str: ...  # raises PathError
+    def raw(self, record_id: str, path: str) -> Any: ...  # raises PathError
+    def value(self, record_id: str, path: str, digits: int | None = None) -> str: ...  # raises PathError
     def is_null(self, record_id: str, path: str) -> bool: ...  # the record holds null there
     def href(self, record_id: str) -> str: ...
     def title(self, record_id: str) -> str: ...
@@ -93,6 +97,7 @@ def _core_rule(state: StateCore) -> None:
     found: RenderState = env["ikreport_state"]
     line_base = env.get("ikreport_line_base", 0)
     tokens = state.tokens
+    valued: list[tuple[Citation, dict[str, Any]]] = []  # values whose precision the page chooses
     for i, token in enumerate(tokens):
         if token.type != "inline" or not token.children:
             continue
@@ -120,6 +125,7 @@ def _core_rule(state: StateCore) -> None:
             if meta["path"]:
                 try:
                     citation.value = meta["value"] = resolver.value(record_id, meta["path"])
+                    valued.append((citation, meta))
                 except PathError as exc:
                     found.findings.append(Finding("IK106", line, str(exc)))
                 else:
@@ -137,6 +143,25 @@ def _core_rule(state: StateCore) -> None:
             tokens[close].meta["cites"] = cited
             span = token.map or [0, 1]
             found.paragraphs.append((span[0] + line_base + 1, span[1] + line_base, cited))
+    _one_precision(resolver, valued)
+
+
+def _one_precision(resolver: Resolver, valued: list[tuple[Citation, dict[str, Any]]]) -> None:
+    """Format the page's GB/s values, and its durations, at the one precision at which no two
+    different ones read the same (issue 16 item 12): 1,309 and 1,315 GB/s from two records
+    are never both "1.31 TB/s" in one report."""
+    by_unit: dict[str, list[tuple[Citation, dict[str, Any], float]]] = {}
+    for citation, meta in valued:
+        raw = resolver.raw(meta["id"], meta["path"])
+        unit = precision_unit(meta["path"], raw)
+        if unit is not None:
+            by_unit.setdefault(unit, []).append((citation, meta, raw))
+    for unit, values in by_unit.items():
+        digits = distinct_digits([raw for _, _, raw in values], PAGE_PRECISION[unit])
+        if digits is None:
+            continue
+        for citation, meta, _ in values:
+            citation.value = meta["value"] = resolver.value(meta["id"], meta["path"], digits)
 
 
 def _render_cite(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
@@ -147,9 +172,32 @@ def _render_cite(self: Any, tokens: list[Token], idx: int, options: Any, env: di
     rid = meta["id"]
     link = (f'<a class="cite" href="{escape(resolver.href(rid))}" title="{escape(resolver.title(rid))}">'
             f"[{rid[:8]}]</a>")
+    newer = resolver.superseded_by(rid)
+    if newer:
+        link += (f' <span class="superseded">superseded by <a href="{escape(resolver.href(newer))}" '
+                 f'title="{escape(resolver.title(newer))}">[{newer[:8]}]</a></span>')
     if meta.get("path"):
         return f'<span class="ev-value">{escape(meta.get("value", "n/a"))}</span> {link}'
     return link
+
+
+def first_said(said: dict[str, str], record_id: str, items: list[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """A record's limitations not yet listed on the page, and the others by the record they were
+    first listed for (two profiles from one importer share most of theirs); ``said`` maps each
+    limitation listed so far to its record and learns this record's new ones."""
+    fresh = [item for item in items if item not in said]
+    same: dict[str, list[str]] = {}
+    for item in items:
+        if item in said:
+            same.setdefault(said[item], []).append(item)
+    for item in fresh:
+        said[item] = record_id
+    return fresh, same
+
+
+def limitations_anchor(record_id: str) -> str:
+    """The id of the place on a report page where a record's limitations are listed."""
+    return f"lim-{record_id[:8]}"
 
 
 def paragraph_id(cited: list[str], text_hint: str) -> str:
@@ -171,10 +219,20 @@ def _render_paragraph_close(self: Any, tokens: list[Token], idx: int, options: A
     if not cited:
         return self.renderToken(tokens, idx, options, env)
     resolver: Resolver = env["ikreport"]
+    stated: set[str] = env.setdefault("ikreport_stated", set())  # paragraphs render in page order
     parts = ['</p></div><aside class="limitations" aria-label="Limitations of the cited evidence">']
     for rid in cited:
-        parts.append(f'<p class="lim-head">What <a href="{escape(resolver.href(rid))}">[{rid[:8]}]</a> does not show</p><ul>')
-        parts.extend(f"<li>{escape(item)}</li>" for item in resolver.limitations(rid))
+        head = f'What <a href="{escape(resolver.href(rid))}">[{rid[:8]}]</a> does not show'
+        if rid in stated:
+            parts.append(f'<p class="lim-head">{head}: <a class="lim-see" href="#{limitations_anchor(rid)}">'
+                         "listed where it is first cited</a></p>")
+            continue
+        stated.add(rid)
+        fresh, same = first_said(env.setdefault("ikreport_said", {}), rid, resolver.limitations(rid))
+        parts.append(f'<p class="lim-head" id="{limitations_anchor(rid)}">{head}</p><ul>')
+        parts.extend(f"<li>{escape(item)}</li>" for item in fresh)
+        parts.extend(f'<li class="lim-same">{plural(len(items), "limitation", "limitations")} as listed for <a href="#{limitations_anchor(other)}">'
+                     f"[{other[:8]}]</a></li>" for other, items in same.items())
         parts.append("</ul>")
     parts.append("</aside></div>\n")
     return "".join(parts)

@@ -13,8 +13,8 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ikreport.errors import AmbiguousIdError, UnknownIdError
-from ikreport.formatting import Markdown, md_text
-from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin
+from ikreport.formatting import Markdown, md_text, plural
+from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin, first_said
 from ikreport.reports.front_matter import front_matter_problem
 from ikreport.reports.raw_html import escape_raw_html, raw_html_plugin
 from ikreport.reports.resolver import RecordResolver
@@ -148,15 +148,28 @@ def _twin(lines: list[str], front_end: int, state: RenderState, resolver: Record
         if at < 0:
             continue
         link = f"[\\[{c.record_id[:8]}\\]]({resolver.md_href(c.record_id)})"
+        newer = resolver.superseded_by(c.record_id)
+        if newer:
+            link += f" (superseded by [\\[{newer[:8]}\\]]({resolver.md_href(newer)}))"
         new = f"{md_text(c.value)} {link}" if c.path else link
         lines[i] = lines[i][:at] + new + lines[i][at + len(c.source):]
         cursor[i] = at + len(new)
     inserts: dict[int, list[str]] = {}
+    stated: set[str] = set()  # each record's limitations once: where it is first cited
+    said: dict[str, str] = {}  # and each limitation once, for the first record that has it
     for _first, end, cited in state.paragraphs:
         block = [""]
         for rid in cited:
-            block += [f"> **What [\\[{rid[:8]}\\]]({resolver.md_href(rid)}) does not show**", ">"]
-            block += [f"> - {md_text(item)}" for item in resolver.limitations(rid)]
+            head = f"> **What [\\[{rid[:8]}\\]]({resolver.md_href(rid)}) does not show**"
+            if rid in stated:
+                block += [f"{head}: listed where it is first cited.", ""]
+                continue
+            stated.add(rid)
+            fresh, same = first_said(said, rid, resolver.limitations(rid))
+            block += [head, ">"]
+            block += [f"> - {md_text(item)}" for item in fresh]
+            block += [f"> - {plural(len(items), 'limitation', 'limitations')} as listed for [\\[{other[:8]}\\]]({resolver.md_href(other)})"
+                      for other, items in same.items()]
             block.append("")
         inserts.setdefault(end, []).extend(block)
     out = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ikreport import links
 from ikreport.errors import PathError
 from ikreport.reports.values import format_value, lookup
@@ -19,12 +21,17 @@ class RecordResolver:
         """The one record id starting with ``prefix``; UnknownIdError or AmbiguousIdError otherwise."""
         return self.records.resolve(prefix)
 
-    def value(self, record_id: str, path: str) -> str:
-        """The value at ``path`` in the record, formatted with its unit; PathError if there is none."""
+    def raw(self, record_id: str, path: str) -> Any:
+        """The value at ``path`` in the record as it is stored; PathError if there is none."""
         try:
-            return format_value(path, lookup(self.records.whole(record_id), path))
+            return lookup(self.records.whole(record_id), path)
         except PathError as exc:
             raise PathError(f"record {record_id[:8]}: {exc}") from exc
+
+    def value(self, record_id: str, path: str, digits: int | None = None) -> str:
+        """The value at ``path`` in the record, formatted with its unit (at ``digits`` significant
+        digits for GB/s and durations, when given); PathError if there is none."""
+        return format_value(path, self.raw(record_id, path), digits)
 
     def is_null(self, record_id: str, path: str) -> bool:
         """True when the record holds null at ``path`` (a value the tool did not report)."""

@@ -62,8 +62,21 @@ def _keys_hint(part: str, node: dict[str, Any]) -> str:
     return f"it has {', '.join(keys)}"
 
 
-def format_value(path: str, value: Any) -> str:
-    """A value as a reader reads it, with the unit its field name says."""
+# units whose precision a page chooses (formatting.distinct_digits): field suffix -> formatter
+PAGE_PRECISION = {"_gbs": fmt_gbs, "_us": fmt_duration_us}
+
+
+def precision_unit(path: str, value: Any) -> str | None:
+    """The PAGE_PRECISION suffix of a numeric value's field, or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    name = path.rsplit(".", 1)[-1]
+    return next((suffix for suffix in PAGE_PRECISION if name.endswith(suffix)), None)
+
+
+def format_value(path: str, value: Any, digits: int | None = None) -> str:
+    """A value as a reader reads it, with the unit its field name says; GB/s and durations at
+    ``digits`` significant digits when the page chose them."""
     if value is None:
         return "n/a"
     if _is_interval(path, value):  # a ratio's interval, to the ratio's three decimals
@@ -71,13 +84,25 @@ def format_value(path: str, value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     name = path.rsplit(".", 1)[-1]
-    if name.endswith("_gbs"):
-        return fmt_gbs(float(value))
-    if name.endswith("_us"):
-        return fmt_duration_us(float(value))
+    unit = precision_unit(path, value)
+    if unit is not None:
+        return PAGE_PRECISION[unit](float(value), digits)
     if name.endswith("_pct"):
         return fmt_pct(float(value))
     for suffix, unit in (("_mhz", " MHz"), ("_w", " W"), ("_mib", " MiB"), ("_bytes", " bytes"), ("_mb", " MB")):
         if name.endswith(suffix):
             return f"{fmt_number(value)}{unit}"
     return fmt_number(value)
+
+
+UNIT_SUFFIXES = ("_gbs", "_us", "_pct", "_mhz", "_w", "_mib", "_bytes", "_mb")
+
+
+def field_label(name: str) -> str:
+    """A field's name as a reader reads it, its unit left to the value: 'threshold_pct' ->
+    'threshold' (shown with format_value's '5%'), 'min_samples' -> 'min samples'."""
+    for suffix in UNIT_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name.replace("_", " ")

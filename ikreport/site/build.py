@@ -140,7 +140,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 chart_owner[k["chart"].key] = ("", 0)
                 files.add(f"charts/{k['chart'].key}.svg", k["chart"].svg, k["chart"].key)
     index, *listings = paginate(index_page(records, checked.reports, series_links(series, "index")))
-    pages = [index, changelog_page(records)] + [report_page(r) for r in checked.reports] + history
+    pages = [index, changelog_page(records)] + [report_page(r, records) for r in checked.reports] + history
     for page in pages:
         html, md = render(env, page)
         files.add(f"{page.path}.html", html)

@@ -20,6 +20,7 @@ from typing import Any
 from ikreport import __version__
 from ikreport.store.cache import keep, kept_size, recall, recall_json
 from ikreport.kinds.registry import kind
+from ikreport.site.pages import shown_titles
 from ikreport.store.recordset import RecordSet
 
 
@@ -51,7 +52,11 @@ def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, 
     record = records.records[record_id]
     page_inputs = kind(record["kind"]).page_inputs  # e.g. the peak a profile's roofline and claims use
     newer = records.supersession_of(record_id)
+    named = sorted({record_id, *(ref for _, ref in records.references(record_id)), *records.cited_by(record_id)})
+    titles = shown_titles(records)
     deps: dict[str, Any] = {
+        # the page names these records by their visible titles and marks those superseded
+        "named": [[rid, titles.get(rid), getattr(records.supersession_of(rid), "by", None)] for rid in named],
         "record": record_id,
         "refs": sorted({ref for _, ref in records.references(record_id)}),
         "cited_by": records.cited_by(record_id),

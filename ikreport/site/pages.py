@@ -6,16 +6,19 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
+from ikreport.claims.kernel_names import short_title, visible_titles
 from ikreport.kinds.engine import claims_for
 from ikreport.kinds.registry import kind
 from ikreport.kinds.supersession import NAME as SUPERSESSION
 from ikreport.store.recordset import Record, RecordSet
 from ikreport.reports.render import RenderedReport
+from ikreport.reports.values import field_label, format_value
 from ikreport.formatting import as_sentence, short
 from ikreport import links
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.model import Page, claim_view
 
+CHANGELOG_TITLE = 48  # the changelog's titles are short, so that its reason column has the width
 MEDIA_EXT = {"text/csv": ".csv", "text/plain": ".txt", "application/json": ".json"}
 AS_TEXT_NOTE = "offered as .txt: a spreadsheet would run some of its cells as formulas"
 
@@ -29,6 +32,26 @@ def blob_href(source: Mapping[str, Any], page: str, published: Mapping[str, str]
     return links.url(links.blob_file(source["id"], suffix), page)
 
 
+_TITLES: list[tuple[RecordSet, dict[str, str]]] = []  # the last archive's titles: one per process
+
+
+def shown_titles(records: RecordSet) -> dict[str, str]:
+    """Every record's title as pages show it (claims/kernel_names.py visible_titles), worked out
+    once per loaded archive: each page shows a few, but which are alike depends on all."""
+    if not _TITLES or _TITLES[0][0] is not records:
+        _TITLES[:] = [(records, visible_titles({rid: r["title"] for rid, r in records.records.items()}))]
+    return _TITLES[0][1]
+
+
+def replacement(rid: str, records: RecordSet, page: str) -> dict[str, str] | None:
+    """The record that supersedes ``rid`` ({"href", "md_href", "short", "title"}, linked from
+    ``page``), or None: every place that shows a superseded record marks it (issue 16 item 9)."""
+    newer = records.supersession_of(rid)
+    if newer is None:
+        return None
+    return {**_record_link(newer.new, page), "title": shown_titles(records).get(newer.new, "")}
+
+
 class _RecordPage:
     """What a kind's view may ask of the record page it fills (kinds/base.py PageContext)."""
 
@@ -40,6 +63,8 @@ class _RecordPage:
         """The short id, title and links of another record, as the page shows it."""
         known = rid in self.records.records
         return {"short": short(rid), "id": rid, "title": self.titles.get(rid, "(not in this archive)"),
+                "kind": self.records.records[rid]["kind"] if known else "",
+                "superseded_by": replacement(rid, self.records, self.path) if known else None,
                 **(self.record_link(rid) if known else {"href": "", "md_href": ""})}
 
     def record_link(self, rid: str) -> dict[str, str]:
@@ -71,7 +96,7 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
     """A record's page: its head, sources, links, claims, and what its kind's view adds."""
     record = records.whole(record_id)
     root = "../"
-    titles = {rid: r["title"] for rid, r in records.records.items()}
+    titles = shown_titles(records)
     claims = [claim_view(c, root, titles) for c in claims_for(record_id, record, records)]
     page = _RecordPage(links.record_page(record_id), records, charts, titles, published)
     ref = page.ref
@@ -80,7 +105,9 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
         "id": record_id,
         "short": short(record_id),
         "record": _record_view(record),
-        "claim_groups": _groups(claims),
+        # the page's own record is named in full in its heading (cut only where an old automatic title was)
+        "heading": short_title(record["title"], 200),
+        "claim_groups": _groups(claims, record_id),
         "limitations": record["limitations"],
         "sources": [{**s, "short": short(s["id"]), "note": _source_note(s, published),
                      "href": page.blob_href(s) if published is None or s["id"] in published else ""}
@@ -97,6 +124,7 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
         "facts": [],
         "tables": [],
         "superseded_by": None,
+        "versus": None,  # a comparison's two sides, linked in its heading
     }
     this = kind(record["kind"])
     if this.view is not None:
@@ -110,14 +138,42 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
     return Page(path=page.path, template=this.template, title=record["title"], root=root, context=context)
 
 
-def _groups(claims: list[Any]) -> list[dict[str, Any]]:
-    """Claims that cite the same records share one list of those records' limitations."""
+def _groups(claims: list[Any], record_id: str) -> list[dict[str, Any]]:
+    """Claims that cite the same records share one list of those records' limitations. A page
+    states each record's limitations once (issue 16 item 8): its own record's under
+    "Limitations", another's beside the first group citing it; a later group links there."""
     groups: dict[tuple[str, ...], dict[str, Any]] = {}
     for claim in claims:
         key = tuple(c["id"] for c in claim.citations)
         group = groups.setdefault(key, {"limitations": claim.limitations, "claims": []})
         group["claims"].append(claim)
+    stated = {record_id: (links.anchor("limitations"), "listed under Limitations")}
+    for group in groups.values():
+        shown = []
+        for lim in group["limitations"]:
+            if lim["id"] in stated:
+                see, text = stated[lim["id"]]
+                shown.append({**lim, "items": [], "see": see, "see_text": text})
+            else:
+                anchor = f"lim-{short(lim['id'])}"
+                stated[lim["id"]] = (links.anchor(anchor), "listed beside the first claim that cites it")
+                shown.append({**lim, "anchor": anchor})
+        group["limitations"] = _shared_first(shown)
     return list(groups.values())
+
+
+def _shared_first(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What every record of a group states alike, listed once for all of them ("What [a] and
+    [b] do not show"), then what each states alone; a record left with nothing of its own has
+    its anchor in the shared list (two profiles of one importer share most limitations)."""
+    full = [lim for lim in shown if lim["items"]]
+    common = [i for i in full[0]["items"] if all(i in lim["items"] for lim in full[1:])] if len(full) > 1 else []
+    if not common:
+        return shown
+    own = [{**lim, "items": [i for i in lim["items"] if i not in common]} if lim["items"] else lim for lim in shown]
+    shared = {"shared": full, "items": common,
+              "anchors": [lim["anchor"] for lim in own if "anchor" in lim and not lim["items"]]}
+    return [shared] + [lim for lim in own if lim["items"] or "see" in lim]
 
 
 def _record_view(record: Record) -> dict[str, Any]:
@@ -127,7 +183,8 @@ def _record_view(record: Record) -> dict[str, Any]:
                    ("how", method["how"])]
     if method.get("command"):
         method_rows.append(("command", " ".join(method["command"])))
-    method_rows.extend((k, str(v)) for k, v in sorted(method.get("options", {}).items()))
+    # options as a reader reads them: "threshold 5%", not threshold_pct 5
+    method_rows.extend((field_label(k), format_value(k, v)) for k, v in sorted(method.get("options", {}).items()))
     return {"title": record["title"], "kind": record["kind"],
             "collected_at": record["collected_at"] or "derived record (no time)",
             "subject": subject, "method": method_rows}
@@ -141,36 +198,45 @@ def changelog_page(records: RecordSet) -> Page:
         facts = records.facts(rid)  # from the summary: a rebuild need not parse every supersession
         old, new = facts["old"], facts["new"]
         rows.append({"when": r["collected_at"] or "", **_record_link(rid, "changes"),
-                     "old": {**_record_link(old, "changes"),
-                             "title": records.records[old]["title"] if old in records.records else ""},
-                     "new": {**_record_link(new, "changes"),
-                             "title": records.records[new]["title"] if new in records.records else ""},
+                     "old": _changelog_side(old, records), "new": _changelog_side(new, records),
                      "reason": facts["reason"]})
     rows.sort(key=lambda x: (x["when"], x["short"]), reverse=True)
     return Page(path="changes", template="changes", title="Changelog", root="", context={"changes": rows})
 
 
-def report_page(report: RenderedReport) -> Page:
-    """A report's page: its rendered body and the records it cites."""
+def _changelog_side(rid: str, records: RecordSet) -> dict[str, str]:
+    """One side of a supersession as the changelog shows it: its short id, then its title cut
+    short (the full one on hover) so that the reason column has the width; the id tells two
+    records of one title apart."""
+    full = records.records[rid]["title"] if rid in records.records else ""
+    return {**_record_link(rid, "changes"), "full": full, "title": short_title(full, CHANGELOG_TITLE)}
+
+
+def report_page(report: RenderedReport, records: RecordSet) -> Page:
+    """A report's page: its rendered body and the records it cites, each with its title and kind
+    and, when superseded, the record that replaces it."""
     path = links.report_page(report.slug)
+    titles = shown_titles(records)
     return Page(path=path, template="report", title=report.title, root="../", context={
         "report": report, "body": report.html, "markdown": report.markdown,
         "cited_paragraphs": report.html.count('<p class="claim"'),
-        "cited": [_record_link(rid, path) for rid in report.cites],
+        "cited": [{**_record_link(rid, path), "title": titles[rid], "kind": records.records[rid]["kind"],
+                   "superseded_by": replacement(rid, records, path)} for rid in report.cites],
     })
 
 
 def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
                series: list[dict[str, str]] | None = None) -> Page:
     """The archive at a glance; ``series``: the links to history pages (site/history.py)."""
-    profiles: list[dict[str, str]] = []
-    others: list[dict[str, str]] = []
+    profiles: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
     gpus: dict[str, int] = {}
+    titles = shown_titles(records)
     for rid in sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r)):
         record = records.records[rid]
         gpu = record["subject"].get("gpu") or "unnamed GPU"
         gpus[gpu] = gpus.get(gpu, 0) + 1
-        row = {**_record_link(rid, "index"), "title": record["title"],
+        row = {**_record_link(rid, "index"), "title": titles[rid], "superseded_by": replacement(rid, records, "index"),
                "kind": record["kind"], "gpu": gpu, "launches": "", "time": "", "top": ""}
         index_row = kind(record["kind"]).index_row  # a kind with one goes in the profiles table
         if index_row is not None:

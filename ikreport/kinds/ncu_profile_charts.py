@@ -1,0 +1,156 @@
+"""The ``ncu-profile`` kind's per-kernel charts: profiled time, speed of light (SM, memory, L1,
+L2, DRAM as % of peak), warp stalls, and memory against SM throughput; each kernel named by its
+short name (claims/kernel_names.py), as text in the SVG. The kind's module (ncu_profile.py)
+puts them on its page, beside its roofline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ikreport.analysis.ncu_summary import HIGH_PCT, LATENCY_PCT, bound_label
+from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel
+from ikreport.formatting import fmt_duration_us, plural
+from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, ChartMakers, PageContext, rows_data
+from ikreport.kinds.ncu_measured_peak import memory_pct
+from ikreport.kinds.ncu_stall_claims import stall_shares
+from ikreport.store.profile_data import first_launch
+
+# (scale from µs, unit): the time chart's unit is the largest that keeps its longest bar at 1 or more
+TIME_UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"))
+# ncu's speed-of-light section: compute (SM), memory (its busiest memory unit), then each level
+SOL_UNITS = (("SM", "sm_pct"), ("memory", "memory_pct"), ("L1", "l1_pct"), ("L2", "l2_pct"), ("DRAM", "dram_pct"))
+
+
+def profile_charts(data: dict[str, Any], page: PageContext, us: int | None,
+                   peak_gbs: float | None = None) -> list[Any]:
+    """Time by kernel, speed of light by kernel, stalls by kernel, memory against SM; ``us`` is
+    the precision of the page's durations; ``peak_gbs``, a measured peak of the GPU model that
+    judges a launch with DRAM bytes/s but no memory % (kinds/ncu_measured_peak.py). A chart of one bar or one point is not drawn: the
+    tables say it better (issue 16 item 7)."""
+    out = []
+    timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
+    if len(timed) > 1:
+        scale, unit = next((s, u) for s, u in TIME_UNITS if timed[0]["total_us"] >= s or u == "µs")
+        labels = distinct_kernel_labels([k["kernel"] for k in timed])
+        rows = [{"label": label, "total": round(k["total_us"] / scale, 6), "unit": unit, "launches": k["launches"]}
+                for label, k in zip(labels, timed)]
+        out.append(page.charts.render(
+            "time-by-kernel", "Profiled GPU time by kernel",
+            f"Bar chart of profiled GPU time in {unit} for the "
+            f"{plural(len(rows), 'longest-running kernel', 'longest-running kernels')}; "
+            f"the longest is {labels[0]} at {fmt_duration_us(timed[0]['total_us'], us)}.",
+            rows))
+    out += _speed_of_light(data, page) + _stalls(data, page)
+    points = []
+    for s in (first_launch(data, k) for k in data["kernels"][:MAX_TABLE_KERNELS]):
+        mem = memory_pct(s, peak_gbs)
+        if mem is None or s.get("sm_pct") is None:
+            continue
+        points.append({"label": short_kernel(s["kernel"]), "memory_pct": mem,
+                       "sm_pct": s["sm_pct"], "bound": bound_label(mem, s["sm_pct"])})
+    if len(points) > 1:
+        out.append(page.charts.render(
+            "throughput", "Memory vs SM throughput",
+            f"Scatter plot of memory against SM throughput (% of peak) for the first launch of "
+            f"{plural(len(points), 'kernel', 'kernels')}, with the {LATENCY_PCT:g}% and {HIGH_PCT:g}% lines of "
+            "ncu's SOLBottleneck thresholds.", points))
+    return out
+
+
+def _speed_of_light(data: dict[str, Any], page: PageContext) -> list[Any]:
+    """Per kernel, the first launch's SM, memory, L1, L2 and DRAM throughput as % of peak: the first
+    thing an engineer reads in ncu. A unit the export lacks is left out, never drawn as 0."""
+    kernels = [k for k in data["kernels"][:MAX_CHART_KERNELS]
+               if any(first_launch(data, k).get(key) is not None for _, key in SOL_UNITS)]
+    if not kernels:
+        return []
+    labels = distinct_kernel_labels([k["kernel"] for k in kernels])
+    rows = [{"label": label, "unit": name, "pct": first_launch(data, k)[key]}
+            for label, k in zip(labels, kernels) for name, key in SOL_UNITS
+            if first_launch(data, k).get(key) is not None]
+    units = [name for name, _ in SOL_UNITS if any(r["unit"] == name for r in rows)]
+    missing = [name for name, _ in SOL_UNITS if name not in units]
+    alt = (f"Bar chart of {', '.join(units)} throughput as % of peak for the first launch of "
+           f"{plural(len(kernels), 'kernel', 'kernels')}"
+           + (f"; {', '.join(missing)} not in the export." if missing else "."))
+    return [page.charts.render("speed-of-light", "Speed of light by kernel (first launch, % of peak)", alt, rows)]
+
+
+def _stalls(data: dict[str, Any], page: PageContext) -> list[Any]:
+    """Per kernel whose export gives stall shares, the first launch's top stalls as % of
+    warp-active cycles (ncu_stall_claims.stall_shares, which the stall claim reads too)."""
+    shares = [(k, stall_shares(first_launch(data, k))) for k in data["kernels"]]
+    kernels = [(k, top) for k, top in shares if top][:MAX_CHART_KERNELS]
+    if not kernels:
+        return []
+    labels = distinct_kernel_labels([k["kernel"] for k, _ in kernels])
+    rows = [{"label": label, "reason": s["reason"], "share": s["share_pct"]}
+            for label, (_, top) in zip(labels, kernels) for s in top]
+    alt = (f"Stacked bar chart of the top warp-stall reasons, as % of warp-active cycles, for the first launch "
+           f"of {plural(len(kernels), 'kernel', 'kernels')}.")
+    return [page.charts.render("stalls", "Warp-stall reasons by kernel (first launch, % of warp-active cycles)",
+                               alt, rows)]
+
+
+# Each chart's spec is made by altair from its shape alone (data is referenced by name): see site/charts.py.
+
+# Kernel names on an axis: wide enough for a short name (48 characters), so that the SVG holds
+# the whole label as text that a screen reader and grep can find.
+LABEL_LIMIT = 360
+
+
+def _time_by_kernel(unit: str) -> dict[str, Any]:
+    import altair as alt
+
+    chart = alt.Chart(alt.Data(name="rows")).mark_bar(color="#4c78a8").encode(
+        x=alt.X("total:Q", title=f"profiled GPU time ({unit})"),
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=LABEL_LIMIT)),
+    ).properties(width=360, height=alt.Step(18))
+    return chart.to_dict(validate=False)  # the specs are fixed; tests validate them once
+
+
+def _time_data(rows: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, list[dict[str, Any]]]]:
+    return (rows[0]["unit"],), {"rows": rows}
+
+
+def _speed_of_light_spec() -> dict[str, Any]:
+    import altair as alt
+
+    order = [name for name, _ in SOL_UNITS]
+    chart = alt.Chart(alt.Data(name="rows")).mark_bar().encode(
+        x=alt.X("pct:Q", title="% of peak (first launch)", scale=alt.Scale(domain=[0, 100])),
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=LABEL_LIMIT)),
+        yOffset=alt.YOffset("unit:N", sort=order),
+        color=alt.Color("unit:N", sort=order, title="unit"),
+    ).properties(width=360, height=alt.Step(10))
+    return chart.to_dict(validate=False)
+
+
+def _stalls_spec() -> dict[str, Any]:
+    import altair as alt
+
+    chart = alt.Chart(alt.Data(name="rows")).mark_bar().encode(
+        x=alt.X("share:Q", title="% of warp-active cycles", stack="zero"),
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=LABEL_LIMIT)),
+        color=alt.Color("reason:N", title="stall reason"),
+        order=alt.Order("share:Q", sort="descending"),
+    ).properties(width=360, height=alt.Step(18))
+    return chart.to_dict(validate=False)
+
+
+def _throughput() -> dict[str, Any]:
+    import altair as alt
+
+    base = alt.Chart(alt.Data(name="rows"))
+    points = base.mark_circle(size=60, opacity=0.8).encode(
+        x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
+        y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
+        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "balanced", "latency-bound"]),
+    )
+    rules = alt.Chart(alt.Data(values=[{"v": LATENCY_PCT}, {"v": HIGH_PCT}])).mark_rule(strokeDash=[4, 4], color="#888")
+    return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict(
+        validate=False)
+
+
+CHARTS: ChartMakers = {"time-by-kernel": (_time_by_kernel, _time_data), "throughput": (_throughput, rows_data),
+                       "speed-of-light": (_speed_of_light_spec, rows_data), "stalls": (_stalls_spec, rows_data)}

@@ -1,0 +1,101 @@
+"""The site in a real browser as a reader meets it (issue 16): chart labels, a title that was
+cut, the superseded marks, at 1280 px and on a 400 px phone; and screenshots of each page type
+at both widths, into tests/artifacts/screens/. Served under a sub-path, as GitHub Pages serves."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT
+from siteserver import serve
+from test_browser import ARTIFACTS, Visit, browser  # noqa: F401 (a fixture)
+from test_site_readers import CUTLASS_OLD, site  # noqa: F401 (a fixture)
+
+RODINIA = "dfe61661536bf8d1018887ff3537933558a5dbc1c52e5413ebf26c606fbe28bd"
+WIDTHS = (1280, 400)
+
+
+@pytest.fixture(scope="module")
+def served_readers(site, tmp_path_factory):  # noqa: F811
+    with serve(site["out"], tmp_path_factory.mktemp("srv-readers")) as url:
+        yield url, site
+
+
+@pytest.fixture(params=WIDTHS)
+def phone_or_desk(browser, request):  # noqa: F811
+    visit = Visit(browser)
+    visit.page.set_viewport_size({"width": request.param, "height": 900})
+    yield visit, request.param
+    visit.close()
+    assert visit.left == [] and visit.errors == []
+
+
+def test_chart_bars_are_labelled_with_kernel_names(phone_or_desk, served_readers):
+    (visit, width), (url, _) = phone_or_desk, served_readers
+    visit.page.goto(url + f"e/{RODINIA}.html")
+    chart = visit.page.locator("figure.chart", has_text="Profiled GPU time by kernel")
+    label = chart.locator("svg text", has_text="Kernel2").first
+    box, figure = label.bounding_box(), chart.bounding_box()
+    assert box and figure and box["width"] > 10
+    assert figure["x"] - 1 <= box["x"] and box["x"] + box["width"] <= figure["x"] + figure["width"] + 1
+    assert chart.locator("svg text", has_text="profiled GPU time (µs)").count() == 1
+
+
+def test_a_cut_title_ends_in_an_ellipsis_and_its_page_names_the_kernel(phone_or_desk, served_readers):
+    (visit, width), (url, site) = phone_or_desk, served_readers
+    page = visit.page
+    page.goto(url + "index.html")
+    link = page.locator(f'a[href="e/{site["auto"]}.html"]', has_text="ncu profile")
+    assert link.inner_text() == "ncu profile: Kernel2<cutlass_80_wmma_tensorop_bf16…>"
+    link.click()
+    assert page.locator("h1").inner_text() == "ncu profile: Kernel2<cutlass_80_wmma_tensorop_bf16…>"
+    assert "Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>" in page.inner_text("main")
+
+
+def test_superseded_marks_lead_to_the_replacement(phone_or_desk, served_readers):
+    (visit, width), (url, site) = phone_or_desk, served_readers
+    page = visit.page
+    page.goto(url + "index.html")
+    row = page.locator("tr", has=page.locator(f'a[href="e/{CUTLASS_OLD}.html"]'))
+    mark = row.locator(".superseded")
+    assert mark.is_visible() and mark.inner_text().startswith(f"superseded by [{site['new'][:8]}]")
+    mark.locator("a").click()
+    assert page.url.endswith(f"/e/{site['new']}.html") and page.locator(".banner").count() == 0
+    page.goto(url + "r/what-the-sample-shows.html")
+    assert page.locator(".report .superseded").first.is_visible()
+    page.goto(url + f"e/{CUTLASS_OLD}.html")
+    assert page.locator(".banner").is_visible()
+
+
+PAGES = {"index": "index.html", "profile": f"e/{RODINIA}.html", "report": "r/what-the-sample-shows.html",
+         "changelog": "changes.html", "history": f"e/{CUTLASS_OLD}.html"}
+
+
+def test_screenshots_of_each_page_type(phone_or_desk, served_readers):
+    (visit, width), (url, site) = phone_or_desk, served_readers
+    screens = ARTIFACTS / "screens"
+    screens.mkdir(parents=True, exist_ok=True)
+    for name, path in {**PAGES, "comparison": f"e/{site['comparison']}.html"}.items():
+        visit.page.goto(url + path)
+        # nothing wider than the phone's screen but the tables and charts, which scroll inside their box
+        overflow = visit.page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 1, f"{name} at {width} px is {overflow} px too wide"
+        visit.page.screenshot(path=str(screens / f"{name}-{width}.png"), full_page=True)
+
+
+def test_accessibility_of_every_page_type(browser, served_readers):  # noqa: F811
+    """axe-core on the index, a profile, a comparison, a report, a superseded record and the
+    changelog, with superseded marks and cut titles on them: no serious violation."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    url, site = served_readers
+    visit = Visit(browser)
+    try:
+        found = []
+        for name, path in {**PAGES, "comparison": f"e/{site['comparison']}.html"}.items():
+            visit.page.goto(url + path)
+            found += [(name, v["id"]) for v in Axe().run(visit.page).response["violations"]
+                      if v["impact"] in ("serious", "critical")]
+    finally:
+        visit.close()
+    assert found == []

@@ -1,0 +1,124 @@
+"""The site as a reader meets it (issue 16 items 6-12), on the sample archive with real exports
+from tests/fixtures added: a profile imported twice under one title, one superseding the other,
+an automatic title, and a comparison of two imports of the B200 export."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from conftest import NCU, ROOT
+from ikreport.collect.context import Context
+from ikreport.collect.ncu_import import import_csv
+from ikreport.commands.compare import compare_records
+from ikreport.commands.supersede import supersede
+from ikreport.site.build import build_site
+from ikreport.store.archive import Archive
+
+CUTLASS_OLD = "f16546f513bd2d9071aa532b5d9b74ad8bb378b50fbe2c5614136901159960ab"  # cited by the sample report
+CUTLASS_TITLE = "DeepSeek-OCR: CUTLASS bf16 WMMA GEMM (kernel 3)"
+B200 = NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("readers")
+    arch = root / "arch"
+    shutil.copytree(ROOT / "sample_evidence", arch)
+    archive = Archive.open(arch)
+    new = import_csv(archive, [NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"],
+                     Context(title=CUTLASS_TITLE, gpu="NVIDIA GeForce RTX 5090"))
+    supersede(archive, CUTLASS_OLD, new, "the GPU is now named")
+    auto = import_csv(archive, [NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"], Context())
+    a = import_csv(archive, [B200], Context(title="B200 decode, run 1"))
+    b = import_csv(archive, [B200], Context(title="B200 decode, run 2"))
+    comparison, _ = compare_records(archive, [a], [b], 5.0, 3)
+    out = root / "site"
+    build_site(Archive.open(arch), out, cache_dir=root / "cache")
+    return {"out": out, "new": new, "auto": auto, "comparison": comparison, "a": a, "b": b}
+
+
+def page(site, path: str) -> str:
+    return (site["out"] / path).read_text("utf-8")
+
+
+def test_two_records_with_one_title_are_told_apart_on_the_index(site):
+    index = page(site, "index.html")
+    assert f">{CUTLASS_TITLE} ({CUTLASS_OLD[:8]})</a>" in index
+    assert f">{CUTLASS_TITLE} ({site['new'][:8]})</a>" in index
+
+
+def test_an_automatic_title_is_the_short_kernel_name(site):
+    index = page(site, "index.html")
+    assert ">ncu profile: Kernel2&lt;cutlass_80_wmma_tensorop_bf16…&gt;</a>" in index
+    assert "bf16_s161616gemm_bf16_3" not in index  # never cut mid-identifier
+
+
+def test_superseded_is_marked_on_the_index_with_its_replacement(site):
+    index = page(site, "index.html")
+    row = next(r for r in index.split("<tr>") if f"e/{CUTLASS_OLD}.html" in r)
+    assert (f'<span class="superseded">superseded by <a href="e/{site["new"]}.html" title="{CUTLASS_TITLE} '
+            f'({site["new"][:8]})">[{site["new"][:8]}]</a></span>') in row
+
+
+def test_a_report_citing_a_superseded_record_marks_it_and_lists_records_with_title_and_kind(site):
+    report = page(site, "r/what-the-sample-shows.html")
+    assert report.count(f'superseded by <a href="../e/{site["new"]}.html"') >= 2  # in the text and the list
+    cited = report.split("<h2>Records cited</h2>", 1)[1]
+    assert f"{CUTLASS_TITLE} ({CUTLASS_OLD[:8]})" in cited and "(ncu-profile)" in cited and "(peak-bandwidth)" in cited
+    twin = page(site, "r/what-the-sample-shows.md")
+    assert f"(superseded by [\\[{site['new'][:8]}\\]](../e/{site['new']}.md)" in twin
+
+
+def test_a_comparison_citing_a_superseded_profile_marks_it(site):
+    html = page(site, "e/efb5c56ea6187a4b86aec8addc662323fceaa7899ce6902115b297ae6ae4f24b.html")
+    versus = html.split('<p class="versus">', 1)[1].split("</p>", 1)[0]
+    assert f'superseded by <a href="{site["new"]}.html" title=' in versus
+
+
+def test_the_changelog_keeps_its_width_for_the_reason(site):
+    changes = page(site, "changes.html")
+    assert '<td class="reason">the GPU is now named</td>' in changes
+    assert f'title="{CUTLASS_TITLE}"' in changes
+
+
+def test_a_comparison_page_reads_b_against_a(site):
+    html = page(site, f"e/{site['comparison']}.html")
+    h1 = re.search(r"<h1>(.*?)</h1>", html, re.S).group(1)
+    assert h1 == (f'<a href="{site["b"]}.html">B200 decode, run 2</a> against '
+                  f'<a href="{site["a"]}.html">B200 decode, run 1</a>')
+    assert "<dt>threshold</dt><dd>5.0%</dd>" in html and "threshold_pct" not in html
+    assert "<dt>min samples</dt>" in html
+    svg = html.split('<figure class="chart">', 1)[1]
+    assert "1.0 = no change" in svg  # the reference line is labelled, as text in the SVG
+    assert ">flash_fwd_splitkv_kernel&lt;…&gt;</text>" in svg  # bars named by kernel, not numbered
+
+
+def test_limitations_both_profiles_share_are_listed_once_on_a_comparison(site):
+    html = page(site, f"e/{site['comparison']}.html")
+    archive_limits = Archive.open(site["out"].parent / "arch").load(site["a"])["limitations"]
+    for limitation in archive_limits:
+        assert html.count(f"<li>{limitation}</li>".replace("'", "&#39;")) == 1
+
+
+def test_profile_charts_name_kernels_in_the_unit_that_fits(site):
+    rodinia = page(site, "e/dfe61661536bf8d1018887ff3537933558a5dbc1c52e5413ebf26c606fbe28bd.html")
+    time_chart = rodinia.split("Profiled GPU time by kernel", 1)[1].split("</figure>", 1)[0]
+    assert "profiled GPU time (µs)" in time_chart
+    assert ">Kernel2</text>" in time_chart and "#1" not in time_chart
+    assert "Speed of light by kernel" in rodinia
+
+
+def test_no_chart_of_one_point(site):
+    numba = page(site, "e/d5f7919d13edcd4beff1fc3a416c0e31ddefdc239d2afc1fc4aee7f24ba8bafe.html")
+    assert "Memory vs SM throughput" not in numba and "Profiled GPU time by kernel" not in numba
+    assert "Speed of light by kernel" in numba  # one kernel's speed-of-light bars still say something
+
+
+def test_stall_breakdown_where_the_export_has_stalls(site):
+    polyfhe = page(site, "e/bc2f85e85588fcc12db58dc6ace15fab54c94df8c7d51b547bd7c4a379161b00.html")
+    chart = polyfhe.split("Warp-stall reasons by kernel", 1)[1].split("</figure>", 1)[0]
+    assert ">long_scoreboard</text>" in chart and ">ModDown_115</text>" in chart
+    assert ">% of warp-active cycles</text>" in chart  # ncu's unit, as the stall claims give it
