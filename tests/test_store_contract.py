@@ -87,6 +87,22 @@ def test_written_file_reads_back_whole(backend):
     assert backend.ids("blobs") == [hid(data)]
 
 
+def test_written_chunks_read_back_whole_and_a_failing_source_writes_nothing(backend):
+    data = b"first chunk\n" * 1000 + b"last"
+    backend.write_once_chunks("blobs", hid(data), iter([data[:5000], data[5000:]]))
+    assert backend.read("blobs", hid(data)) == data
+    assert backend.size("blobs", hid(data)) == len(data)
+
+    def broken():  # as Archive.put_blob_file raises when the file changed while it was read
+        yield b"part"
+        raise ArchiveError("changed")
+
+    with pytest.raises(ArchiveError, match="changed"):
+        backend.write_once_chunks("blobs", hid(b"part"), broken())
+    assert not backend.exists("blobs", hid(b"part"))
+    assert backend.ids("blobs") == [hid(data)]
+
+
 def test_write_once_keeps_what_is_there(backend):
     file_id = hid(b"first")
     backend.write_once("records", file_id, b"first")
