@@ -188,7 +188,12 @@ def test_one_run_a_side_says_run_to_run_variance_is_not_captured(imported):
     (["{a0}", "{a0}"], "is given twice; a record compared with itself shows nothing"),
     (["{a0},{a1}", "{b0},{a1}"], "is given twice"),
     (["{a0},", "{b0}"], "A and B are record ids or prefixes separated by commas, with none empty"),
-    (["{a0}", "{b0}", "--threshold", "0"], "--threshold must be > 0"),
+    (["{a0}", "{b0}", "--threshold", "0"], "Invalid value for '--threshold': 0.0 is not in the range 0<x<100."),
+    (["{a0}", "{b0}", "--threshold", "nan"], "Invalid value for '--threshold': nan is not in the range 0<x<100."),
+    (["{a0}", "{b0}", "--threshold", "inf"], "Invalid value for '--threshold': inf is not in the range 0<x<100."),
+    (["{a0}", "{b0}", "--threshold", "200"], "Invalid value for '--threshold': 200.0 is not in the range 0<x<100."),
+    (["{a0}", "{b0}", "--min-samples", str(10**20)], "Invalid value for '--min-samples': 100000000000000000000 is "
+                                                    "not in the range 1<=x<=10000."),
     (["{a0}", "ffffffff"], "ffffffff"),
 ])
 def test_compare_cli_errors_write_nothing(imported, args, message):
