@@ -144,3 +144,19 @@ def test_a_correction_stands_at_the_place_of_the_profile_it_corrects(tmp_path, m
     page = build_page(arch, tmp_path)
     assert (f"\\#2 \\[{fix[:8]}\\] corrects \\[{ids[1][:8]}\\], collected 2026-12-03T00:00:00Z, which is superseded "
             "(clocks were not locked): it stands at that place in the series" in page)
+
+
+def test_profiles_within_one_second_keep_their_order_through_milliseconds(tmp_path, monkeypatch):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    arch = tmp_path / "arch"
+    for n, (level, at) in enumerate(((100.0, 1796169600.25), (80.0, 1796169600.75))):
+        monkeypatch.setattr("time.time", lambda at=at: at)
+        out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export(tmp_path / f"p{n}.csv", level)),
+                                       "-a", str(arch), "--gpu", "NVIDIA H200", "--workload", "decode"])
+        assert out.exit_code == 0, out.output
+    archive = Archive.open(arch)
+    records = load(archive)
+    (series,) = find_series(records)
+    assert series.when == ("2026-12-02T00:00:00.250Z", "2026-12-02T00:00:00.750Z")
+    assert [p["change"] for p in kernel_history(series, records, archive.read_blob)[0]["points"]] == ["", "FASTER"]
+    assert CliRunner().invoke(cli, ["verify", str(arch)]).exit_code == 0

@@ -88,7 +88,10 @@ def find_series(records: RecordSet) -> list[Series]:
     if not rows:
         return []
     # the id only makes the order of profiles of the same second reproducible; it is no order in time
-    frame = pd.DataFrame(rows).sort_values(["when", "id"])
+    frame = pd.DataFrame(rows)
+    # a time to the second sorts before the milliseconds of that second (it was truncated), never after
+    frame["order"] = frame["when"].str.replace(r":(\d\d)Z$", r":\1.000Z", regex=True)
+    frame = frame.sort_values(["order", "id"])
     out = []
     for key, group in frame.groupby(list(SERIES_KEYS), sort=True):
         if len(group) >= 2:
