@@ -219,3 +219,15 @@ def test_a_report_cites_a_comparisons_interval(imported):
     record = Archive.open(arch).load(out.stdout.splitlines()[-1])
     assert format_value("data.kernels.0.ratio_ci", lookup(record, "data.kernels.0.ratio_ci")) == "0.699–0.702"
     assert format_value("data.kernels.0.ratio", lookup(record, "data.kernels.0.ratio")) == "0.70"
+
+
+def test_a_comparison_of_several_runs_a_side_answers_the_one_run_limitation(imported, tmp_path):
+    arch, ids = imported
+    out = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch)])
+    made = out.stdout.splitlines()[-1]
+    built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
+    assert built.exit_code == 0, built.output
+    page = (tmp_path / "site" / "e" / f"{made}.md").read_text()
+    assert ("One profile of one run: it shows no run-to-run variance. Answered by this comparison, which takes "
+            "3 runs in A and 3 runs in B, each run's median one sample." in page)
+    assert page.count("One profile of one run") == 1  # stated once, as every limitation

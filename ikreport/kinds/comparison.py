@@ -16,6 +16,7 @@ from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel, s
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, na, rows_data
+from ikreport.kinds.ncu_profile import ONE_RUN
 
 NAME = "comparison"
 DATA_VERSION = 2
@@ -157,8 +158,19 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
     a, b = page.ref(record["data"]["a"]), page.ref(record["data"]["b"])
     return {"facts": facts, "tables": tables, "charts": _ratio_chart(record, page),
             "heading": f"{short_title(b['title'], SIDE_TITLE)} against {short_title(a['title'], SIDE_TITLE)}",
+            "answered": _answered(record["data"]),
             "versus": {"a": {**a, "title": short_title(a["title"], SIDE_TITLE)},
                        "b": {**b, "title": short_title(b["title"], SIDE_TITLE)}}}
+
+
+def _answered(data: dict[str, Any]) -> dict[str, str]:
+    """The cited profiles' limitations this comparison answers, with how: several runs a side
+    capture the run-to-run variance one profile cannot show."""
+    if data.get("unit") != "run":
+        return {}
+    n_a, n_b = len(data.get("a_runs", [data["a"]])), len(data.get("b_runs", [data["b"]]))
+    return {ONE_RUN: f"Answered by this comparison, which takes {plural(n_a, 'run', 'runs')} in A and "
+                     f"{plural(n_b, 'run', 'runs')} in B, each run's median one sample."}
 
 
 def _ratio_chart(record: Record, page: PageContext) -> list[Any]:

@@ -26,6 +26,8 @@ from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
 
 NAME = "ncu-profile"
+# an imported profile's limitation that a comparison of several runs a side answers (kinds/comparison.py)
+ONE_RUN = "One profile of one run: it shows no run-to-run variance."
 
 MAX_TABLE_LAUNCHES = 200
 TOP_KERNELS = 5
