@@ -231,3 +231,28 @@ def test_a_comparison_of_several_runs_a_side_answers_the_one_run_limitation(impo
     assert ("One profile of one run: it shows no run-to-run variance. Answered by this comparison, which takes "
             "3 runs in A and 3 runs in B, each run's median one sample." in page)
     assert page.count("One profile of one run") == 1  # stated once, as every limitation
+
+
+def test_the_runs_that_lack_a_kernel_are_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    arch = tmp_path / "arch"
+    ids: dict[str, list[str]] = {"a": [], "b": []}
+    for side, level in (("a", 10.0), ("b", 7.0)):
+        for r in range(3):
+            rows = [HEADER] + [f'"{i}","gemm(float*)","GPU Speed Of Light Throughput","Duration","usecond","{level + i * 0.01}"'
+                               for i in range(3)]
+            if not (side == "a" and r == 1):  # A's second run never launched the norm kernel
+                rows += [f'"{3 + i}","norm(float*)","GPU Speed Of Light Throughput","Duration","usecond","2.0{i}"'
+                         for i in range(3)]
+            (tmp_path / f"{side}{r}.csv").write_text("\n".join(rows) + "\n")
+            out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(tmp_path / f"{side}{r}.csv"), "-a", str(arch),
+                                           "--title", f"{side}{r}", *STATED])
+            ids[side].append(out.stdout.strip())
+    out = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    assert f"- `norm(float*)`: not in A's run 2 [{ids['a'][1][:8]}]" in out.stdout.splitlines()
+    made = out.stdout.splitlines()[-1]
+    assert Archive.open(arch).load(made)["data"]["kernels"][1]["a_lacking"] == [1]
+    built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
+    assert built.exit_code == 0, built.output
+    assert f"norm: not in A's run 2 \\[{ids['a'][1][:8]}\\]" in (tmp_path / "site" / "e" / f"{made}.md").read_text()

@@ -55,6 +55,19 @@ def ratio_text(k: dict[str, Any]) -> str:
     return f"{k['ratio']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
+def lacking_text(k: dict[str, Any], a_runs: list[str], b_runs: list[str]) -> str:
+    """'not in A's run 2 [1a2b3c4d]; not in B's runs 1 [..] and 3 [..]': the runs of a side of
+    several that lack a kernel ('' when every run has it)."""
+    parts = []
+    for side, runs in (("A", a_runs), ("B", b_runs)):
+        lacking = k.get(f"{side.lower()}_lacking", [])
+        if lacking:
+            named = [f"{i + 1} [{runs[i][:8]}]" if i < len(runs) else str(i + 1) for i in lacking]
+            listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+            parts.append(f"not in {side}'s {'run' if len(named) == 1 else 'runs'} {listed}")
+    return "; ".join(parts)
+
+
 def field_text(value: str | None, source: str) -> str:
     """'none (stated)', or 'missing': one side's method field as tables print it."""
     return f"{value} ({source})" if value is not None else "missing"
@@ -127,7 +140,9 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     matched = [k for k in kernels if k["ratio"] is not None]
     rank = {id(k): str(i + 1) for i, k in enumerate(matched)}  # as the chart numbers its bars
     ci = f" [{d['confidence_pct']}% interval]" if "version" in d else ""
-    tables.append({"title": "Kernels", "note": _config_note(kernels),
+    lacking = [f"{short_kernel(k['kernel'])}: {text}" for k in kernels
+               if (text := lacking_text(k, d.get("a_runs", [d["a"]]), d.get("b_runs", [d["b"]])))]
+    tables.append({"title": "Kernels", "note": "; ".join(filter(None, [_config_note(kernels), *lacking])),
                    "columns": ["#", "kernel", f"A {units}", f"B {units}", "A median", "B median", f"B/A{ci}", "verdict"],
                    # an unmatched kernel has no samples: its launches are shown
                    "rows": [[rank.get(id(k), ""), k["kernel"], *_counts(k),
