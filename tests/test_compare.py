@@ -256,3 +256,21 @@ def test_the_runs_that_lack_a_kernel_are_named(tmp_path, monkeypatch):
     built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
     assert built.exit_code == 0, built.output
     assert f"norm: not in A's run 2 \\[{ids['a'][1][:8]}\\]" in (tmp_path / "site" / "e" / f"{made}.md").read_text()
+
+
+def test_a_comparison_across_gpus_names_both_in_list_and_the_index(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    arch = tmp_path / "arch"
+    ids = []
+    for gpu in ("NVIDIA A100", "NVIDIA H100"):
+        csv = export(tmp_path / f"{gpu[-4:]}.csv", [10.0, 10.1, 10.2])
+        out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(csv), "-a", str(arch), *STATED, "--gpu", gpu])
+        ids.append(out.stdout.strip())
+    made = CliRunner().invoke(cli, ["compare", ids[0], ids[1], "-a", str(arch)]).stdout.splitlines()[-1]
+    listed = CliRunner().invoke(cli, ["list", "-a", str(arch)]).stdout
+    (line,) = [x for x in listed.splitlines() if x.startswith(made[:12])]
+    assert "NVIDIA A100 (A), NVIDIA H100 (B)" in line
+    built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
+    assert built.exit_code == 0, built.output
+    (row,) = [x for x in (tmp_path / "site" / "index.md").read_text().splitlines() if made[:8] in x]
+    assert "NVIDIA A100 (A), NVIDIA H100 (B)" in row

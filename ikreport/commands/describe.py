@@ -10,12 +10,13 @@ from typing import Any
 
 from ikreport.formatting import short
 from ikreport.kinds.registry import kind
+from ikreport.store.schema_parts import record_facts
 from ikreport.terminal import safe_text as t
 
 
 def summary_line(record_id: str, record: dict[str, Any]) -> str:
     """One line of ``ikreport list``: short id, kind, GPU and title."""
-    gpu = t(record["subject"].get("gpu") or "-")
+    gpu = t(kind(record["kind"]).gpu_shown(record_facts(record), record["subject"].get("gpu")) or "-")
     return f"{record_id[:12]}  {t(record['kind']):<14} {gpu:<28} {t(record['title'])}"
 
 

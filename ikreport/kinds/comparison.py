@@ -10,6 +10,7 @@ still read and shown as it was written: records are never rewritten.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel, short_title
@@ -219,5 +220,11 @@ def _comparison_ratio() -> dict[str, Any]:
     return alt.layer(bars, points, one, label).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
 
 
-KIND = Kind(NAME, rules=(comparison_claims,), view=view,
+def gpu_shown(facts: Mapping[str, Any], gpu: str | None) -> str | None:
+    """'NVIDIA A100 (A), NVIDIA H100 (B)' for a comparison across GPUs; else the subject's GPU."""
+    a, b = facts.get("a_gpu"), facts.get("b_gpu")
+    return f"{a} (A), {b} (B)" if isinstance(a, str) and isinstance(b, str) and a != b else gpu
+
+
+KIND = Kind(NAME, rules=(comparison_claims,), view=view, gpu_shown=gpu_shown,
             charts={"comparison-interval": (_comparison_ratio, rows_data)})

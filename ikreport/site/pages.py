@@ -243,7 +243,7 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
     titles = shown_titles(records)
     for rid in sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r)):
         record = records.records[rid]
-        gpu = record["subject"].get("gpu") or "unnamed GPU"
+        gpu = kind(record["kind"]).gpu_shown(records.facts(rid), record["subject"].get("gpu")) or "unnamed GPU"
         gpus[gpu] = gpus.get(gpu, 0) + 1
         row = {**_record_link(rid, "index"), "title": titles[rid], "superseded_by": replacement(rid, records, "index"),
                "kind": record["kind"], "gpu": gpu, "launches": "", "time": "", "top": ""}
