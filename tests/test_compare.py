@@ -274,3 +274,19 @@ def test_a_comparison_across_gpus_names_both_in_list_and_the_index(tmp_path, mon
     assert built.exit_code == 0, built.output
     (row,) = [x for x in (tmp_path / "site" / "index.md").read_text().splitlines() if made[:8] in x]
     assert "NVIDIA A100 (A), NVIDIA H100 (B)" in row
+
+
+def test_show_prints_a_comparisons_kernels_and_a_supersessions_ids_and_reason(imported):
+    arch, ids = imported
+    made = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch)]).stdout
+    out = CliRunner().invoke(cli, ["show", made.splitlines()[-1], "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    assert "  verdicts:  1 FASTER" in out.stdout.splitlines()
+    assert "    0.700 [0.699, 0.702]           3/3  FASTER     gemm(float*)" in out.stdout.splitlines()
+    by = CliRunner().invoke(cli, ["supersede", ids["a"][0], "--by", ids["a"][1], "--reason", "clocks were not locked",
+                                  "-a", str(arch)]).stdout.strip()
+    out = CliRunner().invoke(cli, ["show", by, "-a", str(arch)])
+    lines = out.stdout.splitlines()
+    assert f"  old:       {ids['a'][0]} (superseded)" in lines and f"  new:       {ids['a'][1]} (replaces it)" in lines
+    assert "  reason:    clocks were not locked" in lines
+    assert "  limitations:" not in lines  # a supersession states none: no empty heading

@@ -39,6 +39,7 @@ def describe(record_id: str, record: dict[str, Any]) -> list[str]:
     for source in record["sources"]:
         lines.append(f"  source:    {t(source['role'])} {short(source['id'])} {t(source['name'])} ({source['size']} bytes)")
     lines.extend(kind(record["kind"]).show(record))
-    lines.append("  limitations:")
-    lines.extend(f"    - {t(text)}" for text in record["limitations"])
+    if record["limitations"]:  # a heading over nothing reads as if something were missing
+        lines.append("  limitations:")
+        lines.extend(f"    - {t(text)}" for text in record["limitations"])
     return lines

@@ -18,6 +18,7 @@ from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, na, rows_data
 from ikreport.kinds.ncu_profile import ONE_RUN
+from ikreport.terminal import safe_text as t
 
 NAME = "comparison"
 DATA_VERSION = 2
@@ -29,6 +30,7 @@ CAVEAT_VERDICT_V1 = ("B is compared with A. FASTER or SLOWER needs a median chan
                      "overlap between the two sets of launch durations; otherwise the verdict stays UNDECIDED. "
                      "This comparison was written before verdicts came from an interval.")
 MAX_KERNEL_CLAIMS = 10
+MAX_SHOW_KERNELS = 20  # the lines `ikreport show` gives a comparison's kernels
 SIDE_TITLE = 60  # each side's title in the heading "B against A"
 
 
@@ -226,5 +228,26 @@ def gpu_shown(facts: Mapping[str, Any], gpu: str | None) -> str | None:
     return f"{a} (A), {b} (B)" if isinstance(a, str) and isinstance(b, str) and a != b else gpu
 
 
-KIND = Kind(NAME, rules=(comparison_claims,), view=view, gpu_shown=gpu_shown,
+def show(record: Mapping[str, Any]) -> list[str]:
+    """``ikreport show``'s lines: the sides, the rule, the verdict counts, then each kernel's
+    B/A ratio with its interval, the samples a side and the verdict (the first MAX_SHOW_KERNELS)."""
+    d = record["data"]
+    units = _units(d)
+    a_runs, b_runs = d.get("a_runs", [d["a"]]), d.get("b_runs", [d["b"]])
+    lines = [f"  A (before): {plural(len(a_runs), 'run', 'runs')}: {', '.join(r[:12] for r in a_runs)}",
+             f"  B (after):  {plural(len(b_runs), 'run', 'runs')}: {', '.join(r[:12] for r in b_runs)}",
+             f"  rule:      threshold {d['threshold_pct']:g}%, at least {d['min_samples']} {units} a side"
+             + ("" if d["like_for_like"] else "; not like-for-like, so no difference is called"),
+             "  verdicts:  " + (", ".join(f"{n} {t(v)}" for v, n in d["verdicts"].items()) or "no kernels"),
+             f"  kernels:   B/A [{d.get('confidence_pct', 95)}% interval], {units} in A and B, verdict"]
+    kernels = _kernels(d)
+    for k in kernels[:MAX_SHOW_KERNELS]:
+        counts = "/".join(_counts(k))
+        lines.append(f"    {ratio_text(k):<24} {counts:>9}  {t(k['verdict']):<10} {t(k['kernel'][:70])}")
+    if len(kernels) > MAX_SHOW_KERNELS:
+        lines.append(f"    ... and {len(kernels) - MAX_SHOW_KERNELS} more (ikreport show --json, or the site)")
+    return lines
+
+
+KIND = Kind(NAME, rules=(comparison_claims,), view=view, gpu_shown=gpu_shown, show=show,
             charts={"comparison-interval": (_comparison_ratio, rows_data)})
