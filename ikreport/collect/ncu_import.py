@@ -23,7 +23,7 @@ from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
 from ikreport.formatting import plural
 from ikreport.progress import Progress
-from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
+from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE, ONE_RUN
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
 
 BIG_EXPORT = 10_000_000  # bytes: an import this big takes long enough to say what it is doing
@@ -32,7 +32,7 @@ LIMIT_REPLAY = (
     "launch gaps are not seen: profiled GPU time is a sum of isolated kernel durations, not "
     "the workload's wall time."
 )
-LIMIT_ONE_RUN = "One profile of one run: it shows no run-to-run variance."
+LIMIT_ONE_RUN = ONE_RUN
 LIMIT_IMPORTED = (
     "Imported from a CSV export, which does not say which --clock-control and --cache-control "
     "ncu ran under: with ncu's default (base clocks locked, caches flushed) durations can be "

@@ -10,12 +10,13 @@ from typing import Any
 
 from ikreport.formatting import short
 from ikreport.kinds.registry import kind
+from ikreport.store.schema_parts import record_facts
 from ikreport.terminal import safe_text as t
 
 
 def summary_line(record_id: str, record: dict[str, Any]) -> str:
     """One line of ``ikreport list``: short id, kind, GPU and title."""
-    gpu = t(record["subject"].get("gpu") or "-")
+    gpu = t(kind(record["kind"]).gpu_shown(record_facts(record), record["subject"].get("gpu")) or "-")
     return f"{record_id[:12]}  {t(record['kind']):<14} {gpu:<28} {t(record['title'])}"
 
 
@@ -38,6 +39,7 @@ def describe(record_id: str, record: dict[str, Any]) -> list[str]:
     for source in record["sources"]:
         lines.append(f"  source:    {t(source['role'])} {short(source['id'])} {t(source['name'])} ({source['size']} bytes)")
     lines.extend(kind(record["kind"]).show(record))
-    lines.append("  limitations:")
-    lines.extend(f"    - {t(text)}" for text in record["limitations"])
+    if record["limitations"]:  # a heading over nothing reads as if something were missing
+        lines.append("  limitations:")
+        lines.extend(f"    - {t(text)}" for text in record["limitations"])
     return lines
