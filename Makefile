@@ -1,11 +1,12 @@
 # The two commands of the README. Each sets up what it needs on a fresh machine.
 #   make site   build the sample site from sample_evidence/ into site/
 #   make test   run the whole test suite
+#   make screenshots   docs/screenshots/ from the committed site/ (Chromium, as the browser tests)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: site test setup sample-evidence clean
+.PHONY: site test setup sample-evidence clean screenshots
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +22,10 @@ site: setup
 test: setup
 	bash scripts/setup_system.sh
 	$(BIN)/python -m pytest
+
+screenshots: setup
+	bash scripts/setup_system.sh
+	$(BIN)/python scripts/screenshots.py
 
 sample-evidence: setup
 	IK=$(BIN)/ikreport bash scripts/make_sample_evidence.sh

@@ -26,13 +26,15 @@ from ikreport.site.charts import ChartRenderer
 from ikreport.site.history import find_series, history_page, series_links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
 from ikreport.site.record_pages import OBJECTS, Job, render_record_pages
+from ikreport.site.listing import paginate
+from ikreport.site.search_index import archive_docs, search_files
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
 from ikreport.site.writer import SiteFiles, parse_state, write_site
 from ikreport.store.validated import Validated
 
-ASSETS = ("assets/style.css", "assets/site.js")
+ASSETS = ("assets/style.css", "assets/site.js", "assets/search.css", "assets/search.js")
 MiB = 1 << 20
 DEFAULT_MAX_BLOB_MB = 20.0  # larger blobs (a .ncu-rep) stay in the archive; the page keeps their hash
 WARN_FILE_MB = 50  # GitHub warns at 50 MB a file and refuses at 100 MB
@@ -41,6 +43,7 @@ WARN_SITE_MB = 800  # Pages sites should stay under about 1 GB
 # and is never replaced. Reports' names are slugs (reports/render.py); blobs take MEDIA_EXT.
 BUILT_PATHS = re.compile(
     r"(?:index|changes)\.(?:html|md)|404\.html|manifest\.json|\.nojekyll|assets(?:/[\w.-]+)?"
+    r"|l(?:/(?:profiles|others)-[0-9]+\.(?:html|md))?|search(?:/(?:meta|docs-[0-9]+|terms-[0-9]+)\.json)?"
     r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|[rh](?:/[a-z0-9-]+\.(?:html|md))?"
     r"|b(?:/[0-9a-f]{64}(?:" + "|".join(re.escape(ext) for ext in MEDIA_EXT.values()) + r")?)?")
 
@@ -136,13 +139,19 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
             if k["chart"].key not in chart_owner:  # a chart a record page shows too is written once
                 chart_owner[k["chart"].key] = ("", 0)
                 files.add(f"charts/{k['chart'].key}.svg", k["chart"].svg, k["chart"].key)
-    pages = [index_page(records, checked.reports, series_links(series, "index")), changelog_page(records)] + [
-        report_page(r, records) for r in checked.reports] + history
+    index, *listings = paginate(index_page(records, checked.reports, series_links(series, "index")))
+    pages = [index, changelog_page(records)] + [report_page(r, records) for r in checked.reports] + history
     for page in pages:
         html, md = render(env, page)
         files.add(f"{page.path}.html", html)
         files.add(f"{page.path}.md", md)
         claims += page.context.get("cited_paragraphs", 0)
+    for page in listings:  # the later rows of the index's tables
+        html, md = render(env, page)
+        files.add(f"{page.path}.html", html)
+        files.add(f"{page.path}.md", md)
+    for path, text in search_files(archive_docs(records, checked.reports, [(p.title, f"{p.path}.html") for p in history])).items():
+        files.add(path, text)
     for rid in sorted(records.records):
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
                        archive.record_size(rid) or 0, rid)  # 0 only if deleted since it was read: that read fails
@@ -163,7 +172,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     state = write_site(files, output, parse_state(recall_json(state_file)), BUILT_PATHS)
     # if it cannot be kept, the next build writes every file again: slower, not wrong
     keep(state_file, json.dumps(state, sort_keys=True))
-    return BuildResult(len(pages) + len(keys), len(records.records), claims, tuple(warnings),
+    return BuildResult(len(pages) + len(listings) + len(keys), len(records.records), claims, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),
                        findings=tuple(str(f) for f in checked.findings))  # warnings only: errors stopped it
 

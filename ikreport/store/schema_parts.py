@@ -73,7 +73,9 @@ def record_facts(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _at(value: Any, path: list[str | int]) -> Any:
-    for step in path:
+    for n, step in enumerate(path):
+        if step == "*":  # every item of a list, each followed along the rest of the path
+            return [_at(item, path[n + 1:]) for item in value] if isinstance(value, list) else None
         if isinstance(step, int):
             value = value[step] if isinstance(value, list) and len(value) > step else None
         else:

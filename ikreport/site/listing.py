@@ -1,0 +1,64 @@
+"""Listing pages that stay small however big the archive: the index shows the first
+``ROWS_PER_PAGE`` rows of each table, and pages ``l/<table>-<n>`` the rest (issue 18 item 4:
+with 10,000 records no listing page passes 2 MB; ``bench/bench_scale.py`` measures it).
+
+Also the choices of the tables' filters (GPU, kind), which ``assets/search.js`` applies to
+the rows of the page shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ikreport import links
+from ikreport.site.model import Page
+
+ROWS_PER_PAGE = 1000  # about 450 kB of HTML for a table of profiles
+TABLES = {"profiles": "Profiles", "others": "Other records"}  # the index's tables, as its context names them
+
+
+def list_page_path(table: str, number: int) -> str:
+    """The path of a table's page ``number`` (1 is the index itself)."""
+    return "index" if number == 1 else f"l/{table}-{number}"
+
+
+def _relink(value: Any, page: str) -> Any:
+    """A row made for the index (whose links are paths from the root) linked from ``page``."""
+    if isinstance(value, dict):
+        return {k: links.url(v, page) if k.endswith("href") and isinstance(v, str) and v else _relink(v, page)
+                for k, v in value.items()}
+    return value
+
+
+def _pager(table: str, number: int, count: int, page: str) -> list[dict[str, Any]]:
+    return [{"number": n, "href": links.url(list_page_path(table, n) + ".html", page),
+             "md_href": links.url(list_page_path(table, n) + ".md", page), "current": n == number}
+            for n in range(1, count + 1)]
+
+
+def filters(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """The GPUs and kinds a table's rows have, sorted: the choices of its filters."""
+    return {"gpus": sorted({r["gpu"] for r in rows}), "kinds": sorted({r["kind"] for r in rows})}
+
+
+def paginate(index: Page) -> list[Page]:
+    """The index with each table cut to its first page, then the pages of the rest."""
+    context = dict(index.context)
+    extra: list[Page] = []
+    for table in TABLES:
+        rows = context.get(table) or []
+        count = max(1, -(-len(rows) // ROWS_PER_PAGE))
+        context[f"{table}_filters"] = filters(rows)
+        context[f"{table}_total"] = len(rows)
+        context[f"{table}_pages"] = _pager(table, 1, count, "index") if count > 1 else []
+        context[table] = rows[:ROWS_PER_PAGE]
+        for number in range(2, count + 1):
+            path = list_page_path(table, number)
+            first = (number - 1) * ROWS_PER_PAGE
+            part = [_relink(r, path) for r in rows[first:first + ROWS_PER_PAGE]]
+            extra.append(Page(path=path, template="list", title=f"{TABLES[table]}, page {number} of {count}", root="../", context={
+                "table": table, "heading": TABLES[table], "rows": part, "number": number, "total": len(rows),
+                "first": first + 1, "last": first + len(part),
+                "filters": filters(part), "pages": _pager(table, number, count, path)}))
+    return [replace(index, context=context), *extra]

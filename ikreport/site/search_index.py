@@ -1,0 +1,123 @@
+"""The site's search index: made at build time as JSON files that the browser loads in pieces.
+
+No server and no CDN: ``assets/search.js`` fetches these files relative to the index page, so
+search works wherever the site is served, a GitHub Pages sub-path included. The index has
+three parts, all under ``search/``:
+
+- ``meta.json``: the format version, how many documents, how many per chunk, how many term shards;
+- ``docs-<n>.json``: the documents (records and reports), ``DOCS_PER_CHUNK`` to a file, in the
+  order their numbers give: a title, a link from the site root, the kind, the GPU, a line of
+  what else was matched on (kernels, engine, model, workload) and the replacement's title when
+  the record is superseded;
+- ``terms-<n>.json``: term -> document numbers. A term goes to the shard its first two
+  characters choose (``shard_of``, which ``search.js`` computes alike), so a query loads one
+  shard per word it has, and then only the chunks of the documents it shows.
+
+Terms are lower-case ASCII runs of letters and digits, and the parts of an identifier
+(``flash_fwd_splitkv_kernel`` and ``FlashAttention`` give ``flash``, ``fwd``, ``attention`` …);
+a query word matches every term it begins.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ikreport.claims.kernel_names import short_kernel
+from ikreport.reports.render import RenderedReport
+from ikreport.store.recordset import RecordSet
+from ikreport import links
+
+FORMAT = 1  # search.js refuses another, so an old cached script never misreads a new index
+DOCS_PER_CHUNK = 500  # about 100 kB a chunk: a result page loads one or two
+SHARD_BYTES = 96_000  # the size a term shard aims at; the number of shards grows with the archive
+MAX_KERNELS = 40  # a profile's longest kernels that are searchable; the rest are on its page
+_RUN = re.compile(r"[a-z0-9]+")
+_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+@dataclass(frozen=True)
+class SearchDoc:
+    """One thing search can find: a record or a report."""
+
+    title: str
+    path: str  # from the site's root, e.g. "e/<id>.html"
+    kind: str  # a record's kind, or "report"
+    gpu: str = ""
+    words: tuple[str, ...] = ()  # kernel names, engine, model, workload: found, and shown as a line
+    superseded_by: str = ""  # the title of the record that replaces this one
+
+
+def terms(text: str) -> set[str]:
+    """The searchable terms of ``text``: its lower-case runs of letters and digits, and the
+    camel-case and letter/digit parts of each, at least two characters long."""
+    found = set(_RUN.findall(text.lower()))
+    for word in re.findall(r"[A-Za-z0-9]+", text):
+        found.update(part.lower() for part in _PARTS.findall(word))
+    return {t for t in found if len(t) >= 2}
+
+
+def shard_of(term: str, shards: int) -> int:
+    """The shard that holds ``term``: chosen by its first two characters only, so that every
+    term a query word begins lies in one shard (search.js has the same function)."""
+    return (ord(term[0]) * 131 + ord(term[1])) % shards
+
+
+def record_doc(record: Mapping[str, object], facts: Mapping[str, object], path: str, superseded_by: str = "") -> SearchDoc:
+    """A record as search finds it: its title, kind, subject and, for a profile, its kernels."""
+    subject = record["subject"]
+    assert isinstance(subject, Mapping)
+    kernels = facts.get("kernel_names") or []  # an ncu-profile's, longest first; other kinds have none
+    assert isinstance(kernels, list)
+    words = [short_kernel(k) for k in kernels[:MAX_KERNELS] if isinstance(k, str)]
+    words += [str(subject[k]) for k in ("engine", "model", "workload") if subject.get(k)]
+    return SearchDoc(title=str(record["title"]), path=path, kind=str(record["kind"]),
+                     gpu=str(subject.get("gpu") or ""), words=tuple(dict.fromkeys(words)), superseded_by=superseded_by)
+
+
+def _doc_terms(doc: SearchDoc) -> set[str]:
+    return terms(" ".join((doc.title, doc.kind, doc.gpu, *doc.words)))
+
+
+def archive_docs(records: RecordSet, reports: Iterable[RenderedReport],
+                 histories: Iterable[tuple[str, str]] = ()) -> list[SearchDoc]:
+    """The reports, the history pages ((title, path)), then every record in the index's order
+    (kind, title, id)."""
+    docs = [SearchDoc(title=r.title, path=links.report_file(r.slug), kind="report", words=(r.summary,) if r.summary else ())
+            for r in reports]
+    docs += [SearchDoc(title=title, path=path, kind="history") for title, path in histories]
+    for rid in sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r)):
+        newer = records.supersession_of(rid)
+        replaced_by = records.records[newer.new]["title"] if newer and newer.new in records.records else ""
+        docs.append(record_doc(records.records[rid], records.facts(rid), links.record_file(rid), replaced_by))
+    return docs
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def search_files(docs: Iterable[SearchDoc]) -> dict[str, str]:
+    """Every file of the index, path under the site root -> JSON text, for the documents in
+    the order given (their numbers)."""
+    docs = list(docs)
+    postings: dict[str, list[int]] = {}
+    for n, doc in enumerate(docs):
+        for term in _doc_terms(doc):
+            postings.setdefault(term, []).append(n)
+    size = sum(len(t) + 6 * len(ns) for t, ns in postings.items())  # about a posting's JSON bytes
+    shards = max(1, math.ceil(size / SHARD_BYTES))
+    split: list[dict[str, list[int]]] = [{} for _ in range(shards)]
+    for term in sorted(postings):
+        split[shard_of(term, shards)][term] = postings[term]
+    files = {f"search/terms-{n}.json": _compact(part) for n, part in enumerate(split)}
+    for start in range(0, len(docs), DOCS_PER_CHUNK):
+        chunk = [{"t": d.title, "u": d.path, "k": d.kind, "g": d.gpu, "w": " · ".join(d.words), "s": d.superseded_by}
+                 for d in docs[start:start + DOCS_PER_CHUNK]]
+        files[f"search/docs-{start // DOCS_PER_CHUNK}.json"] = _compact(chunk)
+    files["search/meta.json"] = _compact({"format": FORMAT, "docs": len(docs), "per_chunk": DOCS_PER_CHUNK,
+                                          "shards": shards})
+    return files
