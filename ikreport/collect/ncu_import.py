@@ -18,6 +18,7 @@ from ikreport.analysis.ncu_summary import LABELS, SOL_RULE
 from ikreport.store.archive import Archive
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.ncu_session import SESSION_ROLE, check_session, method, observed_limitation, provenance_data, split_session
+from ikreport.collect.big_export import Streamed, stream_export
 from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
 from ikreport.formatting import plural
@@ -125,24 +126,36 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
         raise NcuExportError("give one raw and/or one details export, and optionally the session page (one to three files)")
     raw_bytes: dict[str, bytes] = {}
     texts: dict[str, bytes | str] = {}
+    streamed: dict[str, Streamed] = {}  # big exports: checked and hashed in chunks, rows read from the file
     for path in paths:
-        raw_bytes[str(path)], texts[str(path)] = read_export(path, NcuExportError)
-    size = sum(len(d) for d in raw_bytes.values())
+        big = stream_export(path)
+        if big is not None:
+            streamed[str(path)] = big
+        else:
+            raw_bytes[str(path)], texts[str(path)] = read_export(path, NcuExportError)
+    size = sum(len(d) for d in raw_bytes.values()) + sum(s.size for s in streamed.values())
     if progress and size > BIG_EXPORT:
         progress.step(f"parsing {size / 1e6:.0f} MB of ncu export")
-    session, texts = split_session(texts)
-    profile = read_exports(texts)  # parse everything before writing anything
+    session, rest = split_session(texts)  # a streamed export is a raw page, never the session page
+    exports = {str(p): streamed[str(p)].export if str(p) in streamed else rest[str(p)]
+               for p in paths if str(p) in streamed or str(p) in rest}
+    profile = read_exports(exports)  # parse everything before writing anything
     stated = dict(context.stated)
     if session is not None:
         check_session(session, profile, stated)
     if progress and size > BIG_EXPORT:
         progress.step(f"writing the record of {profile.launch_count} launches")
     sources = launch_table_source(archive, profile)
-    for name, data in raw_bytes.items():
+    for name in map(str, paths):
+        if name in streamed:
+            blob_id, blob_size = streamed[name].sha256, streamed[name].size
+            archive.put_blob_file(Path(name), blob_id)
+        else:
+            blob_id, blob_size = archive.put_blob(raw_bytes[name]), len(raw_bytes[name])
         sources.append({
             "role": SESSION_ROLE if session is not None and name == session.name else f"ncu-{profile.pages[name]}-csv",
-            "id": archive.put_blob(data),
-            "size": len(data),
+            "id": blob_id,
+            "size": blob_size,
             "media_type": "text/csv",
             "name": Path(name).name,
         })
