@@ -2,7 +2,8 @@
 # Rebuild sample_evidence/ from the real ncu exports in tests/fixtures/ncu (sources in
 # tests/fixtures/SOURCES.md) with ikreport's own importer. Records are content-addressed,
 # so running this again adds nothing. SOURCE_DATE_EPOCH pins collected_at to the day the
-# sample was first imported, so the same exports always give the same ids.
+# sample was first imported, so the same exports always give the same ids: sample_evidence/
+# records and blobs are exactly what this script writes into an empty folder (tests/test_sample_evidence.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1796169600}  # 2026-12-02T00:00:00Z
@@ -39,14 +40,9 @@ B=tests/fixtures/bandwidth
 S=tests/fixtures/nvidia-smi
 $IK collect bandwidth --from-babelstream "$B/babelstream_alcfguide_a100_v4.0_trailingspaces_excerpt.txt" -a "$A" \
   --title "BabelStream 4.0 on an A100-SXM4-40GB (ALCF Polaris)" --limitation "$SRC"
-# sample_evidence/ also keeps 54a330c2, this run as imported before ikreport read BabelStream's
-# own MBytes/sec figure, and 4dec2dab, the supersession (ikreport supersede) that replaces it.
 $IK collect env --from-nvidia-smi "$S/smi_table_evaldataset_h100x2.txt" -a "$A" \
   --title "Two H100 80GB HBM3, driver 570.133.20 (nvidia-smi table)" --limitation "$SRC"
 $IK collect env --from-nvidia-smi "$S/smi_q_gpukernellab_rtx3060laptop.txt" -a "$A" \
   --title "RTX 3060 Laptop GPU under WDDM, driver 610.88 (nvidia-smi -q)" --limitation "$SRC"
 profile() { $IK list -a "$A" | grep " ncu-profile " | grep "$1" | cut -c1-12; }
 $IK compare "$(profile "GEMV (kernel 1)")" "$(profile "GEMM (kernel 3)")" -a "$A" >/dev/null
-# The sample also keeps the comparison of these two written before compare had intervals
-# (efb5c56e, data version 1: no ikreport today writes one) and the supersession, dated
-# 2026-12-03, by which the comparison above replaces it; a fresh archive has neither.

@@ -11,7 +11,7 @@ from siteserver import serve
 from test_browser import ARTIFACTS, Visit, browser  # noqa: F401 (a fixture)
 from test_site_readers import CUTLASS_OLD, site  # noqa: F401 (a fixture)
 
-RODINIA = "dfe61661536bf8d1018887ff3537933558a5dbc1c52e5413ebf26c606fbe28bd"
+RODINIA = "0c100c649873492479434a71f5cb99e14a4ad5ac139b37c954b4aeeb39b7327a"
 WIDTHS = (1280, 400)
 
 

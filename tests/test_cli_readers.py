@@ -103,7 +103,7 @@ def sample_id(run, arch, kind, title_part):
 def test_build_prints_each_warning_with_a_count_and_strict_fails(sample, tmp_path, run):
     old = sample_id(run, sample, "environment", "RTX 3060")  # the sample's report cites neither
     new = sample_id(run, sample, "environment", "H100")
-    babel = BABEL  # the current A100 BabelStream record (54a330c2, which it supersedes, has its title)
+    babel = BABEL  # the A100 BabelStream record
     assert run("supersede", old, "--by", new, "--reason", "wrong kernel", "-a", sample).exit_code == 0
     reports = sample / "reports"
     (reports / "old.md").write_text(f"The laptop [ev:{old}].\n")
@@ -203,14 +203,14 @@ def test_live_bandwidth_without_a_gpu_suggests_only_its_own_options(tmp_path, ru
 
 def test_a_mistyped_value_path_gets_every_key_or_the_nearest(sample, tmp_path, run):
     gemv = sample_id(run, sample, "ncu-profile", "GEMV (kernel 1)")
-    babel = BABEL  # the current A100 BabelStream record (54a330c2, which it supersedes, has its title)
+    babel = BABEL  # the A100 BabelStream record
     report = sample / "reports" / "typo.md"
     report.write_text(f"[ev:{gemv} data.launches.0.dram_pc] [ev:{babel} data.peek_gbs] "
                       f"[ev:{babel} data.kernels.0.best]\n")
     lines = [x for x in run("check", sample).stdout.splitlines() if "typo.md" in x]
     assert lines == [
         f"{report}:1: IK106 record {gemv[:8]}: data.launches.0.dram_pc: data.launches.0 has no 'dram_pc' "
-        "(did you mean dram_pct, dram_gbs or sm_pct? it has 29 keys)",
+        "(did you mean dram_pct, dram_gbs or sm_pct? it has 32 keys)",
         f"{report}:1: IK106 record {babel[:8]}: data.peek_gbs: data has no 'peek_gbs' "
         "(did you mean peak_gbs or peak_basis? it has 15 keys)",
         f"{report}:1: IK106 record {babel[:8]}: data.kernels.0.best: data.kernels.0 has no 'best' "
@@ -243,12 +243,12 @@ def test_grammar_of_messages_and_banner(sample, tmp_path, run):
 # -- item 5: show gives what a record is for ---------------------------------------------------------
 
 def test_show_gives_the_peak_of_a_peak_bandwidth_record(run):
-    # the sample's BabelStream record, imported from tests/fixtures/bandwidth (Copy: 1376.4 GB/s from the
-    # average time, 1394.6 GB/s best)
+    # the sample's BabelStream record, imported from tests/fixtures/bandwidth (Copy: 1394571.325 MBytes/sec,
+    # BabelStream's own figure, from its fastest run)
     sample = ROOT / "sample_evidence"
     shown = run("show", sample_id(run, sample, "peak-bandwidth", "BabelStream"), "-a", sample).stdout.splitlines()
     assert shown[shown.index("  limitations:") - 4:shown.index("  limitations:")] == [
-        "  peak:      1.38 TB/s (BabelStream Copy, from the average time of 100 runs)",
+        "  peak:      1.39 TB/s (BabelStream's own Copy figure (MBytes/sec), from the fastest of 100 runs)",
         "  best:      1.39 TB/s",
         "  theoretical: unknown",
         "  counting:  read+write: a copy of N bytes counts 2N bytes moved (BabelStream's own: Copy reads one "

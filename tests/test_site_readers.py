@@ -17,7 +17,7 @@ from ikreport.commands.supersede import supersede
 from ikreport.site.build import build_site
 from ikreport.store.archive import Archive
 
-CUTLASS_OLD = "f16546f513bd2d9071aa532b5d9b74ad8bb378b50fbe2c5614136901159960ab"  # cited by the sample report
+CUTLASS_OLD = "de1397fb1f0e8d58e6340c546c541f508dc77779e24ad84ba62bdbfa620da5cd"  # cited by the sample report
 CUTLASS_TITLE = "DeepSeek-OCR: CUTLASS bf16 WMMA GEMM (kernel 3)"
 B200 = NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
 
@@ -73,7 +73,7 @@ def test_a_report_citing_a_superseded_record_marks_it_and_lists_records_with_tit
 
 
 def test_a_comparison_citing_a_superseded_profile_marks_it(site):
-    html = page(site, "e/efb5c56ea6187a4b86aec8addc662323fceaa7899ce6902115b297ae6ae4f24b.html")
+    html = page(site, "e/83b56000e0b9ee088e655e756cfc41a28150618e0eda9fc1a55b9db561b5d33f.html")
     versus = html.split('<p class="versus">', 1)[1].split("</p>", 1)[0]
     assert f'superseded by <a href="{site["new"]}.html" title=' in versus
 
@@ -104,7 +104,7 @@ def test_limitations_both_profiles_share_are_listed_once_on_a_comparison(site):
 
 
 def test_profile_charts_name_kernels_in_the_unit_that_fits(site):
-    rodinia = page(site, "e/dfe61661536bf8d1018887ff3537933558a5dbc1c52e5413ebf26c606fbe28bd.html")
+    rodinia = page(site, "e/0c100c649873492479434a71f5cb99e14a4ad5ac139b37c954b4aeeb39b7327a.html")
     time_chart = rodinia.split("Profiled GPU time by kernel", 1)[1].split("</figure>", 1)[0]
     assert "profiled GPU time (µs)" in time_chart
     assert ">Kernel2</text>" in time_chart and "#1" not in time_chart
@@ -112,7 +112,7 @@ def test_profile_charts_name_kernels_in_the_unit_that_fits(site):
 
 
 def test_no_chart_of_one_point(site):
-    numba = page(site, "e/d5f7919d13edcd4beff1fc3a416c0e31ddefdc239d2afc1fc4aee7f24ba8bafe.html")
+    numba = page(site, "e/42df9288299f0d8093fe9f3682534485c25fb59e74da203bc4d519546ff7e900.html")
     assert "Memory vs SM throughput" not in numba and "Profiled GPU time by kernel" not in numba
     assert "Speed of light by kernel" in numba  # one kernel's speed-of-light bars still say something
 
