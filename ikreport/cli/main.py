@@ -300,11 +300,10 @@ def sync(src: Any, dst: Any) -> None:
     Each object is re-hashed as it is read, and a damaged one is not copied; nothing in DST is
     deleted or replaced. Prints each copied object's name in DST; exit 1 if any could not be.
     """
-    from ikreport.commands.sync import sync as run
-    from ikreport.store.archive import Archive
+    from ikreport.commands.sync import open_pair, sync as run
     from ikreport.terminal import safe_text
 
-    source, target = Archive.open(src), Archive.create(dst)
+    source, target = open_pair(src, dst)
     with terminal_progress("objects copied") as progress:
         synced = run(source, target, progress=progress)
     for name in synced.copied:

@@ -24,9 +24,15 @@ class ArchiveLocation(click.ParamType):
     folder = click.Path(file_okay=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        """The URL as given, or the folder's Path."""
-        from ikreport.store.bucket import is_url
+        """The URL as given, or the folder's Path; a usage error for ``s3:/b`` or ``s3://``."""
+        from ikreport.errors import ArchiveError
+        from ikreport.store.bucket import check_location, is_url
 
+        if isinstance(value, str):
+            try:
+                check_location(value)
+            except ArchiveError as exc:
+                self.fail(str(exc), param, ctx)
         return value if is_url(value) else self.folder.convert(value, param, ctx)
 
 
