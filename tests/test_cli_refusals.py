@@ -93,3 +93,15 @@ def test_sync_refuses_a_bucket_prefix_inside_the_other():
     assert result.exit_code == 1
     assert "s3://b/g and s3://b/g/sub/: one archive, or one inside the other" in result.output
     assert "s3://b/gh" not in run("sync", "memory://b/g", "memory://b/gh").output  # a sibling is apart
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_init_pages_needs_an_existing_git_repository(tmp_path, made):
+    repo = tmp_path / "missing"
+    if made:
+        repo.mkdir()  # a folder, but no repository
+    result = run("init-pages", "--repo", repo, "--install", "ikreport==0.1.0")
+    assert (result.exit_code, result.stderr) == (1, (
+        f"Error: {repo}: not a git repository's top folder (no .git); run 'git init' there, or give --repo the "
+        "repository's folder\n"))
+    assert sorted(tmp_path.rglob("*")) == ([repo] if made else [])
