@@ -105,3 +105,30 @@ def test_init_pages_needs_an_existing_git_repository(tmp_path, made):
         f"Error: {repo}: not a git repository's top folder (no .git); run 'git init' there, or give --repo the "
         "repository's folder\n"))
     assert sorted(tmp_path.rglob("*")) == ([repo] if made else [])
+
+
+def test_import_and_from_csv_together_are_refused(tmp_path):
+    report = tmp_path / "x.ncu-rep"
+    report.write_bytes(b"NVR\x00")
+    result = run("collect", "ncu", "--import", report, "--from-csv", RAW_PMPP, "-a", tmp_path / "arch")
+    assert result.exit_code == 2
+    assert last_line(result) == "Error: give --import REPORT or --from-csv FILES, not both"
+    assert not (tmp_path / "arch").exists()
+
+
+def test_one_export_given_twice_is_refused(tmp_path):
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(RAW_PMPP.read_bytes())
+    for second in (RAW_PMPP, copy):
+        result = run("collect", "ncu", "--from-csv", RAW_PMPP, second, "-a", tmp_path / "arch")
+        assert (result.exit_code, result.stderr) == (1, (
+            f"Error: {second}: the same export as {RAW_PMPP}, given twice; give the raw and the details page, "
+            "each once\n"))
+    assert run("list", "-a", tmp_path / "arch").stdout == ""
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf"])
+def test_build_refuses_a_blob_size_that_is_no_size(tmp_path, value):
+    result = run("build", "-o", tmp_path / "site", "--cache-dir", tmp_path / "c", "--max-blob-mb", value)
+    assert result.exit_code == 2 and "Invalid value for '--max-blob-mb'" in result.output
+    assert not (tmp_path / "site").exists()

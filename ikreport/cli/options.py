@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,17 @@ class ArchiveLocation(click.ParamType):
 
 
 ARCHIVE = ArchiveLocation()
+
+
+class FiniteFloatRange(click.FloatRange):
+    """A FloatRange that refuses nan and infinity too, which compare false with every bound."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The number, when finite and in range; a usage error otherwise."""
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number.", param, ctx)
+        return number
 
 
 def archive_option() -> Any:

@@ -126,7 +126,13 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     raw_bytes: dict[str, bytes] = {}
     texts: dict[str, bytes | str] = {}
     for path in paths:
-        raw_bytes[str(path)], texts[str(path)] = read_export(path, NcuExportError)
+        data, text = read_export(path, NcuExportError)
+        # one export given twice (the same path, or a copy) would be read as one: say so instead
+        twin = next((name for name, seen in raw_bytes.items() if seen == data), None)
+        if twin is not None:
+            raise NcuExportError(f"{path}: the same export as {twin}, given twice; give the raw and the details "
+                                 "page, each once")
+        raw_bytes[str(path)], texts[str(path)] = data, text
     size = sum(len(d) for d in raw_bytes.values())
     if progress and size > BIG_EXPORT:
         progress.step(f"parsing {size / 1e6:.0f} MB of ncu export")
