@@ -4,6 +4,7 @@ out-of-range options; and sync names a damaged copy that DST already holds."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,22 @@ def test_build_refuses_a_blob_size_that_is_no_size(tmp_path, value):
     result = run("build", "-o", tmp_path / "site", "--cache-dir", tmp_path / "c", "--max-blob-mb", value)
     assert result.exit_code == 2 and "Invalid value for '--max-blob-mb'" in result.output
     assert not (tmp_path / "site").exists()
+
+
+def test_list_columns_stay_two_spaces_apart_with_long_gpu_names(box, tmp_path):
+    long_name = "NVIDIA GeForce RTX 3060 Laptop GPU with Max-Q Design, 6 GB GDDR6"
+    assert run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", box, "--gpu", long_name,
+               "--title", "pmpp again").exit_code == 0
+    lines = run("list", "-a", box).stdout.splitlines()
+    (cut,) = [line for line in lines if line.endswith("pmpp again")]
+    assert "  NVIDIA GeForce RTX 3060 Laptop GPU with…  pmpp again" in cut
+    # id, kind, GPU, title: parted by two spaces or more, each column starting at one place
+    starts = {tuple(m.start() for m in re.finditer(r"(?:^|(?<=  ))\S", line))[:4] for line in lines}
+    assert len(starts) == 1 and len(next(iter(starts))) == 4
+
+
+def test_list_of_the_sample_parts_the_laptop_gpu_from_its_title():
+    from conftest import ROOT
+
+    line = next(x for x in run("list", "-a", ROOT / "sample_evidence").stdout.splitlines() if "3060" in x)
+    assert "NVIDIA GeForce RTX 3060 Laptop GPU  " in line
