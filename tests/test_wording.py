@@ -3,6 +3,7 @@ names are humanised, and a limitation names the tool whose output was read."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURES
@@ -49,3 +50,21 @@ def test_an_environment_from_the_table_names_the_table_as_lacking_compute_capabi
     shown = run("show", rid, "-a", tmp_path).stdout
     assert "nvidia-smi's table output does not report compute capability" in shown
     assert "-q does not report" not in shown
+
+
+def test_a_dump_that_says_1_gpu_but_holds_2_says_so_in_english(tmp_path):
+    from ikreport.analysis.nvidia_smi import NvidiaSmiError, parse_nvidia_smi
+
+    text = SMI_Q.read_text("utf-8")
+    section = text[text.index("\nGPU 0000"):]
+    doubled = text + section.replace("GPU 00000000:01:00.0", "GPU 00000000:02:00.0", 1)
+    with pytest.raises(NvidiaSmiError, match="says 1 GPU is attached but holds 2; the dump is truncated"):
+        parse_nvidia_smi(doubled, "q.txt")
+
+
+def test_a_live_run_of_one_launch_says_1_launch_was_profiled():
+    from ikreport.collect.ncu_run import NcuOptions, option_limitations
+
+    options = NcuOptions(launch_count=1)
+    expected = "Only 1 launch after skipping 0 was profiled; the rest of the workload is not shown."
+    assert expected in option_limitations(options)

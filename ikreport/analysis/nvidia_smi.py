@@ -18,6 +18,7 @@ from typing import Any
 
 from ikreport.analysis.sniff import QUERY_HEADER, other_tool
 from ikreport.errors import NvidiaSmiError
+from ikreport.formatting import plural
 
 
 GPU_LINE = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
@@ -105,8 +106,8 @@ def parse_query(text: str, name: str) -> dict[str, Any]:
         raise NvidiaSmiError(f"{name}: no 'GPU 0000…' section found; save the output of 'nvidia-smi -q'")
     declared = top.get("Attached GPUs")
     if declared and declared.isdigit() and int(declared) != len(gpus):
-        raise NvidiaSmiError(f"{name}: says {declared} GPUs are attached but holds {len(gpus)}; "
-                             "the dump is truncated: save 'nvidia-smi -q' again")
+        raise NvidiaSmiError(f"{name}: says {plural(int(declared), 'GPU is', 'GPUs are')} attached but holds "
+                             f"{len(gpus)}; the dump is truncated: save 'nvidia-smi -q' again")
     for g in gpus:
         if not isinstance(g.get("FB Memory Usage"), dict) or "Product Name" not in g:
             raise NvidiaSmiError(f"{name}: GPU {g['_bus']} has no 'Product Name' or 'FB Memory Usage'; "

@@ -142,7 +142,7 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     if session is not None:
         check_session(session, profile, stated)
     if progress and size > BIG_EXPORT:
-        progress.step(f"writing the record of {profile.launch_count} launches")
+        progress.step(f"writing the record of {plural(profile.launch_count, 'launch', 'launches')}")
     sources = launch_table_source(archive, profile)
     for name, data in raw_bytes.items():
         sources.append({
