@@ -123,8 +123,7 @@ def test_one_export_given_twice_is_refused(tmp_path):
     for second in (RAW_PMPP, copy):
         result = run("collect", "ncu", "--from-csv", RAW_PMPP, second, "-a", tmp_path / "arch")
         assert (result.exit_code, result.stderr) == (1, (
-            f"Error: {second}: the same export as {RAW_PMPP}, given twice; give the raw and the details page, "
-            "each once\n"))
+            f"Error: {second}: the same file as {RAW_PMPP}, given twice; give each export once\n"))
     assert run("list", "-a", tmp_path / "arch").stdout == ""
 
 

@@ -130,8 +130,7 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
         # one export given twice (the same path, or a copy) would be read as one: say so instead
         twin = next((name for name, seen in raw_bytes.items() if seen == data), None)
         if twin is not None:
-            raise NcuExportError(f"{path}: the same export as {twin}, given twice; give the raw and the details "
-                                 "page, each once")
+            raise NcuExportError(f"{path}: the same file as {twin}, given twice; give each export once")
         raw_bytes[str(path)], texts[str(path)] = data, text
     size = sum(len(d) for d in raw_bytes.values())
     if progress and size > BIG_EXPORT:
