@@ -188,7 +188,12 @@ def test_one_run_a_side_says_run_to_run_variance_is_not_captured(imported):
     (["{a0}", "{a0}"], "is given twice; a record compared with itself shows nothing"),
     (["{a0},{a1}", "{b0},{a1}"], "is given twice"),
     (["{a0},", "{b0}"], "A and B are record ids or prefixes separated by commas, with none empty"),
-    (["{a0}", "{b0}", "--threshold", "0"], "--threshold must be > 0"),
+    (["{a0}", "{b0}", "--threshold", "0"], "Invalid value for '--threshold': 0.0 is not in the range 0<x<100."),
+    (["{a0}", "{b0}", "--threshold", "nan"], "Invalid value for '--threshold': nan is not in the range 0<x<100."),
+    (["{a0}", "{b0}", "--threshold", "inf"], "Invalid value for '--threshold': inf is not in the range 0<x<100."),
+    (["{a0}", "{b0}", "--threshold", "200"], "Invalid value for '--threshold': 200.0 is not in the range 0<x<100."),
+    (["{a0}", "{b0}", "--min-samples", str(10**20)], "Invalid value for '--min-samples': 100000000000000000000 is "
+                                                    "not in the range 1<=x<=10000."),
     (["{a0}", "ffffffff"], "ffffffff"),
 ])
 def test_compare_cli_errors_write_nothing(imported, args, message):
@@ -214,3 +219,74 @@ def test_a_report_cites_a_comparisons_interval(imported):
     record = Archive.open(arch).load(out.stdout.splitlines()[-1])
     assert format_value("data.kernels.0.ratio_ci", lookup(record, "data.kernels.0.ratio_ci")) == "0.699–0.702"
     assert format_value("data.kernels.0.ratio", lookup(record, "data.kernels.0.ratio")) == "0.70"
+
+
+def test_a_comparison_of_several_runs_a_side_answers_the_one_run_limitation(imported, tmp_path):
+    arch, ids = imported
+    out = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch)])
+    made = out.stdout.splitlines()[-1]
+    built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
+    assert built.exit_code == 0, built.output
+    page = (tmp_path / "site" / "e" / f"{made}.md").read_text()
+    assert ("One profile of one run: it shows no run-to-run variance. Answered by this comparison, which takes "
+            "3 runs in A and 3 runs in B, each run's median one sample." in page)
+    assert page.count("One profile of one run") == 1  # stated once, as every limitation
+
+
+def test_the_runs_that_lack_a_kernel_are_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    arch = tmp_path / "arch"
+    ids: dict[str, list[str]] = {"a": [], "b": []}
+    for side, level in (("a", 10.0), ("b", 7.0)):
+        for r in range(3):
+            rows = [HEADER] + [f'"{i}","gemm(float*)","GPU Speed Of Light Throughput","Duration","usecond","{level + i * 0.01}"'
+                               for i in range(3)]
+            if not (side == "a" and r == 1):  # A's second run never launched the norm kernel
+                rows += [f'"{3 + i}","norm(float*)","GPU Speed Of Light Throughput","Duration","usecond","2.0{i}"'
+                         for i in range(3)]
+            (tmp_path / f"{side}{r}.csv").write_text("\n".join(rows) + "\n")
+            out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(tmp_path / f"{side}{r}.csv"), "-a", str(arch),
+                                           "--title", f"{side}{r}", *STATED])
+            ids[side].append(out.stdout.strip())
+    out = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    assert f"- `norm(float*)`: not in A's run 2 [{ids['a'][1][:8]}]" in out.stdout.splitlines()
+    made = out.stdout.splitlines()[-1]
+    assert Archive.open(arch).load(made)["data"]["kernels"][1]["a_lacking"] == [1]
+    built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
+    assert built.exit_code == 0, built.output
+    assert f"norm: not in A's run 2 \\[{ids['a'][1][:8]}\\]" in (tmp_path / "site" / "e" / f"{made}.md").read_text()
+
+
+def test_a_comparison_across_gpus_names_both_in_list_and_the_index(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    arch = tmp_path / "arch"
+    ids = []
+    for gpu in ("NVIDIA A100", "NVIDIA H100"):
+        csv = export(tmp_path / f"{gpu[-4:]}.csv", [10.0, 10.1, 10.2])
+        out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(csv), "-a", str(arch), *STATED, "--gpu", gpu])
+        ids.append(out.stdout.strip())
+    made = CliRunner().invoke(cli, ["compare", ids[0], ids[1], "-a", str(arch)]).stdout.splitlines()[-1]
+    listed = CliRunner().invoke(cli, ["list", "-a", str(arch)]).stdout
+    (line,) = [x for x in listed.splitlines() if x.startswith(made[:12])]
+    assert "NVIDIA A100 (A), NVIDIA H100 (B)" in line
+    built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
+    assert built.exit_code == 0, built.output
+    (row,) = [x for x in (tmp_path / "site" / "index.md").read_text().splitlines() if made[:8] in x]
+    assert "NVIDIA A100 (A), NVIDIA H100 (B)" in row
+
+
+def test_show_prints_a_comparisons_kernels_and_a_supersessions_ids_and_reason(imported):
+    arch, ids = imported
+    made = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch)]).stdout
+    out = CliRunner().invoke(cli, ["show", made.splitlines()[-1], "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    assert "  verdicts:  1 FASTER" in out.stdout.splitlines()
+    assert "    0.700 [0.699, 0.702]           3/3  FASTER     gemm(float*)" in out.stdout.splitlines()
+    by = CliRunner().invoke(cli, ["supersede", ids["a"][0], "--by", ids["a"][1], "--reason", "clocks were not locked",
+                                  "-a", str(arch)]).stdout.strip()
+    out = CliRunner().invoke(cli, ["show", by, "-a", str(arch)])
+    lines = out.stdout.splitlines()
+    assert f"  old:       {ids['a'][0]} (superseded)" in lines and f"  new:       {ids['a'][1]} (replaces it)" in lines
+    assert "  reason:    clocks were not locked" in lines
+    assert "  limitations:" not in lines  # a supersession states none: no empty heading

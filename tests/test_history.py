@@ -75,3 +75,88 @@ def test_the_site_has_a_history_page_linked_from_the_index(nightly, tmp_path):
     assert page.count("## ") == 4  # profiles, changes, and one section per kernel
     svg = re.search(r"\(\.\./charts/([0-9a-f]{64})\.svg\)", page).group(1)
     assert f'href="../e/{ids[0]}.html"' in (tmp_path / "site" / "charts" / f"{svg}.svg").read_text()  # linked points
+
+
+def series_of(tmp_path, monkeypatch, levels, days):
+    """An archive of one series: a profile per level, collected on the given day (same day: same second)."""
+    arch = tmp_path / "arch"
+    ids = []
+    for n, (level, day) in enumerate(zip(levels, days)):
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", str(1796169600 + day * 86400))
+        out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export(tmp_path / f"p{n}.csv", level)),
+                                       "-a", str(arch), "--gpu", "NVIDIA H200", "--workload", "decode"])
+        assert out.exit_code == 0, out.output
+        ids.append(out.stdout.strip())
+    return arch, ids
+
+
+def build_page(arch, tmp_path) -> str:
+    out = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
+    assert out.exit_code == 0, out.output
+    (page,) = (tmp_path / "site" / "h").glob("*.md")
+    return page.read_text()
+
+
+def test_profiles_of_the_same_second_have_no_order_and_no_change_between_them(tmp_path, monkeypatch):
+    arch, ids = series_of(tmp_path, monkeypatch, [100.0, 100.0, 100.0, 80.0, 80.0, 80.0], [0] * 6)
+    archive = Archive.open(arch)
+    records = load(archive)
+    (series,) = find_series(records)
+    gemm = kernel_history(series, records, archive.read_blob)[0]
+    assert [p["change"] for p in gemm["points"]] == [""] * 6  # hash order is no order in time
+    page = build_page(arch, tmp_path)
+    assert "\\#1 to \\#6 share the collection time 2026-12-02T00:00:00Z: their order is not known" in page
+    assert "No change between neighbouring profiles" in page
+
+
+def test_a_change_after_a_tie_is_marked_only_against_every_profile_of_the_time_before(tmp_path, monkeypatch):
+    arch, ids = series_of(tmp_path, monkeypatch, [100.0, 100.0, 80.0, 80.0], [0, 0, 1, 1])
+    archive = Archive.open(arch)
+    records = load(archive)
+    (series,) = find_series(records)
+    gemm = kernel_history(series, records, archive.read_blob)[0]
+    assert [p["change"] for p in gemm["points"]] == ["", "", "FASTER", "FASTER"]
+    assert {p["since"] for p in gemm["points"][2:]} == {series.records[1]}
+
+
+def test_history_times_that_differ_never_read_the_same_and_the_chart_reads_in_words(tmp_path, monkeypatch):
+    arch, ids = series_of(tmp_path, monkeypatch, [100.0, 100.5], [0, 1])
+    page = build_page(arch, tmp_path)
+    rows = [line for line in page.splitlines() if line.startswith("| \\#")]
+    medians = [row.split(" | ")[3] for row in rows[2:4]]  # the gemm table, after the profiles table
+    assert medians[0] != medians[1] and medians == ["100.0 µs", "100.5 µs"]
+    svg = re.search(r"\(\.\./charts/([0-9a-f]{64})\.svg\)", page).group(1)
+    text = (tmp_path / "site" / "charts" / f"{svg}.svg").read_text()
+    labels = re.findall(r'aria-label="([^"]*)"', text)
+    assert any(label.startswith("#1: median 100.0 µs, 95% interval") for label in labels)
+    assert not any(raw in text for raw in ("median_us", "low_us", "high_us", "href: "))
+
+
+def test_a_correction_stands_at_the_place_of_the_profile_it_corrects(tmp_path, monkeypatch):
+    arch, ids = series_of(tmp_path, monkeypatch, [10.0, 10.0, 10.0, 10.0], [0, 1, 2, 3])
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(1796169600 + 9 * 86400))
+    fix = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export(tmp_path / "fix.csv", 10.0)),
+                                   "-a", str(arch), "--gpu", "NVIDIA H200", "--workload", "decode"]).stdout.strip()
+    out = CliRunner().invoke(cli, ["supersede", ids[1], "--by", fix, "--reason", "clocks were not locked", "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    (series,) = find_series(load(Archive.open(arch)))
+    assert series.records == (ids[0], fix, ids[2], ids[3])
+    page = build_page(arch, tmp_path)
+    assert (f"\\#2 \\[{fix[:8]}\\] corrects \\[{ids[1][:8]}\\], collected 2026-12-03T00:00:00Z, which is superseded "
+            "(clocks were not locked): it stands at that place in the series" in page)
+
+
+def test_profiles_within_one_second_keep_their_order_through_milliseconds(tmp_path, monkeypatch):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    arch = tmp_path / "arch"
+    for n, (level, at) in enumerate(((100.0, 1796169600.25), (80.0, 1796169600.75))):
+        monkeypatch.setattr("time.time", lambda at=at: at)
+        out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export(tmp_path / f"p{n}.csv", level)),
+                                       "-a", str(arch), "--gpu", "NVIDIA H200", "--workload", "decode"])
+        assert out.exit_code == 0, out.output
+    archive = Archive.open(arch)
+    records = load(archive)
+    (series,) = find_series(records)
+    assert series.when == ("2026-12-02T00:00:00.250Z", "2026-12-02T00:00:00.750Z")
+    assert [p["change"] for p in kernel_history(series, records, archive.read_blob)[0]["points"]] == ["", "FASTER"]
+    assert CliRunner().invoke(cli, ["verify", str(arch)]).exit_code == 0

@@ -293,3 +293,25 @@ def test_raw_page_roofline_peak_agrees_with_ncus_own_dram_percent():
     without = without.replace('"49.09",', "")
     [filled] = read_exports({"raw.csv": without}).launches
     assert filled["memory_source"] == "ncu-roofline" and filled["memory_pct"] == pytest.approx(49.09, abs=0.005)
+
+
+def test_a_lone_kernel_with_no_roof_gets_no_roofline_chart_and_its_claim_says_so(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+    from ikreport.kinds.ncu_roofline import NO_CHART
+    from ikreport.site.build import build_site
+    from ikreport.store.archive import Archive
+
+    # the real llm-perf-opt tensor GEMM: one kernel with FLOP data, no ncu roofline peaks, and no GPU named
+    # (so no measured peak and no datasheet roof)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    result = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv",
+                                      str(NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"),
+                                      "-a", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    record_id = result.stdout.strip().splitlines()[-1]
+    build_site(Archive.open(tmp_path / "a"), tmp_path / "site", cache_dir=tmp_path / "cache")
+    page = (tmp_path / "site" / "e" / f"{record_id}.md").read_text("utf-8")
+    assert f"381 FLOP per DRAM byte (first launch). {NO_CHART}" in page
+    assert "Log-log roofline" not in page and "No memory roof" not in page

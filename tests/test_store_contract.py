@@ -9,6 +9,7 @@ joins the ``backend`` fixture's list and must pass unchanged; the Archive tests 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 import pytest
 
@@ -41,6 +42,9 @@ class MemoryBackend:
 
     def write_once(self, area: Area, file_id: str, data: bytes) -> None:
         self.files.setdefault((area, file_id), bytes(data))
+
+    def write_once_chunks(self, area: Area, file_id: str, chunks: Iterable[bytes]) -> None:
+        self.write_once(area, file_id, b"".join(chunks))
 
     def exists(self, area: Area, file_id: str) -> bool:
         return (area, file_id) in self.files
@@ -80,6 +84,22 @@ def test_written_file_reads_back_whole(backend):
     assert backend.read("blobs", hid(data)) == data
     assert backend.exists("blobs", hid(data))
     assert backend.size("blobs", hid(data)) == len(data)
+    assert backend.ids("blobs") == [hid(data)]
+
+
+def test_written_chunks_read_back_whole_and_a_failing_source_writes_nothing(backend):
+    data = b"first chunk\n" * 1000 + b"last"
+    backend.write_once_chunks("blobs", hid(data), iter([data[:5000], data[5000:]]))
+    assert backend.read("blobs", hid(data)) == data
+    assert backend.size("blobs", hid(data)) == len(data)
+
+    def broken():  # as Archive.put_blob_file raises when the file changed while it was read
+        yield b"part"
+        raise ArchiveError("changed")
+
+    with pytest.raises(ArchiveError, match="changed"):
+        backend.write_once_chunks("blobs", hid(b"part"), broken())
+    assert not backend.exists("blobs", hid(b"part"))
     assert backend.ids("blobs") == [hid(data)]
 
 

@@ -6,13 +6,14 @@ each export's page, parses it, merges raw with details, and derives the summarie
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from ikreport.analysis.ncu_details import parse_details
-from ikreport.analysis.ncu_export import Page, locate
+from ikreport.analysis.ncu_export import Export, Page, locate
 from ikreport.analysis.ncu_raw import parse_raw
 from ikreport.analysis.ncu_summary import Derived, Summary, by_kernel, derive, launch_csv, launch_summary
 from ikreport.analysis.ncu_table import LaunchTable, check_same_run, merge
@@ -59,18 +60,19 @@ class Profile:
         return launch_csv(self.table, self.derived)
 
 
-def read_page(data: bytes | str, name: str) -> tuple[Page, LaunchTable, tuple[str, ...]]:
-    """One export's page, its launches, and ncu's own error and warning lines in it."""
-    export = locate(data, name)
+def read_page(data: bytes | str | Export, name: str) -> tuple[Page, LaunchTable, tuple[str, ...]]:
+    """One export's page, its launches, and ncu's own error and warning lines in it (``data``
+    may be an export already located, e.g. a big one streamed from its file)."""
+    export = data if isinstance(data, Export) else locate(data, name)
     table = parse_raw(export) if export.page == "raw" else parse_details(export)
     if table.n == 0:
         raise NcuExportError(f"{name}: the {export.page} page has a header but no kernel launches")
     return export.page, table, export.messages
 
 
-def read_exports(texts: dict[str, bytes | str]) -> Profile:
-    """Parse at most one raw and one details export, as UTF-8 bytes or text (names are used
-    in error messages)."""
+def read_exports(texts: Mapping[str, bytes | str | Export]) -> Profile:
+    """Parse at most one raw and one details export, as UTF-8 bytes or text or located
+    exports (names are used in error messages)."""
     pages: dict[str, Page] = {}
     found: dict[Page, LaunchTable] = {}
     messages: list[str] = []

@@ -49,6 +49,18 @@ class Export:
     # ncu's own ==ERROR==/==WARNING== lines anywhere in the file (at most MAX_MESSAGES), e.g.
     # '==ERROR== Failed to profile "kernel"': the export is then partial, and the record says so
     messages: tuple[str, ...] = ()
+    # a big export streamed from its file (analysis/ncu_stream.py): ``body`` is then only its
+    # first chunk's body, and readers read the rows from ``file`` at byte ``file_offset``
+    file: str | None = None
+    file_offset: int = 0
+
+    def whole_body(self) -> bytes:
+        """Every body line, read from the file for a streamed export (error path only)."""
+        if self.file is None:
+            return bytes(self.body)
+        with open(self.file, "rb") as f:
+            f.seek(self.file_offset)
+            return f.read()
 
     def file_line(self, body_line: int) -> int:
         """The file's line number (from 1) of body line ``body_line`` (from 0). Error path only:
@@ -65,7 +77,7 @@ class Export:
 
     def row_line(self, row: bytes) -> int:
         """The file line of the first body line that is ``row`` (error path only)."""
-        body = bytes(self.body)
+        body = self.whole_body()
         found = re.search(rb"^" + re.escape(row.rstrip(b"\r")) + rb"\r?$", body, re.MULTILINE)
         return self.file_line(body.count(b"\n", 0, found.start()) if found else 0)
 
@@ -73,7 +85,7 @@ class Export:
         """The file line of CSV record ``record`` (from 0) after the first ``skip`` body lines,
         not counting blank lines, which CSV readers pass over (error path only)."""
         seen = -1
-        for index, line in enumerate(bytes(self.body).split(b"\n")):
+        for index, line in enumerate(self.whole_body().split(b"\n")):
             if index >= skip and line.strip(b"\r"):
                 seen += 1
                 if seen == record:
@@ -101,8 +113,9 @@ def tool_messages(data: bytes) -> tuple[str, ...]:
     return tuple(line for _, line in sorted(found)[:MAX_MESSAGES])
 
 
-def check_utf8(data: bytes, name: str) -> None:
-    """Refuse bytes that are not UTF-8, checking in chunks so no decoded copy is kept."""
+def check_utf8(data: bytes, name: str, base: int = 0) -> None:
+    """Refuse bytes that are not UTF-8, checking in chunks so no decoded copy is kept
+    (``base``: where ``data`` starts in its file, for the message)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     view = memoryview(data)
     at = 0
@@ -111,7 +124,7 @@ def check_utf8(data: bytes, name: str) -> None:
             decoder.decode(view[at: at + CHUNK])
         decoder.decode(b"", final=True)
     except UnicodeDecodeError as exc:
-        raise NcuExportError(f"{name}: not UTF-8 text (near byte {at + exc.start}); export it again with ncu --csv") from exc
+        raise NcuExportError(f"{name}: not UTF-8 text (near byte {base + at + exc.start}); export it again with ncu --csv") from exc
 
 
 def csv_row(line: str, name: str, number: int) -> list[str]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -54,18 +56,25 @@ def _unreadable(column: pa.ChunkedArray, values: np.ndarray) -> np.ndarray:
     return np.isnan(values) & ~bool_values(missing)
 
 
-def _read(export: Export, indices: list[int]) -> pa.Table:
+def _batches(export: Export, indices: list[int]) -> Iterator[pa.Table]:
+    """The rows' ``indices`` columns as strings, a block of rows at a time, so that only one
+    block's strings are held at once (a 200,000-launch export's strings cost 230 MB whole)."""
     wrong: list[pacsv.InvalidRow] = []
 
     def refuse(row: pacsv.InvalidRow) -> str:
         wrong.append(row)  # pyarrow does not know the row's line: found from its text below
         return "error"
 
-    # a final newline: pyarrow reads a lone unterminated row as an empty file
     body = export.body
     start = bytes(body[:65536 * 16]).index(b"\n") + 1  # after the units row
-    # pyarrow reads a lone unterminated row as an empty file: end with a newline (a copy only then)
-    rows = pa.py_buffer(body)[start:] if bytes(body[-1:]) in (b"\n", b"\r") else pa.py_buffer(bytes(body[start:]) + b"\n")
+    source: pa.NativeFile
+    if export.file is not None:  # a big export: rows read from its file, a block at a time
+        source = pa.OSFile(export.file)
+        source.seek(export.file_offset + start)
+    elif bytes(body[-1:]) in (b"\n", b"\r"):
+        source = pa.BufferReader(pa.py_buffer(body)[start:])
+    else:  # pyarrow reads a lone unterminated row as an empty file: end with a newline (a copy only then)
+        source = pa.BufferReader(pa.py_buffer(bytes(body[start:]) + b"\n"))
     # Streamed in small blocks: pyarrow holds every column of a block while parsing it, so big
     # blocks cost memory (16 MB blocks: +107 MB on a 61 MB export; 2 MB: about +25 MB).
     # Column names from the header (not inferred from the first row, which may be short):
@@ -73,14 +82,15 @@ def _read(export: Export, indices: list[int]) -> pa.Table:
     names = [f"f{i}" for i in range(len(export.header))]
     try:
         reader = pacsv.open_csv(
-            pa.BufferReader(rows),
+            source,
             read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_BYTES),
             parse_options=pacsv.ParseOptions(invalid_row_handler=refuse),
             convert_options=pacsv.ConvertOptions(include_columns=[f"f{i}" for i in indices],
                                                  column_types={f"f{i}": pa.string() for i in indices},
                                                  strings_can_be_null=False),
         )
-        return pa.Table.from_batches(list(reader), schema=reader.schema)
+        for batch in reader:
+            yield pa.Table.from_batches([batch])
     except (pa.ArrowInvalid, pa.ArrowKeyError) as exc:
         if wrong:
             row = wrong[0]
@@ -90,6 +100,82 @@ def _read(export: Export, indices: list[int]) -> pa.Table:
                 "export it again with ncu --csv") from exc
         why = " ".join(str(exc).split())[:160]
         raise NcuExportError(f"{export.name}: the raw page cannot be read ({why}); export it again") from exc
+    finally:
+        source.close()
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Which columns of the page hold what: the plan every block of rows is read by."""
+
+    units: list[str]
+    text: dict[str, int]  # role -> column
+    fields: dict[str, int]
+    roof: dict[str, int]  # ncu roofline section metric -> column
+    flops: dict[str, int]
+    stalls: dict[str, int]  # reason -> column, from the one stall source the page is read by
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One block of rows, read: text cells, numbers, and the cells that could not be read."""
+
+    text: dict[str, list[str]]
+    fields: dict[str, np.ndarray]
+    stalls: dict[str, np.ndarray]
+    flops: np.ndarray
+    sass: np.ndarray
+    problems: dict[int, list[str]]  # launch row (in the whole page) -> what was unreadable
+
+
+def _convert(table: pa.Table, start: int, columns: _Columns) -> _Part:
+    """Read one block of rows (the first is launch ``start``) into numbers and text."""
+    n = table.num_rows
+    units = columns.units
+
+    def column(i: int) -> pa.ChunkedArray:
+        return table.column(f"f{i}")
+
+    text = {role: column(i).to_pylist() for role, i in columns.text.items()}
+    problems: dict[int, list[str]] = {}
+    fields: dict[str, np.ndarray] = {}
+    for field, i in columns.fields.items():
+        values = _numbers(column(i))
+        unit = units[i] if i < len(units) else ""
+        factor = unit_factor(unit, FIELD_KIND.get(field, "count"))
+        bad = _unreadable(column(i), values)
+        if factor is None:
+            bad = bad | ~np.isnan(values)
+            values = np.full(n, np.nan)
+        else:
+            values = values * factor
+        if bad.any():
+            cells = column(i).to_pylist()
+            for row in np.flatnonzero(bad):
+                problems.setdefault(start + int(row), []).append(f"{field}: {cells[row]!r} {unit!r}")
+        fields[field] = values
+    for field, dims in (("grid", "grid_dims"), ("block", "block_dims")):
+        if field not in fields and dims in text:
+            fields[field] = np.array([dims_product(t) or np.nan for t in text[dims]], dtype=float)
+    if columns.roof:
+        fields.update(raw_section_columns({name: (column(i).to_pylist(), units[i])
+                                           for name, i in columns.roof.items()}, n))
+    stalls = {reason: _numbers(column(i)) for reason, i in columns.stalls.items()}
+    flops = np.full(n, np.nan)
+    sass = np.zeros(n, dtype=bool)
+    for name, i in columns.flops.items():
+        field, weight = flop_term(name) or ("", 0.0)
+        values = _numbers(column(i)) * weight
+        present = ~np.isnan(values)
+        # per data type (and integer ops apart), then the FLOP total of every float type
+        fields[field] = np.where(present, np.nan_to_num(fields.get(field, np.full(n, np.nan))) + values,
+                                 fields.get(field, np.full(n, np.nan)))
+        if flop_weight(name) is None:
+            continue
+        flops = np.where(present, np.nan_to_num(flops) + values, flops)
+        if "sass" in name:
+            sass |= present
+    return _Part(text=text, fields=fields, stalls=stalls, flops=flops, sass=sass, problems=problems)
 
 
 def parse_raw(export: Export) -> LaunchTable:
@@ -122,51 +208,30 @@ def parse_raw(export: Export) -> LaunchTable:
         return LaunchTable(ids=[], kernels=[], text={}, fields={})
     wanted = sorted({*text_cols.values(), *field_cols.values(), *flop_cols.values(), *roof_cols.values(),
                      *(i for reasons in stall_cols.values() for i in reasons.values())})
-    table = _read(export, wanted)
-    n = table.num_rows
-
-    def column(i: int) -> pa.ChunkedArray:
-        return table.column(f"f{i}")
-
-    text = {role: column(i).to_pylist() for role, i in text_cols.items()}
-    problems: dict[int, list[str]] = {}
-    fields: dict[str, np.ndarray] = {}
-    for field, i in field_cols.items():
-        values = _numbers(column(i))
-        unit = units[i] if i < len(units) else ""
-        factor = unit_factor(unit, FIELD_KIND.get(field, "count"))
-        bad = _unreadable(column(i), values)
-        if factor is None:
-            bad = bad | ~np.isnan(values)
-            values = np.full(n, np.nan)
-        else:
-            values = values * factor
-        if bad.any():
-            cells = column(i).to_pylist()
-            for row in np.flatnonzero(bad):
-                problems.setdefault(int(row), []).append(f"{field}: {cells[row]!r} {unit!r}")
-        fields[field] = values
-    for field, dims in (("grid", "grid_dims"), ("block", "block_dims")):
-        if field not in fields and dims in text:
-            fields[field] = np.array([dims_product(t) or np.nan for t in text[dims]], dtype=float)
-    if roof_cols:
-        fields.update(raw_section_columns({name: (column(i).to_pylist(), units[i]) for name, i in roof_cols.items()}, n))
     source = next((s for s, _ in STALL_PATTERNS if s in stall_cols), None)
-    stalls = {reason: _numbers(column(i)) for reason, i in sorted(stall_cols.get(source, {}).items())}
-    flops = np.full(n, np.nan)
-    sass = np.zeros(n, dtype=bool)
-    for name, i in flop_cols.items():
-        field, weight = flop_term(name) or ("", 0.0)
-        values = _numbers(column(i)) * weight
-        present = ~np.isnan(values)
-        # per data type (and integer ops apart), then the FLOP total of every float type
-        fields[field] = np.where(present, np.nan_to_num(fields.get(field, np.full(n, np.nan))) + values,
-                                 fields.get(field, np.full(n, np.nan)))
-        if flop_weight(name) is None:
-            continue
-        flops = np.where(present, np.nan_to_num(flops) + values, flops)
-        if "sass" in name:
-            sass |= present
+    columns = _Columns(units=units, text=text_cols, fields=field_cols, roof=roof_cols, flops=flop_cols,
+                       stalls=dict(sorted(stall_cols.get(source, {}).items())) if source else {})
+    parts: list[_Part] = []
+    text: dict[str, list[str]] = {role: [] for role in text_cols}
+    shared: dict[str, str] = {}  # one str object per distinct kernel name, device, grid...: they repeat
+    start = 0
+    for batch in _batches(export, wanted):  # each block of rows folded into columns as it comes
+        part = _convert(batch, start, columns)
+        for role, cells in part.text.items():
+            text[role] += cells if role == "id" else [shared.setdefault(v, v) for v in cells]
+        part.text.clear()  # its cells are in ``text`` now (repeated ones as the shared str)
+        parts.append(part)
+        start += batch.num_rows
+    if not parts:
+        return LaunchTable(ids=[], kernels=[], text={}, fields={})
+    n = start
+    # a column's blocks are let go as soon as it is joined, so the blocks and the joined
+    # columns are not all held at once
+    fields = {f: np.concatenate([part.fields.pop(f) for part in parts]) for f in list(parts[0].fields)}
+    stalls = {r: np.concatenate([part.stalls.pop(r) for part in parts]) for r in list(parts[0].stalls)}
+    flops = np.concatenate([part.flops for part in parts])
+    sass = np.concatenate([part.sass for part in parts])
+    problems = {row: said for part in parts for row, said in part.problems.items()}
     table = LaunchTable(
         ids=text["id"], kernels=text.get("kernel", [""] * n),
         text={k: [v or None for v in text[k]] for k in ("device", "cc", "grid_dims", "block_dims") if k in text},

@@ -364,6 +364,9 @@ CSV_COLUMNS = ("index", "id", "kernel", "duration_us", "dram_gbs", "dram_pct", "
                "block", "flops", "bound")
 
 
+CSV_SLICE = 20_000  # rows of the launch CSV converted and written at a time
+
+
 def launch_csv(t: LaunchTable, d: Derived) -> bytes:
     """Every launch as CSV (one row each, profiling order): the table a big profile's record
     cites as a blob. Deterministic for the same input. Text cells are neutralised against
@@ -385,8 +388,11 @@ def launch_csv(t: LaunchTable, d: Derived) -> bytes:
         "registers": f["registers"], "grid": f["grid"], "block": f["block"], "flops": d.flops,
         "bound": np.array(LABELS, dtype=object)[d.bound] if t.n else np.array([], dtype=object),
     }
-    # kernel names and ids are anyone's text: no cell may reach a spreadsheet as a formula
-    table = neutralise(pa.table({name: column(columns[name]) for name in CSV_COLUMNS}))
     out = io.BytesIO()
-    pacsv.write_csv(table, out)
+    # written CSV_SLICE rows at a time: a whole table of a 200,000-launch profile's text
+    # cells (twice, neutralised) cost about 100 MB at the peak of an import
+    for start in range(0, max(t.n, 1), CSV_SLICE):
+        part = {name: column(columns[name][start:start + CSV_SLICE]) for name in CSV_COLUMNS}
+        # kernel names and ids are anyone's text: no cell may reach a spreadsheet as a formula
+        pacsv.write_csv(neutralise(pa.table(part)), out, write_options=pacsv.WriteOptions(include_header=start == 0))
     return out.getvalue()

@@ -224,13 +224,23 @@ def init_pages(repo: Path, archive_path: str, install: str | None, wheel: Path |
     click.echo(f"{path}: written; {commit}in the repository's Settings > Pages, set Source to 'GitHub Actions'")
 
 
+def _not_nan(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """FloatRange lets nan through (every comparison with it is false): refuse it the same way."""
+    if value != value:
+        raise click.BadParameter("nan is not in the range 0<x<100.", ctx, param)
+    return value
+
+
 @cli.command()
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @archive_option()
-@click.option("--threshold", "threshold_pct", type=float, default=5.0, show_default=True,
-              help="Smallest change (%) of the B/A ratio called FASTER or SLOWER; SAME needs the interval within it.")
-@click.option("--min-samples", type=int, default=3, show_default=True,
+# click checks the ranges, so nan, inf or 10**20 is a usage error naming the option, never a schema error
+@click.option("--threshold", "threshold_pct", type=click.FloatRange(0, 100, min_open=True, max_open=True),
+              default=5.0, show_default=True, callback=_not_nan,
+              help="Smallest change (%) of the B/A ratio called FASTER or SLOWER, 0 < T < 100; SAME needs the "
+                   "interval within it.")
+@click.option("--min-samples", type=click.IntRange(1, 10000), default=3, show_default=True,
               help="Runs (or, with one run a side, launches) needed on each side before any verdict but UNDECIDED.")
 def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: int) -> None:
     """Compare ncu-profile records, A (before) and B (after), kernel by kernel.
@@ -244,8 +254,6 @@ def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: in
     from ikreport.store.archive import Archive
     from ikreport.commands.compare import compare as run
 
-    if threshold_pct <= 0 or min_samples < 1:
-        raise click.UsageError("--threshold must be > 0 and --min-samples >= 1")
     sides = [[i.strip() for i in side.split(",")] for side in (a, b)]
     if any(not i for side in sides for i in side):
         raise click.UsageError("A and B are record ids or prefixes separated by commas, with none empty")

@@ -65,7 +65,10 @@ def merge_context(base: Context, flags: Context) -> Context:
 
 
 def utc_now() -> str:
-    """Now, as RFC 3339 UTC to the second; SOURCE_DATE_EPOCH wins, for reproducible records."""
+    """Now, as RFC 3339 UTC to the millisecond, so that records made within one second keep their
+    order (history pages); SOURCE_DATE_EPOCH wins, to the second, for reproducible records."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    seconds = int(epoch) if epoch and epoch.isdigit() else int(time.time())
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+    if epoch and epoch.isdigit():
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(epoch)))
+    millis = int(time.time() * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}Z"

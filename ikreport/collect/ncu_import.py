@@ -15,14 +15,15 @@ from ikreport.analysis.ncu import Profile, read_exports
 import numpy as np
 
 from ikreport.analysis.ncu_summary import LABELS, SOL_RULE
-from ikreport.store.archive import Archive
+from ikreport.store.archive import Archive, sha256
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.ncu_session import SESSION_ROLE, check_session, method, observed_limitation, provenance_data, split_session
+from ikreport.collect.big_export import Streamed, stream_export
 from ikreport.collect.textfile import read_export
 from ikreport.errors import NcuExportError
 from ikreport.formatting import plural
 from ikreport.progress import Progress
-from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
+from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE, ONE_RUN
 from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
 
 BIG_EXPORT = 10_000_000  # bytes: an import this big takes long enough to say what it is doing
@@ -31,7 +32,7 @@ LIMIT_REPLAY = (
     "launch gaps are not seen: profiled GPU time is a sum of isolated kernel durations, not "
     "the workload's wall time."
 )
-LIMIT_ONE_RUN = "One profile of one run: it shows no run-to-run variance."
+LIMIT_ONE_RUN = ONE_RUN
 LIMIT_IMPORTED = (
     "Imported from a CSV export, which does not say which --clock-control and --cache-control "
     "ncu ran under: with ncu's default (base clocks locked, caches flushed) durations can be "
@@ -125,29 +126,43 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
         raise NcuExportError("give one raw and/or one details export, and optionally the session page (one to three files)")
     raw_bytes: dict[str, bytes] = {}
     texts: dict[str, bytes | str] = {}
+    streamed: dict[str, Streamed] = {}  # big exports: checked and hashed in chunks, rows read from the file
+    given: dict[str, Path] = {}  # sha256 -> the path first given with those bytes
     for path in paths:
-        data, text = read_export(path, NcuExportError)
+        big = stream_export(path)
+        if big is not None:
+            streamed[str(path)] = big
+            digest = big.sha256
+        else:
+            raw_bytes[str(path)], texts[str(path)] = read_export(path, NcuExportError)
+            digest = sha256(raw_bytes[str(path)])
         # one export given twice (the same path, or a copy) would be read as one: say so instead
-        twin = next((name for name, seen in raw_bytes.items() if seen == data), None)
-        if twin is not None:
-            raise NcuExportError(f"{path}: the same file as {twin}, given twice; give each export once")
-        raw_bytes[str(path)], texts[str(path)] = data, text
-    size = sum(len(d) for d in raw_bytes.values())
+        if digest in given:
+            raise NcuExportError(f"{path}: the same file as {given[digest]}, given twice; give each export once")
+        given[digest] = path
+    size = sum(len(d) for d in raw_bytes.values()) + sum(s.size for s in streamed.values())
     if progress and size > BIG_EXPORT:
         progress.step(f"parsing {size / 1e6:.0f} MB of ncu export")
-    session, texts = split_session(texts)
-    profile = read_exports(texts)  # parse everything before writing anything
+    session, rest = split_session(texts)  # a streamed export is a raw page, never the session page
+    exports = {str(p): streamed[str(p)].export if str(p) in streamed else rest[str(p)]
+               for p in paths if str(p) in streamed or str(p) in rest}
+    profile = read_exports(exports)  # parse everything before writing anything
     stated = dict(context.stated)
     if session is not None:
         check_session(session, profile, stated)
     if progress and size > BIG_EXPORT:
         progress.step(f"writing the record of {plural(profile.launch_count, 'launch', 'launches')}")
     sources = launch_table_source(archive, profile)
-    for name, data in raw_bytes.items():
+    for name in map(str, paths):
+        if name in streamed:
+            blob_id, blob_size = streamed[name].sha256, streamed[name].size
+            archive.put_blob_file(Path(name), blob_id)
+        else:
+            blob_id, blob_size = archive.put_blob(raw_bytes[name]), len(raw_bytes[name])
         sources.append({
             "role": SESSION_ROLE if session is not None and name == session.name else f"ncu-{profile.pages[name]}-csv",
-            "id": archive.put_blob(data),
-            "size": len(data),
+            "id": blob_id,
+            "size": blob_size,
             "media_type": "text/csv",
             "name": Path(name).name,
         })

@@ -21,7 +21,7 @@ from ikreport.analysis.ratio_interval import CONFIDENCE, RESAMPLES, SEED, call, 
 from ikreport.commands import like_for_like
 from ikreport.errors import CompareError, RecordError
 from ikreport.formatting import plural, with_article
-from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, ratio_text
+from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, lacking_text, ratio_text
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store import records
 from ikreport.store.archive import Archive
@@ -75,6 +75,13 @@ def _samples(runs: Runs, key: Key, by_run: bool) -> tuple[list[float], int]:
     return values, sum(len(d) for d in found)
 
 
+def _lacking(runs: Runs, key: Key, where: str) -> dict[str, list[int]]:
+    """``{"a_lacking": [run indices]}`` for the runs of a side of several that lack the kernel
+    (none when every run has it, so such records are as before)."""
+    lacking = [i for i, run in enumerate(runs) if key not in run] if len(runs) > 1 else []
+    return {f"{where}_lacking": lacking} if lacking else {}
+
+
 def _config(key: Key) -> str:
     return f"grid {key[1] or '?'}, block {key[2] or '?'}"
 
@@ -109,7 +116,7 @@ def compare_runs(a: Sequence[Record], b: Sequence[Record], env_a: Sequence[Recor
             "n_a": interval.n_a, "n_b": interval.n_b, "a_launches": la, "b_launches": lb,
             "a_median_us": round(statistics.median(va), 3), "b_median_us": round(statistics.median(vb), 3),
             "ratio": round(interval.ratio, 4), "ratio_ci": ci, "interval_method": interval.method,
-            "verdict": verdict, "reason": reason}))
+            "verdict": verdict, "reason": reason, **_lacking(runs_a, ka, "a"), **_lacking(runs_b, kb, "b")}))
     alone = []
     for keys, runs, where in ((only_a, runs_a, "A"), (only_b, runs_b, "B")):
         for key in keys:
@@ -119,7 +126,8 @@ def compare_runs(a: Sequence[Record], b: Sequence[Record], env_a: Sequence[Recor
                 "b_config": _config(key) if where == "B" else None, "n_a": 0, "n_b": 0,
                 "a_launches": launches if where == "A" else 0, "b_launches": launches if where == "B" else 0,
                 "a_median_us": None, "b_median_us": None, "ratio": None, "ratio_ci": None, "interval_method": "none",
-                "verdict": f"ONLY IN {where}", "reason": "no kernel of this name on the other side"}))
+                "verdict": f"ONLY IN {where}", "reason": "no kernel of this name on the other side",
+                **_lacking(runs, key, where.lower())}))
     # matched kernels first, most time first: kernels.0 is the one a report most likely cites
     kernels = [row for *_, row in sorted(matched, key=lambda x: x[:2])] + [row for *_, row in sorted(alone, key=lambda x: x[:2])]
     counts: dict[str, int] = {}
@@ -166,9 +174,11 @@ def markdown_table(result: dict[str, Any]) -> str:
         lines.append(f"| `{_cell(k['kernel'])}` | {na} | {nb} | {num(k['a_median_us'])} | {num(k['b_median_us'])} | "
                      f"{ratio_text(k) if k['ratio'] is not None else ''} | {k['verdict']} |")
     changed = [k for k in result["kernels"] if k["matched_by"] and k["a_config"] != k["b_config"]]
-    if changed:
-        lines += [""] + [f"- `{_cell(k['kernel'])}`: matched by name and launch order; A {k['a_config']}, "
-                         f"B {k['b_config']}" for k in changed]
+    notes = [f"- `{_cell(k['kernel'])}`: matched by name and launch order; A {k['a_config']}, B {k['b_config']}"
+             for k in changed]
+    notes += [f"- `{_cell(k['kernel'])}`: {text}" for k in result["kernels"] if (text := lacking_text(k, runs_a, runs_b))]
+    if notes:
+        lines += [""] + notes
     return "\n".join(lines) + "\n"
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ikreport.formatting import short
 from ikreport.kinds.registry import kind
+from ikreport.store.schema_parts import record_facts
 from ikreport.terminal import safe_text as t
 
 
@@ -24,11 +25,14 @@ def summary_line(record_id: str, record: dict[str, Any]) -> str:
 def summary_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
     """The lines of ``ikreport list``: short id, kind, GPU and title, each column as wide as its
     widest cell (a GPU name cut at GPU_WIDTH with an ellipsis), so two spaces always part them."""
-    cells = [(rid[:12], t(r["kind"]), _cut(t(r["subject"].get("gpu") or "-"), GPU_WIDTH), t(r["title"]))
-             for rid, r in rows]
+    cells = [(rid[:12], t(r["kind"]), _cut(t(_gpu(r) or "-"), GPU_WIDTH), t(r["title"])) for rid, r in rows]
     kinds = max((len(c[1]) for c in cells), default=0)
     gpus = max((len(c[2]) for c in cells), default=0)
     return [f"{rid}  {k:<{kinds}}  {gpu:<{gpus}}  {title}" for rid, k, gpu, title in cells]
+
+
+def _gpu(record: dict[str, Any]) -> str | None:
+    return kind(record["kind"]).gpu_shown(record_facts(record), record["subject"].get("gpu"))
 
 
 def _cut(text: str, width: int) -> str:
@@ -54,6 +58,7 @@ def describe(record_id: str, record: dict[str, Any]) -> list[str]:
     for source in record["sources"]:
         lines.append(f"  source:    {t(source['role'])} {short(source['id'])} {t(source['name'])} ({source['size']} bytes)")
     lines.extend(kind(record["kind"]).show(record))
-    lines.append("  limitations:")
-    lines.extend(f"    - {t(text)}" for text in record["limitations"])
+    if record["limitations"]:  # a heading over nothing reads as if something were missing
+        lines.append("  limitations:")
+        lines.extend(f"    - {t(text)}" for text in record["limitations"])
     return lines

@@ -59,6 +59,8 @@ class Kind:
     page_inputs: Callable[[Record, RecordSet], Any] | None = None
     # the index's profile-table cells {"launches", "time", "top"} from facts; None: the other table
     index_row: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
+    # the GPU `list` and the index name, from the facts and the subject's GPU (a comparison across GPUs names both)
+    gpu_shown: Callable[[Mapping[str, Any], str | None], str | None] = lambda facts, gpu: gpu
 
 
 def na(value: Any, unit: str = "") -> str:

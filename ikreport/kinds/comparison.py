@@ -10,12 +10,15 @@ still read and shown as it was written: records are never rewritten.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel, short_title
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, na, rows_data
+from ikreport.kinds.ncu_profile import ONE_RUN
+from ikreport.terminal import safe_text as t
 
 NAME = "comparison"
 DATA_VERSION = 2
@@ -27,6 +30,7 @@ CAVEAT_VERDICT_V1 = ("B is compared with A. FASTER or SLOWER needs a median chan
                      "overlap between the two sets of launch durations; otherwise the verdict stays UNDECIDED. "
                      "This comparison was written before verdicts came from an interval.")
 MAX_KERNEL_CLAIMS = 10
+MAX_SHOW_KERNELS = 20  # the lines `ikreport show` gives a comparison's kernels
 SIDE_TITLE = 60  # each side's title in the heading "B against A"
 
 
@@ -52,6 +56,19 @@ def ratio_text(k: dict[str, Any]) -> str:
         return "n/a"
     ci = k.get("ratio_ci")
     return f"{k['ratio']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def lacking_text(k: dict[str, Any], a_runs: list[str], b_runs: list[str]) -> str:
+    """'not in A's run 2 [1a2b3c4d]; not in B's runs 1 [..] and 3 [..]': the runs of a side of
+    several that lack a kernel ('' when every run has it)."""
+    parts = []
+    for side, runs in (("A", a_runs), ("B", b_runs)):
+        lacking = k.get(f"{side.lower()}_lacking", [])
+        if lacking:
+            named = [f"{i + 1} [{runs[i][:8]}]" if i < len(runs) else str(i + 1) for i in lacking]
+            listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+            parts.append(f"not in {side}'s {'run' if len(named) == 1 else 'runs'} {listed}")
+    return "; ".join(parts)
 
 
 def field_text(value: str | None, source: str) -> str:
@@ -126,7 +143,9 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     matched = [k for k in kernels if k["ratio"] is not None]
     rank = {id(k): str(i + 1) for i, k in enumerate(matched)}  # as the chart numbers its bars
     ci = f" [{d['confidence_pct']}% interval]" if "version" in d else ""
-    tables.append({"title": "Kernels", "note": _config_note(kernels),
+    lacking = [f"{short_kernel(k['kernel'])}: {text}" for k in kernels
+               if (text := lacking_text(k, d.get("a_runs", [d["a"]]), d.get("b_runs", [d["b"]])))]
+    tables.append({"title": "Kernels", "note": "; ".join(filter(None, [_config_note(kernels), *lacking])),
                    "columns": ["#", "kernel", f"A {units}", f"B {units}", "A median", "B median", f"B/A{ci}", "verdict"],
                    # an unmatched kernel has no samples: its launches are shown
                    "rows": [[rank.get(id(k), ""), k["kernel"], *_counts(k),
@@ -157,8 +176,19 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
     a, b = page.ref(record["data"]["a"]), page.ref(record["data"]["b"])
     return {"facts": facts, "tables": tables, "charts": _ratio_chart(record, page),
             "heading": f"{short_title(b['title'], SIDE_TITLE)} against {short_title(a['title'], SIDE_TITLE)}",
+            "answered": _answered(record["data"]),
             "versus": {"a": {**a, "title": short_title(a["title"], SIDE_TITLE)},
                        "b": {**b, "title": short_title(b["title"], SIDE_TITLE)}}}
+
+
+def _answered(data: dict[str, Any]) -> dict[str, str]:
+    """The cited profiles' limitations this comparison answers, with how: several runs a side
+    capture the run-to-run variance one profile cannot show."""
+    if data.get("unit") != "run":
+        return {}
+    n_a, n_b = len(data.get("a_runs", [data["a"]])), len(data.get("b_runs", [data["b"]]))
+    return {ONE_RUN: f"Answered by this comparison, which takes {plural(n_a, 'run', 'runs')} in A and "
+                     f"{plural(n_b, 'run', 'runs')} in B, each run's median one sample."}
 
 
 def _ratio_chart(record: Record, page: PageContext) -> list[Any]:
@@ -192,5 +222,32 @@ def _comparison_ratio() -> dict[str, Any]:
     return alt.layer(bars, points, one, label).properties(width=420, height=alt.Step(18)).to_dict(validate=False)
 
 
-KIND = Kind(NAME, rules=(comparison_claims,), view=view,
+def gpu_shown(facts: Mapping[str, Any], gpu: str | None) -> str | None:
+    """'NVIDIA A100 (A), NVIDIA H100 (B)' for a comparison across GPUs; else the subject's GPU."""
+    a, b = facts.get("a_gpu"), facts.get("b_gpu")
+    return f"{a} (A), {b} (B)" if isinstance(a, str) and isinstance(b, str) and a != b else gpu
+
+
+def show(record: Mapping[str, Any]) -> list[str]:
+    """``ikreport show``'s lines: the sides, the rule, the verdict counts, then each kernel's
+    B/A ratio with its interval, the samples a side and the verdict (the first MAX_SHOW_KERNELS)."""
+    d = record["data"]
+    units = _units(d)
+    a_runs, b_runs = d.get("a_runs", [d["a"]]), d.get("b_runs", [d["b"]])
+    lines = [f"  A (before): {plural(len(a_runs), 'run', 'runs')}: {', '.join(r[:12] for r in a_runs)}",
+             f"  B (after):  {plural(len(b_runs), 'run', 'runs')}: {', '.join(r[:12] for r in b_runs)}",
+             f"  rule:      threshold {d['threshold_pct']:g}%, at least {d['min_samples']} {units} a side"
+             + ("" if d["like_for_like"] else "; not like-for-like, so no difference is called"),
+             "  verdicts:  " + (", ".join(f"{n} {t(v)}" for v, n in d["verdicts"].items()) or "no kernels"),
+             f"  kernels:   B/A [{d.get('confidence_pct', 95)}% interval], {units} in A and B, verdict"]
+    kernels = _kernels(d)
+    for k in kernels[:MAX_SHOW_KERNELS]:
+        counts = "/".join(_counts(k))
+        lines.append(f"    {ratio_text(k):<24} {counts:>9}  {t(k['verdict']):<10} {t(k['kernel'][:70])}")
+    if len(kernels) > MAX_SHOW_KERNELS:
+        lines.append(f"    ... and {len(kernels) - MAX_SHOW_KERNELS} more (ikreport show --json, or the site)")
+    return lines
+
+
+KIND = Kind(NAME, rules=(comparison_claims,), view=view, gpu_shown=gpu_shown, show=show,
             charts={"comparison-interval": (_comparison_ratio, rows_data)})

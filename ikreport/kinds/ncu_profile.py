@@ -16,8 +16,8 @@ from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_TABLE_KERNELS, Kind, PageContext, Tables
 from ikreport.kinds.ncu_profile_charts import CHARTS, profile_charts
-from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_chart,
-                                         roofline_data, roofline_memory, roofline_spec, roofline_text)
+from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_alone,
+                                         roofline_chart, roofline_data, roofline_memory, roofline_spec, roofline_text)
 from ikreport.kinds.ncu_measured_peak import (CAVEAT_MEASURED_FILL, measured_fill, measured_memory, measured_peak,
                                               memory_pct)
 from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
@@ -26,6 +26,8 @@ from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
 
 NAME = "ncu-profile"
+# an imported profile's limitation that a comparison of several runs a side answers (kinds/comparison.py)
+ONE_RUN = "One profile of one run: it shows no run-to-run variance."
 
 MAX_TABLE_LAUNCHES = 200
 TOP_KERNELS = 5
@@ -135,7 +137,7 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         if occupancy:
             claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
                                      records, name))
-        roofline = roofline_text(short, first)
+        roofline = roofline_text(short, first, roofline_alone(record, records) == name)
         if roofline:
             caveats = [CAVEAT_ROOFLINE] + ([CAVEAT_ROOFLINE_PEAK] if first.get("peak_flops_per_s") else [])
             claims.append(make_claim("kernel-roofline", name, record_id, roofline, cites, caveats, records, name))

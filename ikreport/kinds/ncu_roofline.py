@@ -35,9 +35,14 @@ def roofline_memory(first: dict) -> str | None:
             f"{fmt_gbs(first['dram_peak_gbs'])} peak ncu's roofline section uses")
 
 
-def roofline_text(short: str, first: dict) -> str | None:
+NO_CHART = ("No roofline chart is drawn: it would be this one kernel with no memory or compute roof to place it "
+            "against.")
+
+
+def roofline_text(short: str, first: dict, alone: bool = False) -> str | None:
     """The kernel on ncu's roofline: its FLOP/s against the roof of its own data type when ncu's
-    roofline section gives one, and its FLOP per DRAM byte; None without FLOP/s."""
+    roofline section gives one, and its FLOP per DRAM byte; None without FLOP/s. ``alone``: the
+    profile's roofline would be this one point with no roof, so none is drawn, and this says so."""
     achieved, precision = first.get("flops_per_s"), first.get("flop_precision")
     if not achieved:
         return None
@@ -53,7 +58,28 @@ def roofline_text(short: str, first: dict) -> str | None:
         text += f"; {first['arithmetic_intensity']:.3g} FLOP per DRAM byte"
     if first.get("int_ops"):
         text += f"; plus {fmt_number(first['int_ops'])} integer tensor ops, not counted as FLOPs"
-    return text + " (first launch)."
+    return text + " (first launch)." + (f" {NO_CHART}" if alone else "")
+
+
+def _plotted(data: dict) -> list[tuple[int, dict, dict]]:
+    """(index, kernel, its first launch) of the table's kernels a roofline can place."""
+    out = []
+    for n, kernel in enumerate(data["kernels"][:MAX_TABLE_KERNELS]):
+        first = first_launch(data, kernel)
+        if first.get("arithmetic_intensity") and first.get("flops_per_s"):
+            out.append((n, kernel, first))
+    return out
+
+
+def roofline_alone(record: Record, records: Any) -> str | None:
+    """The kernel a roofline would show alone, with no roof (so no chart is drawn), if any."""
+    plotted = _plotted(record["data"])
+    if len(plotted) != 1:
+        return None
+    _, kernel, first = plotted[0]
+    if measured_peak_for(record, records) or first.get("dram_peak_gbs") or _compute_roof(record, first)[0]:
+        return None
+    return str(kernel["kernel"])
 
 
 def roofline_chart(record: Record, page: PageContext) -> list[Any]:
@@ -62,21 +88,18 @@ def roofline_chart(record: Record, page: PageContext) -> list[Any]:
     datasheet value (labelled as such)."""
     records = page.records
     data = record["data"]
-    points = []
-    for n, kernel in enumerate(data["kernels"][:MAX_TABLE_KERNELS]):
-        first = first_launch(data, kernel)
-        if first.get("arithmetic_intensity") and first.get("flops_per_s"):
-            points.append({"series": "kernel", "label": short_kernel(kernel["kernel"]), "href": page.anchor(f"k-{n + 1}"),
-                           "intensity": first["arithmetic_intensity"], "tflops": round(first["flops_per_s"] / 1e12, 6)})
-    if not points:
+    plotted = _plotted(data)
+    points = [{"series": "kernel", "label": short_kernel(kernel["kernel"]), "href": page.anchor(f"k-{n + 1}"),
+               "intensity": first["arithmetic_intensity"], "tflops": round(first["flops_per_s"] / 1e12, 6)}
+              for n, kernel, first in plotted]
+    if not points or roofline_alone(record, records):  # one point under no roof says nothing; its claim says why
         return []
     lo = min(p["intensity"] for p in points) / 10
     hi = max(p["intensity"] for p in points) * 10
     rows: list[dict[str, Any]] = list(points)
     notes: list[dict[str, str]] = []
     peak_id = measured_peak_for(record, records)
-    top_launch = next(first_launch(data, k) for k in data["kernels"][:MAX_TABLE_KERNELS]
-                      if first_launch(data, k).get("arithmetic_intensity") and first_launch(data, k).get("flops_per_s"))
+    top_launch = plotted[0][2]
     compute, compute_series, compute_note = _compute_roof(record, top_launch)
     ncu_dram = top_launch.get("dram_peak_gbs")
     if peak_id or ncu_dram:

@@ -4,7 +4,11 @@ model, where recorded), the regression tracking asv gives benchmark suites, for 
 Per kernel, each profile's median duration with its 95% interval, in order of collection,
 and the points where the time changed: between neighbours the same rule as ``compare``
 (analysis/ratio_interval.py, launches as the unit), naming the first record after a change.
-A superseded profile is left out; its successor stands in the series.
+Profiles collected in the same second have no known order (records carry collection time to the
+second): they are listed by id, no change is marked between two of them, and each is compared with
+the profiles of the time before, a change marked only when it is one against every one of them.
+A superseded profile is left out; the record that corrects it stands at its place (its collection
+time), and the page says so.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 from ikreport import links
 from ikreport.analysis.ratio_interval import call, median_interval, ratio_interval
 from ikreport.claims.kernel_names import short_kernel
-from ikreport.formatting import fmt_duration_us, plural, short
+from ikreport.formatting import distinct_digits, fmt_duration_us, plural, short
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.model import Page
@@ -28,7 +32,7 @@ from ikreport.store.cache import keep, recall_json
 from ikreport.store.profile_data import launch_rows
 from ikreport.store.recordset import RecordSet
 
-HISTORY_VERSION = "1"  # bump when what kernel_history computes changes, to drop kept histories
+HISTORY_VERSION = "2"  # bump when what kernel_history computes changes, to drop kept histories
 SERIES_KEYS = ("gpu", "workload", "engine", "model")
 MAX_KERNELS = 8  # the kernels taking the most time over the series
 THRESHOLD_PCT = 5.0
@@ -45,6 +49,12 @@ class Series:
 
     subject: dict[str, str]  # the shared subject fields that are recorded
     records: tuple[str, ...]
+    when: tuple[str, ...] = ()  # each record's place in time: its collection time, or that of what it corrects
+    corrects: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (record, the superseded records it stands for)
+
+    def at(self, n: int) -> str:
+        """The time the ``n``-th record stands at ('' when unknown)."""
+        return self.when[n] if self.when else ""
 
     @property
     def path(self) -> str:
@@ -65,22 +75,44 @@ def find_series(records: RecordSet) -> list[Series]:
     """Every series of two or more current profiles that name their GPU and workload."""
     import pandas as pd
 
+    profiles = records.by_kind.get(NCU_PROFILE, [])
+    corrects = _corrected(records, profiles)
     rows = []
-    for rid in records.by_kind.get(NCU_PROFILE, []):
+    for rid in profiles:
         record = records.records[rid]
         subject = record["subject"]
         if subject.get("gpu") and subject.get("workload") and records.superseded_by(rid) is None:
-            rows.append({"id": rid, "when": record["collected_at"] or "",
-                         **{k: subject.get(k) or "" for k in SERIES_KEYS}})
+            # a correction stands where the record it corrects stood, not at the later time it was made
+            when = min([records.records[r]["collected_at"] or "" for r in (rid, *corrects.get(rid, ()))])
+            rows.append({"id": rid, "when": when, **{k: subject.get(k) or "" for k in SERIES_KEYS}})
     if not rows:
         return []
-    frame = pd.DataFrame(rows).sort_values(["when", "id"])
+    # the id only makes the order of profiles of the same second reproducible; it is no order in time
+    frame = pd.DataFrame(rows)
+    # a time to the second sorts before the milliseconds of that second (it was truncated), never after
+    frame["order"] = frame["when"].str.replace(r":(\d\d)Z$", r":\1.000Z", regex=True)
+    frame = frame.sort_values(["order", "id"])
     out = []
     for key, group in frame.groupby(list(SERIES_KEYS), sort=True):
         if len(group) >= 2:
             subject = {k: v for k, v in zip(SERIES_KEYS, key) if v}
-            out.append(Series(subject, tuple(group["id"])))
+            ids = tuple(group["id"])
+            out.append(Series(subject, ids, tuple(group["when"]),
+                              tuple((r, corrects[r]) for r in ids if r in corrects)))
     return out
+
+
+def _corrected(records: RecordSet, profiles: list[str]) -> dict[str, tuple[str, ...]]:
+    """Current profile -> the superseded profiles it finally replaces (following chains)."""
+    out: dict[str, list[str]] = {}
+    for rid in profiles:
+        last, seen = rid, {rid}
+        while (new := records.superseded_by(last)) is not None and new not in seen:  # a cycle is IK109's business
+            last = new
+            seen.add(new)
+        if last != rid:
+            out.setdefault(last, []).append(rid)
+    return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
 def _launches(series: Series, records: RecordSet, read_blob: Callable[[str], bytes]) -> Any:
@@ -99,22 +131,36 @@ def kernel_history(series: Series, records: RecordSet, read_blob: Callable[[str]
     out = []
     for kernel in top:
         samples = launches[launches["kernel"] == kernel].groupby("order")["duration_us"].agg(list)
-        points, before = [], None
+        points: list[dict[str, Any]] = []
+        groups: list[list[tuple[str, list[float]]]] = []  # (id, durations) of the profiles of each time, in time order
         for order, durations in samples.items():
             median, low, high = median_interval(durations)
+            when = series.at(int(order))
             point = {"order": int(order), "id": series.records[int(order)], "median_us": median, "low_us": low,
                      "high_us": high, "launches": len(durations), "change": "", "ratio": None, "ratio_ci": None,
                      "since": None}
-            if before is not None:
-                interval = ratio_interval(before["durations"], durations)
-                verdict, _ = call(interval, THRESHOLD_PCT, MIN_LAUNCHES, "launches")
-                if verdict in ("FASTER", "SLOWER"):
-                    point.update(change=verdict, ratio=interval.ratio, ratio_ci=(interval.low, interval.high),
-                                 since=before["id"])
-            points.append(point)
-            before = {"id": point["id"], "durations": durations}
-        out.append({"kernel": kernel, "points": points})
+            if groups and points[-1]["when"] == when:
+                groups[-1].append((point["id"], durations))
+            else:
+                groups.append([(point["id"], durations)])
+            if len(groups) > 1:
+                point.update(_change_from(groups[-2], durations))
+            points.append({**point, "when": when})
+        out.append({"kernel": kernel, "points": [{k: v for k, v in p.items() if k != "when"} for p in points]})
     return out
+
+
+def _change_from(before: list[tuple[str, list[float]]], durations: list[float]) -> dict[str, Any]:
+    """The change from the profiles of the time before: one only when the rule calls the same
+    change against each of them (their order among themselves is unknown)."""
+    verdicts = set()
+    for rid, earlier in before:
+        interval = ratio_interval(earlier, durations)
+        verdicts.add(call(interval, THRESHOLD_PCT, MIN_LAUNCHES, "launches")[0])
+    (verdict,) = verdicts if len(verdicts) == 1 else ("",)
+    if verdict not in ("FASTER", "SLOWER"):
+        return {}
+    return {"change": verdict, "ratio": interval.ratio, "ratio_ci": (interval.low, interval.high), "since": rid}
 
 
 def kept_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
@@ -142,21 +188,26 @@ def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], 
         return {"short": short(rid), "title": records.records[rid]["title"],
                 "href": links.url(links.record_file(rid), path), "md_href": links.url(links.record_file(rid, "md"), path)}
 
+    place = {rid: i for i, rid in enumerate(series.records)}
     kernels = []
     for n, k in enumerate(kept_history(series, records, read_blob, cache)):
         name = short_kernel(k["kernel"])
+        # one precision for the kernel's table, at which different times never read the same
+        us = distinct_digits([p[f] for p in k["points"] for f in ("median_us", "low_us", "high_us")], fmt_duration_us)
         rows = [{"label": f"#{p['order'] + 1}", "median_us": p["median_us"],
                  "low_us": p["low_us"] if p["low_us"] is not None else p["median_us"],
                  "high_us": p["high_us"] if p["high_us"] is not None else p["median_us"],
-                 "change": p["change"] or "no change", "href": links.url(links.record_file(p["id"]), path)}
+                 "change": p["change"] or "no change", "href": links.url(links.record_file(p["id"]), path),
+                 "description": f"#{p['order'] + 1}: median {fmt_duration_us(p['median_us'], us)}, 95% interval "
+                                f"{_span(p['low_us'], p['high_us'], us)}, {p['change'] or 'no change'}"}
                 for p in k["points"]]
         chart = charts.render("history", f"{name}: median duration by profile, in order of collection", (
             f"Points with interval bars: the median duration of {name} in each of "
             f"{plural(len(rows), 'profile', 'profiles')}, numbered in order of collection; changes are coloured."), rows)
         table = [[f"#{p['order'] + 1}", link(p["id"]), records.records[p["id"]]["collected_at"] or "",
-                  fmt_duration_us(p["median_us"]), _span(p["low_us"], p["high_us"]), str(p["launches"]),
+                  fmt_duration_us(p["median_us"], us), _span(p["low_us"], p["high_us"], us), str(p["launches"]),
                   _change(p)] for p in k["points"]]
-        changes = [{"text": f"{name}: {p['change']} from #{p['order']} to #{p['order'] + 1}, B/A "
+        changes = [{"text": f"{name}: {p['change']} from #{place[p['since']] + 1} to #{p['order'] + 1}, B/A "
                             f"{p['ratio']:.3f} [{p['ratio_ci'][0]:.3f}, {p['ratio_ci'][1]:.3f}]; first record after "
                             "the change:", **link(p["id"])} for p in k["points"] if p["change"]]
         kernels.append({"name": name, "kernel": k["kernel"], "anchor": f"k-{n + 1}", "chart": chart, "rows": table,
@@ -164,14 +215,38 @@ def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], 
     return Page(path=path, template="history", title=f"History: {series.title}", root="../", context={
         "series": series.title, "note": NOTE,  # subject: field names as readers write them, GPU first
         "subject": [({"gpu": "GPU"}.get(k, k), series.subject[k]) for k in SERIES_KEYS if k in series.subject],
+        "order_notes": _order_notes(series, records),
         "records": [{"n": f"#{i + 1}", **link(rid), "when": records.records[rid]["collected_at"] or ""}
                     for i, rid in enumerate(series.records)],
         "kernels": kernels, "changes": [c for k in kernels for c in k["changes"]],
     })
 
 
-def _span(low: float | None, high: float | None) -> str:
-    return "n/a" if low is None or high is None else f"{fmt_duration_us(low)} – {fmt_duration_us(high)}"
+def _span(low: float | None, high: float | None, digits: int | None) -> str:
+    return "n/a" if low is None or high is None else f"{fmt_duration_us(low, digits)} – {fmt_duration_us(high, digits)}"
+
+
+def _order_notes(series: Series, records: RecordSet) -> list[str]:
+    """What the order of the series rests on: profiles of the same second, and corrections."""
+    notes = []
+    n = 0
+    while n < len(series.records):
+        last = max(i for i in range(n, len(series.records)) if series.at(i) == series.at(n))
+        if last > n:
+            notes.append(f"#{n + 1} to #{last + 1} share the collection time {series.at(n) or '(none)'}: their order "
+                         "is not known (they are listed by record id), so no change is marked between them; each is "
+                         "compared with every profile of the time before.")
+        n = last + 1
+    place = {rid: i for i, rid in enumerate(series.records)}
+    for rid, olds in series.corrects:
+        for old in olds:
+            edge = records.supersession_of(old)
+            reason = records.facts(edge.by).get("reason") if edge is not None else None
+            notes.append(f"#{place[rid] + 1} [{short(rid)}] corrects [{short(old)}], collected "
+                         f"{records.records[old]['collected_at'] or '(no time)'}, which is superseded"
+                         + (f" ({reason})" if reason else "") + ": it stands at that place in the series, and the "
+                         "superseded profile is left out.")
+    return notes
 
 
 def _change(point: dict[str, Any]) -> str:

@@ -129,6 +129,7 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
     this = kind(record["kind"])
     if this.view is not None:
         context.update(this.view(record, page))
+        _answer(context["claim_groups"], context.pop("answered", {}))
     newer = records.supersession_of(record_id)
     if newer:
         by = records.records[newer.by]
@@ -160,6 +161,14 @@ def _groups(claims: list[Any], record_id: str) -> list[dict[str, Any]]:
                 shown.append({**lim, "anchor": anchor})
         group["limitations"] = _shared_first(shown)
     return list(groups.values())
+
+
+def _answer(groups: list[dict[str, Any]], answered: Mapping[str, str]) -> None:
+    """Mark the cited records' limitations the page's own record answers (a kind's view says
+    which), so a page never lists as open what the record itself settles."""
+    for group in groups:
+        for lim in group["limitations"]:
+            lim["items"] = [f"{item} {answered[item]}" if item in answered else item for item in lim["items"]]
 
 
 def _shared_first(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -234,7 +243,7 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
     titles = shown_titles(records)
     for rid in sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r)):
         record = records.records[rid]
-        gpu = record["subject"].get("gpu") or "unnamed GPU"
+        gpu = kind(record["kind"]).gpu_shown(records.facts(rid), record["subject"].get("gpu")) or "unnamed GPU"
         gpus[gpu] = gpus.get(gpu, 0) + 1
         row = {**_record_link(rid, "index"), "title": titles[rid], "superseded_by": replacement(rid, records, "index"),
                "kind": record["kind"], "gpu": gpu, "launches": "", "time": "", "top": ""}

@@ -139,6 +139,22 @@ class Archive:
         self.backend.write_once("blobs", blob_id, data)
         return blob_id
 
+    def put_blob_file(self, path: Path, blob_id: str, chunk_bytes: int = 8 << 20) -> None:
+        """Store the file at ``path`` as blob ``blob_id`` (its sha256, found when it was read
+        before), copying it a chunk at a time so a big export is never held whole. A file that
+        no longer hashes to ``blob_id`` changed after it was read: ArchiveError, nothing stored."""
+
+        def chunks() -> Iterator[bytes]:
+            digest = hashlib.sha256()
+            with path.open("rb") as f:
+                while chunk := f.read(chunk_bytes):
+                    digest.update(chunk)
+                    yield chunk
+            if digest.hexdigest() != blob_id:
+                raise ArchiveError(f"{path}: the file changed while it was imported; import it again")
+
+        self.backend.write_once_chunks("blobs", check_id(blob_id), chunks())
+
     def put_record(self, record: records.Record) -> str:
         """Store a record (validated, canonical); return its id. Idempotent."""
         for what, ref in _references(record):

@@ -11,6 +11,7 @@ storage is meant to be the second, so every call here is one an object store can
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Literal, Protocol
 
 Area = Literal["records", "blobs"]
@@ -34,6 +35,11 @@ class Backend(Protocol):
         """Store ``data`` as the file unless one is there (then do nothing), all or nothing:
         a crash or a concurrent writer never leaves part of a file under its name.
         ArchiveError when it cannot be written."""
+        ...
+
+    def write_once_chunks(self, area: Area, file_id: str, chunks: Iterable[bytes]) -> None:
+        """``write_once`` of the bytes ``chunks`` yield, one at a time (a big blob is never held
+        whole); an exception raised by ``chunks`` leaves nothing written."""
         ...
 
     def exists(self, area: Area, file_id: str) -> bool:

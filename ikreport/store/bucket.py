@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,12 @@ class Bucket:
             if not isinstance(exc.__cause__, FileExistsError):
                 raise
         self._sizes[area, file_id] = len(data)
+
+    def write_once_chunks(self, area: Area, file_id: str, chunks: Iterable[bytes]) -> None:
+        """``write_once`` of the joined chunks: a conditional put is one request of the whole
+        object here (a big export is held whole for it; a multipart put would not need that)."""
+        if (area, file_id) not in self._sizes:
+            self.write_once(area, file_id, b"".join(chunks))
 
     def exists(self, area: Area, file_id: str) -> bool:
         """Whether the object is there."""

@@ -11,7 +11,7 @@ import errno
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +80,10 @@ class LocalFolder:
         """Write the file unless it is there: temp file, fsync, link, read-only."""
         _write_once(self.path(area, file_id), data)
 
+    def write_once_chunks(self, area: Area, file_id: str, chunks: Iterable[bytes]) -> None:
+        """``write_once`` from chunks: each is written as it comes."""
+        _write_once(self.path(area, file_id), chunks)
+
     def survey(self, notes: list[str]) -> Survey:
         """Every entry of the folder, in name order, for ``verify``: what does not belong is a
         problem, a leftover temp file a note (it can never be taken for a file of the archive)."""
@@ -144,7 +148,7 @@ def _read_no_follow(path: Path) -> bytes:
         return f.read()
 
 
-def _write_once(path: Path, data: bytes) -> None:
+def _write_once(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Write ``data`` at ``path`` unless a file is there: temp, fsync, link, read-only."""
     if os.path.lexists(path):
         return
@@ -153,9 +157,10 @@ def _write_once(path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            for chunk in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
             os.fsync(fd)
         finally:
             os.close(fd)

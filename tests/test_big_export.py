@@ -1,0 +1,121 @@
+"""Big exports are streamed (checked, hashed and read a chunk at a time): the record is the
+one the whole-file reader makes, and a cut or broken export is refused the same way."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from ikreport.analysis.ncu import read_exports
+from ikreport.collect import big_export, ncu_import
+from ikreport.collect.big_export import stream_export
+from ikreport.collect.context import Context
+from ikreport.errors import ArchiveError, NcuExportError, TruncatedExportError
+from ikreport.store.archive import Archive
+from ikreport.store.profile_data import profile_data
+
+B200 = FIXTURES / "ncu" / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
+GTX = FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
+
+
+def head_bytes(path: Path) -> int:
+    """Bytes up to the end of the units row: the smallest first chunk that can be streamed."""
+    data = path.read_bytes()
+    header = data.index(b'"ID",')
+    return data.index(b"\n", data.index(b"\n", header) + 1) + 1
+
+
+@pytest.mark.parametrize("fixture", [B200, GTX], ids=["b200", "gtx1650ti"])
+def test_streamed_real_exports_read_as_the_whole_file_does(fixture):
+    whole = profile_data(read_exports({str(fixture): fixture.read_bytes()}))
+    streamed_sizes = 0
+    head = head_bytes(fixture)
+    for chunk in (1, 512, head - 1, head, head + 100, 2 * head, 1 << 20):
+        big = stream_export(fixture, threshold=0, chunk_bytes=chunk)
+        if big is None:  # the first chunk holds no header and units row: read whole instead
+            continue
+        streamed_sizes += 1
+        assert big.sha256 == hashlib.sha256(fixture.read_bytes()).hexdigest()
+        assert big.size == fixture.stat().st_size
+        assert profile_data(read_exports({str(fixture): big.export})) == whole
+    assert streamed_sizes >= 4
+
+
+def import_record(tmp_path: Path, path: Path, monkeypatch, threshold: int) -> dict:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    monkeypatch.setattr(ncu_import, "stream_export",
+                        lambda p: big_export.stream_export(p, threshold=threshold, chunk_bytes=head_bytes(p)))
+    archive = Archive.create(tmp_path / f"a{threshold}")
+    record_id = ncu_import.import_csv(archive, [path], Context(title="t"))
+    return {"id": record_id, "record": archive.load(record_id),
+            "blobs": {b: archive.read_blob(b) for b in archive.blob_ids()}}
+
+
+def test_a_streamed_import_stores_the_same_record_and_blobs(tmp_path, monkeypatch):
+    streamed = import_record(tmp_path, B200, monkeypatch, threshold=0)
+    whole = import_record(tmp_path, B200, monkeypatch, threshold=1 << 40)
+    assert streamed["id"] == whole["id"]
+    assert streamed["blobs"] == whole["blobs"]
+    assert B200.read_bytes() in streamed["blobs"].values()
+
+
+def rows_of(path: Path) -> tuple[list[bytes], int]:
+    lines = path.read_bytes().split(b"\n")
+    units = next(i for i, line in enumerate(lines) if line.startswith(b'"ID",')) + 1
+    return lines, units
+
+
+def test_a_cut_export_is_refused_naming_its_last_line(tmp_path):
+    lines, _ = rows_of(B200)
+    cut = tmp_path / "cut.csv"
+    body = b"\n".join(lines).rstrip(b"\n")
+    cut.write_bytes(body[: body.rfind(b"\",\"") + 4])  # inside the last row's next field
+    with pytest.raises(TruncatedExportError, match=rf"cut\.csv:{len(body.split(chr(10).encode()))}: the last row ends inside"):
+        stream_export(cut, threshold=0, chunk_bytes=head_bytes(B200))
+    with pytest.raises(TruncatedExportError) as whole:
+        read_exports({str(cut): cut.read_bytes()})
+    assert "the last row ends inside a quoted field" in str(whole.value)
+
+
+def test_a_broken_row_late_in_the_file_is_refused_naming_its_line(tmp_path):
+    lines, units = rows_of(B200)
+    row = len(lines) - 3  # far past the first chunk
+    lines[row] = lines[row].replace(b'","', b',"', 1)  # one quote lost
+    broken = tmp_path / "broken.csv"
+    broken.write_bytes(b"\n".join(lines))
+    assert row > units
+    with pytest.raises(TruncatedExportError, match=rf"broken\.csv:{row + 1}: a quoted field does not close"):
+        stream_export(broken, threshold=0, chunk_bytes=head_bytes(B200))
+
+
+def test_chatter_between_rows_is_read_whole_and_filtered(tmp_path):
+    lines, _ = rows_of(B200)
+    lines.insert(len(lines) - 3, b"==PROF== Disconnected from process 1234")
+    chatty = tmp_path / "chatty.csv"
+    chatty.write_bytes(b"\n".join(lines))
+    assert stream_export(chatty, threshold=0, chunk_bytes=head_bytes(B200)) is None
+    assert read_exports({str(chatty): chatty.read_bytes()}).launch_count == 16  # every launch, the line dropped
+
+
+def test_a_file_changed_after_it_was_read_is_not_stored(tmp_path):
+    changed = tmp_path / "changed.csv"
+    changed.write_bytes(B200.read_bytes())
+    big = stream_export(changed, threshold=0)
+    changed.write_bytes(B200.read_bytes().replace(b"NVIDIA B200", b"NVIDIA B300"))
+    archive = Archive.create(tmp_path / "a")
+    with pytest.raises(ArchiveError, match="changed.csv: the file changed while it was imported"):
+        archive.put_blob_file(changed, big.sha256)
+    assert archive.blob_ids() == []
+
+
+def test_the_launch_csv_written_in_slices_is_the_whole_table(monkeypatch):
+    from ikreport.analysis import ncu_summary
+
+    profile = read_exports({str(B200): B200.read_bytes()})
+    whole = profile.csv()
+    monkeypatch.setattr(ncu_summary, "CSV_SLICE", 5)  # 16 launches: four slices, the last one short
+    assert profile.csv() == whole
+    assert whole.count(b"\n") == 17 and whole.startswith(b'"index","id","kernel"')
