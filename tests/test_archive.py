@@ -131,7 +131,7 @@ def test_verify_reports_strays_links_and_writable_files(archive, tmp_path):
     assert any("temporary file left by an interrupted write; safe to delete" in n for n in notes)
     assert any("notes.txt: unexpected file" in p for p in problems)
     assert any("symbolic link in the archive" in p for p in problems)
-    assert any("1 files are writable (ikreport writes them read-only" in n for n in notes)
+    assert any("1 file is writable (ikreport writes them read-only" in n for n in notes)
 
 
 def test_record_schema_refuses_bad_records(archive):

@@ -98,7 +98,7 @@ def test_show_missing_archive(tmp_path, run):
 def test_list(archive, run):
     arch, rid = archive
     result = run("list", "--archive", arch)
-    assert result.stdout == f"{rid[:12]}  ncu-profile    RTX 5090                     GEMM\n"
+    assert result.stdout == f"{rid[:12]}  ncu-profile  RTX 5090  GEMM\n"  # columns as wide as their cells
 
 
 def test_verify_ok_then_tampered(archive, run):

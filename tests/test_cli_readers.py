@@ -297,7 +297,7 @@ def test_the_readme_walkthrough_runs_as_pasted(tmp_path):
                           timeout=300)
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
-    assert "ncu-profile    NVIDIA B200" in out[0] and out[1] == "FlashAttention split-KV decode on a B200"
+    assert "  ncu-profile  NVIDIA B200  " in out[0] and out[1] == "FlashAttention split-KV decode on a B200"
     assert "  profile:   16 launches of 2 kernels, 991 µs profiled GPU time" in out
     assert out[-2:] == [f"{clone / 'evidence'}: 1 record and 1 blob verified", "evidence-site: 3 pages (1 record, 5 claims)"]
     assert (clone / "evidence-site" / "index.html").is_file()

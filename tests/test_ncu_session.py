@@ -154,7 +154,7 @@ def test_a_session_page_alone_or_of_another_gpu_is_refused(tmp_path):
         f"Error: {SESSION}: the session page names the device 'NVIDIA B200', but {RAW_1650} names "
         "'NVIDIA GeForce GTX 1650 Ti'; give the session page of the same report\n")
     again = tmp_path / "session-again.csv"
-    again.write_bytes(SESSION.read_bytes())
+    again.write_bytes(SESSION.read_bytes() + b"\n")  # another file: the very same bytes are refused as given twice
     assert "a second session page" in refused(tmp_path, RAW_B200, SESSION, again)
 
 

@@ -19,7 +19,7 @@ import zipfile
 import yaml
 from click.testing import CliRunner
 
-from conftest import ROOT
+from conftest import ROOT, git
 from ikreport import __version__
 from ikreport.cli.main import cli
 
@@ -29,6 +29,7 @@ WHEEL = f".github/ikreport/ikreport-{__version__}-py3-none-any.whl"
 def test_the_workflow_run_steps_install_this_ikreport_and_build_the_site(tmp_path):
     repo = tmp_path / "repo"
     shutil.copytree(ROOT / "sample_evidence", repo / "evidence")
+    git("init", "-q", cwd=repo)
     written = CliRunner().invoke(cli, ["init-pages", "--repo", str(repo), "--archive", "evidence"])
     assert written.exit_code == 0, written.output
     assert written.stdout == (f"{repo / '.github/workflows/ikreport-pages.yml'}: written; commit it and {WHEEL}; "
@@ -63,6 +64,9 @@ def test_init_pages_with_a_wheel_copies_it_and_refuses_what_is_not_one(tmp_path)
     runner = CliRunner()
     other = tmp_path / "ikreport-9.9-py3-none-any.whl"
     other.write_bytes(b"PK")
+    for repo in ("r", "s"):
+        (tmp_path / repo).mkdir()
+        git("init", "-q", cwd=tmp_path / repo)
     assert runner.invoke(cli, ["init-pages", "--repo", str(tmp_path / "r"), "--wheel", str(other)]).exit_code == 0
     assert (tmp_path / "r/.github/ikreport/ikreport-9.9-py3-none-any.whl").read_bytes() == b"PK"
     text = (tmp_path / "r/.github/workflows/ikreport-pages.yml").read_text("utf-8")
@@ -71,4 +75,4 @@ def test_init_pages_with_a_wheel_copies_it_and_refuses_what_is_not_one(tmp_path)
     assert (bad.exit_code, bad.stderr) == (
         1, f"Error: {tmp_path / 'x.zip'}: not an ikreport wheel file (ikreport-VERSION-py3-none-any.whl)\n")
     both = runner.invoke(cli, ["init-pages", "--repo", str(tmp_path / "s"), "--wheel", str(other), "--install", "x"])
-    assert both.exit_code == 2 and not (tmp_path / "s").exists()
+    assert both.exit_code == 2 and not (tmp_path / "s" / ".github").exists()

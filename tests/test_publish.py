@@ -61,6 +61,7 @@ def test_publish_refuses_what_is_not_a_site_or_not_in_a_repo(tmp_path, repo):
 
 
 def test_init_pages_writes_the_workflow(tmp_path):
+    git("init", "-q", cwd=tmp_path)
     result = run("init-pages", "--repo", tmp_path, "--archive", "evidence", "--install", "ikreport==0.1.0")
     assert result.exit_code == 0
     workflow = yaml.safe_load((tmp_path / ".github" / "workflows" / "ikreport-pages.yml").read_text())

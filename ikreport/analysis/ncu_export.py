@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ikreport.analysis.sniff import other_tool
 from ikreport.errors import NcuExportError, TruncatedExportError
 
 Page = Literal["raw", "details"]
@@ -170,6 +171,9 @@ def locate(data: bytes | str, name: str = "<export>") -> Export:
             raise NcuExportError(f"{name}: no CSV in this file; ncu said: {said}")
         if not text.strip():
             raise NcuExportError(f"{name}: the file is empty; export a report with 'ncu --import REPORT --csv'")
+        said = other_tool(text, name, "ncu-csv")
+        if said:
+            raise NcuExportError(said)
         raise NcuExportError(
             f'{name}: no ncu CSV header ("ID",...,"Kernel Name",...) found; '
             "export with 'ncu --import REPORT --csv --page raw' or '--page details'"

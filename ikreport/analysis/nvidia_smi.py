@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ikreport.analysis.sniff import QUERY_HEADER, other_tool
 from ikreport.errors import NvidiaSmiError
+from ikreport.formatting import plural
 
 
 GPU_LINE = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
@@ -27,10 +29,6 @@ NOT_A_VALUE = {"N/A", "", "Requested functionality has been deprecated", "Not av
 TABLE_BANNER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s+(?P<driver>\S+)\s+CUDA Version:\s+(?P<cuda>\S+)")
 TABLE_GPU1 = re.compile(r"^\|\s+(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off)\s+\|\s+(?P<bus>\S+)\s+(?P<disp>\S+)\s+\|\s+(?P<ecc>.*?)\s+\|$")
 TABLE_GPU2 = re.compile(r"^\|\s+(?P<fan>\S+)\s+(?P<temp>\S+)\s+(?P<perf>P\d+|N/A)\s+(?P<power>.*?)\s+\|\s+(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB\s+\|\s+(?P<util>\S+)\s+(?P<mode>.*?)\s+\|$")
-# The header row of 'nvidia-smi --query-gpu=... --format=csv': field names, some with a unit
-# ("index, name, memory.total [MiB], utilization.gpu [%]").
-QUERY_HEADER = re.compile(r"^\s*[a-z][a-z0-9_.]*(?: \[[^\]\n]+\])?(?:, [a-z][a-z0-9_.]*(?: \[[^\]\n]+\])?)+\s*$",
-                          re.MULTILINE)
 TABLE_GPU3 = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>.*?)\s+\|$")
 
 
@@ -108,8 +106,8 @@ def parse_query(text: str, name: str) -> dict[str, Any]:
         raise NvidiaSmiError(f"{name}: no 'GPU 0000…' section found; save the output of 'nvidia-smi -q'")
     declared = top.get("Attached GPUs")
     if declared and declared.isdigit() and int(declared) != len(gpus):
-        raise NvidiaSmiError(f"{name}: says {declared} GPUs are attached but holds {len(gpus)}; "
-                             "the dump is truncated: save 'nvidia-smi -q' again")
+        raise NvidiaSmiError(f"{name}: says {plural(int(declared), 'GPU is', 'GPUs are')} attached but holds "
+                             f"{len(gpus)}; the dump is truncated: save 'nvidia-smi -q' again")
     for g in gpus:
         if not isinstance(g.get("FB Memory Usage"), dict) or "Product Name" not in g:
             raise NvidiaSmiError(f"{name}: GPU {g['_bus']} has no 'Product Name' or 'FB Memory Usage'; "
@@ -207,4 +205,7 @@ def parse_nvidia_smi(text: str, name: str) -> dict[str, Any]:
     if QUERY_HEADER.match(text.lstrip("\ufeff")):
         raise NvidiaSmiError(f"{name}: 'nvidia-smi --query-gpu' CSV output, which holds only the fields it asked "
                              "for; save 'nvidia-smi -q' (or plain 'nvidia-smi') to a file instead")
+    said = other_tool(text, name, "nvidia-smi")
+    if said:
+        raise NvidiaSmiError(said)
     raise NvidiaSmiError(f"{name}: not nvidia-smi output; save 'nvidia-smi -q' (or plain 'nvidia-smi') to a file")

@@ -67,6 +67,11 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
     source = click.get_current_context().get_parameter_source
     given = {k: options[k] for k in ("clock_control", "cache_control", "replay_mode", "ncu_version", "driver")
              if options[k] is not None and source(k) != click.core.ParameterSource.DEFAULT}
+    if from_csv and report is not None:
+        raise click.UsageError("give --import REPORT or --from-csv FILES, not both")
+    if report is not None and args:
+        raise click.UsageError(f"--import takes one report and nothing else (got {' '.join(args)!r}); "
+                               "import each report on its own")
     if options["repeat"] > 1 and (from_csv or report is not None):
         raise click.UsageError("--repeat makes several live runs; an import is one run (import each one)")
     if not from_csv and ("ncu_version" in given or "driver" in given):

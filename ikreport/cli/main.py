@@ -17,7 +17,8 @@ import click
 
 from ikreport import __version__
 from ikreport.cli.collect import collect
-from ikreport.cli.options import ARCHIVE, archive_argument, archive_option, default_archive, terminal_progress
+from ikreport.cli.options import (ARCHIVE, FiniteFloatRange, archive_argument, archive_option, default_archive,
+                                  terminal_progress)
 from ikreport.errors import IkreportError
 from ikreport.formatting import plural
 
@@ -143,7 +144,7 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
 @click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder of Markdown reports [default: ARCHIVE/reports; none for an archive at a URL].")
 @click.option("--strict", is_flag=True, help="Fail on warnings too (superseded citations, reports citing nothing).")
-@click.option("--max-blob-mb", type=float, default=20.0, show_default=True,
+@click.option("--max-blob-mb", type=FiniteFloatRange(min=0), default=20.0, show_default=True,
               help="Leave raw blobs larger than this out of the site (their hashes stay on the pages).")
 def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path | None, reports_dir: Path | None,
           strict: bool, max_blob_mb: float) -> None:
@@ -308,11 +309,10 @@ def sync(src: Any, dst: Any) -> None:
     Each object is re-hashed as it is read, and a damaged one is not copied; nothing in DST is
     deleted or replaced. Prints each copied object's name in DST; exit 1 if any could not be.
     """
-    from ikreport.commands.sync import sync as run
-    from ikreport.store.archive import Archive
+    from ikreport.commands.sync import open_pair, sync as run
     from ikreport.terminal import safe_text
 
-    source, target = Archive.open(src), Archive.create(dst)
+    source, target = open_pair(src, dst)
     with terminal_progress("objects copied") as progress:
         synced = run(source, target, progress=progress)
     for name in synced.copied:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,13 +25,30 @@ class ArchiveLocation(click.ParamType):
     folder = click.Path(file_okay=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        """The URL as given, or the folder's Path."""
-        from ikreport.store.bucket import is_url
+        """The URL as given, or the folder's Path; a usage error for ``s3:/b`` or ``s3://``."""
+        from ikreport.errors import ArchiveError
+        from ikreport.store.bucket import check_location, is_url
 
+        if isinstance(value, str):
+            try:
+                check_location(value)
+            except ArchiveError as exc:
+                self.fail(str(exc), param, ctx)
         return value if is_url(value) else self.folder.convert(value, param, ctx)
 
 
 ARCHIVE = ArchiveLocation()
+
+
+class FiniteFloatRange(click.FloatRange):
+    """A FloatRange that refuses nan and infinity too, which compare false with every bound."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The number, when finite and in range; a usage error otherwise."""
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number.", param, ctx)
+        return number
 
 
 def archive_option() -> Any:

@@ -112,7 +112,8 @@ def write_env_record(archive: Archive, raw: bytes, parsed: dict[str, Any], conte
     if not live:
         limitations.append(LIMIT_IMPORTED)
     if not any(g.get("compute_capability") for g in parsed["gpus"]):
-        limitations.append("nvidia-smi -q does not report compute capability; it is not recorded.")
+        tool = "nvidia-smi's table output" if parsed["format"] == "nvidia-smi" else parsed["format"]
+        limitations.append(f"{tool} does not report compute capability; it is not recorded.")
     data = {
         "gpus": parsed["gpus"],
         "gpu_count": len(parsed["gpus"]),

@@ -15,7 +15,7 @@ from ikreport.analysis.ncu import Profile, read_exports
 import numpy as np
 
 from ikreport.analysis.ncu_summary import LABELS, SOL_RULE
-from ikreport.store.archive import Archive
+from ikreport.store.archive import Archive, sha256
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.ncu_session import SESSION_ROLE, check_session, method, observed_limitation, provenance_data, split_session
 from ikreport.collect.big_export import Streamed, stream_export
@@ -127,12 +127,19 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     raw_bytes: dict[str, bytes] = {}
     texts: dict[str, bytes | str] = {}
     streamed: dict[str, Streamed] = {}  # big exports: checked and hashed in chunks, rows read from the file
+    given: dict[str, Path] = {}  # sha256 -> the path first given with those bytes
     for path in paths:
         big = stream_export(path)
         if big is not None:
             streamed[str(path)] = big
+            digest = big.sha256
         else:
             raw_bytes[str(path)], texts[str(path)] = read_export(path, NcuExportError)
+            digest = sha256(raw_bytes[str(path)])
+        # one export given twice (the same path, or a copy) would be read as one: say so instead
+        if digest in given:
+            raise NcuExportError(f"{path}: the same file as {given[digest]}, given twice; give each export once")
+        given[digest] = path
     size = sum(len(d) for d in raw_bytes.values()) + sum(s.size for s in streamed.values())
     if progress and size > BIG_EXPORT:
         progress.step(f"parsing {size / 1e6:.0f} MB of ncu export")
@@ -144,7 +151,7 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     if session is not None:
         check_session(session, profile, stated)
     if progress and size > BIG_EXPORT:
-        progress.step(f"writing the record of {profile.launch_count} launches")
+        progress.step(f"writing the record of {plural(profile.launch_count, 'launch', 'launches')}")
     sources = launch_table_source(archive, profile)
     for name in map(str, paths):
         if name in streamed:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ikreport.claims.kernel_names import profile_title
+from ikreport.formatting import plural
 from ikreport.store import records
 from ikreport.analysis.ncu import read_exports
 from ikreport.analysis.ncu_session import parse_session
@@ -95,8 +96,9 @@ def option_limitations(o: NcuOptions) -> list[str]:
         out.append(f"{o.replay_mode} replay runs the workload once per pass: a non-deterministic workload gives "
                    "metrics from different runs.")
     if o.launch_count is not None or o.launch_skip:
-        out.append(f"Only {o.launch_count if o.launch_count is not None else 'the'} launches after skipping "
-                   f"{o.launch_skip} were profiled; the rest of the workload is not shown.")
+        counted = "the launches" if o.launch_count is None else plural(o.launch_count, "launch", "launches")
+        out.append(f"Only {counted} after skipping {o.launch_skip} {'was' if o.launch_count == 1 else 'were'} "
+                   "profiled; the rest of the workload is not shown.")
     if o.kernel_name:
         out.append(f"Only kernels matching --kernel-name {o.kernel_name} were profiled.")
     if o.nvtx_include:

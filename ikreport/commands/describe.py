@@ -14,10 +14,29 @@ from ikreport.store.schema_parts import record_facts
 from ikreport.terminal import safe_text as t
 
 
+GPU_WIDTH = 40  # the longest GPU name seen ("NVIDIA GeForce RTX 3060 Laptop GPU") fits; longer is cut
+
+
 def summary_line(record_id: str, record: dict[str, Any]) -> str:
     """One line of ``ikreport list``: short id, kind, GPU and title."""
-    gpu = t(kind(record["kind"]).gpu_shown(record_facts(record), record["subject"].get("gpu")) or "-")
-    return f"{record_id[:12]}  {t(record['kind']):<14} {gpu:<28} {t(record['title'])}"
+    return summary_lines([(record_id, record)])[0]
+
+
+def summary_lines(rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """The lines of ``ikreport list``: short id, kind, GPU and title, each column as wide as its
+    widest cell (a GPU name cut at GPU_WIDTH with an ellipsis), so two spaces always part them."""
+    cells = [(rid[:12], t(r["kind"]), _cut(t(_gpu(r) or "-"), GPU_WIDTH), t(r["title"])) for rid, r in rows]
+    kinds = max((len(c[1]) for c in cells), default=0)
+    gpus = max((len(c[2]) for c in cells), default=0)
+    return [f"{rid}  {k:<{kinds}}  {gpu:<{gpus}}  {title}" for rid, k, gpu, title in cells]
+
+
+def _gpu(record: dict[str, Any]) -> str | None:
+    return kind(record["kind"]).gpu_shown(record_facts(record), record["subject"].get("gpu"))
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def describe(record_id: str, record: dict[str, Any]) -> list[str]:

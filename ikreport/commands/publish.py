@@ -299,11 +299,15 @@ def init_pages(repo: Path, *, archive: str, install: str | None, main: str, forc
                wheel: Path | None = None) -> tuple[Path, str | None]:
     """Write the Pages workflow; return its path and the wheel it installs (its path in the
     repository), or None when it installs ``install`` instead. With no ``install`` the wheel of
-    the running ikreport (``wheel``, or one built now) is copied into the repository."""
+    the running ikreport (``wheel``, or one built now) is copied into the repository. ``repo``
+    must be an existing git repository's top folder: nothing is made at a mistyped path."""
     path = repo / WORKFLOW_PATH
     values = {"archive": _workflow_value("--archive", archive), "main": _workflow_value("--main", main)}
     if install is not None:
         values["install"] = _workflow_value("--install", install)
+    if not (repo / ".git").exists():  # a folder or, in a worktree, a file; the workflow lives at the top
+        raise PublishError(f"{repo}: not a git repository's top folder (no .git); run 'git init' there, or give "
+                           "--repo the repository's folder")
     if path.exists() and not force:
         raise PublishError(f"{path}: already exists; pass --force to replace it")
     placed = None

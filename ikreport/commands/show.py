@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ikreport.commands.describe import describe, summary_line
+from ikreport.commands.describe import describe, summary_lines
 from ikreport.store import recordset
 from ikreport.store.archive import Archive
 from ikreport.terminal import safe_json
@@ -21,4 +21,4 @@ def show(archive: Archive, record_id: str, as_json: bool = False) -> str:
 def list_lines(archive: Archive) -> list[str]:
     """One summary line per record of the archive (id, kind, GPU, title), in id order."""
     records = recordset.load(archive)  # the first record that does not load is the error
-    return [summary_line(record_id, records.whole(record_id)) for record_id in records.records]
+    return summary_lines([(record_id, records.whole(record_id)) for record_id in records.records])

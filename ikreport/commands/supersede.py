@@ -16,6 +16,7 @@ from ikreport.store.archive import Archive
 from ikreport.store.recordset import Supersession, chosen
 from ikreport.collect.context import utc_now
 from ikreport.errors import RecordError, SupersessionError
+from ikreport.formatting import with_article
 from ikreport.kinds.supersession import NAME as KIND
 
 
@@ -29,7 +30,7 @@ def problems(edges: Iterable[Supersession], kinds: Mapping[str, str]) -> list[tu
     for edge in present:
         if kinds[edge.old] != kinds[edge.new]:
             found.add((edge.by, f"replaces {kinds[edge.old]} record {edge.old[:12]} by {kinds[edge.new]} record "
-                                f"{edge.new[:12]}; a correction must be of the same kind: supersede with one"))
+                                f"{edge.new[:12]}; a correction must be of the same kind: supersede it by {with_article(kinds[edge.old])} record"))
         first = first_of[edge.old]
         if edge.old == edge.new:
             found.add((edge.by, f"says record {edge.old[:12]} replaces itself; remove this supersession"))

@@ -5,6 +5,12 @@ byte for byte (a record is never re-encoded), each re-hashed as it is read, so a
 object is reported and not copied. Nothing in DST is ever deleted or replaced. Blobs go first,
 then records in order of what they cite, so DST never holds a record whose citations are
 missing, even when a copy stops half-way; copies run in threads (the work is waiting on I/O).
+
+What DST already holds under a name SRC has is checked too, so a damaged copy is named rather
+than counted as there: in a folder each such file is re-hashed (local reads are quick); in
+object storage its size, which the listing gives without a request, must equal SRC's (an
+object is only ever put whole, after its bytes were hashed; ``ikreport verify DST`` re-hashes
+every object). SRC and DST must be two archives, neither inside the other.
 """
 
 from __future__ import annotations
@@ -13,8 +19,9 @@ import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
-from ikreport.errors import IntegrityError, UnknownIdError
+from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
 from ikreport.progress import Progress
 from ikreport.store.archive import Archive, references
 from ikreport.store.backend import Area
@@ -32,15 +39,39 @@ class Synced:
     problems: tuple[str, ...]
 
 
+def open_pair(src: Path | str, dst: Path | str) -> tuple[Archive, Archive]:
+    """The archive at ``src`` and the one at ``dst`` (made if absent), once they are known to be
+    apart; ArchiveError, before anything is made, when they are one or one holds the other."""
+    here, there = _place(src), _place(dst)
+    if isinstance(here, Path) and isinstance(there, Path):
+        nested = here == there or here in there.parents or there in here.parents
+    else:
+        nested = isinstance(here, str) and isinstance(there, str) and (
+            here == there or there.startswith(here + "/") or here.startswith(there + "/"))
+    if nested:
+        raise ArchiveError(f"{src} and {dst}: one archive, or one inside the other; sync between two separate archives")
+    return Archive.open(src), Archive.create(dst)
+
+
+def _place(location: Path | str) -> Path | str:
+    """Where an archive lies, comparable with another's: its whole folder path, or its URL."""
+    archive = Archive.at(location)
+    if archive.folder is not None:
+        return archive.folder.resolve()
+    scheme, rest = archive.location.split("://", 1)
+    return f"{scheme.lower()}://{rest.rstrip('/')}"
+
+
 def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progress | None = None) -> Synced:
     """Copy what ``dst`` lacks from ``src`` (see the module docstring)."""
     src_blobs, src_records = set(src.blob_ids()), set(src.record_ids())
     blobs = sorted(src_blobs - set(dst.blob_ids()))
     missing = sorted(src_records - set(dst.record_ids()))
-    present = len(src_blobs) + len(src_records) - len(blobs) - len(missing)
+    problems: list[str] = list(_damaged(src, dst, [("blobs", i) for i in sorted(src_blobs - set(blobs))]
+                                        + [("records", i) for i in sorted(src_records - set(missing))], threads))
+    present = len(src_blobs) + len(src_records) - len(blobs) - len(missing) - len(problems)
     total, done = len(blobs) + len(missing), 0
     names: list[str] = []
-    problems: list[str] = []
 
     def land(area: Area, ids: list[str], read: Callable[[str], bytes]) -> set[str]:
         nonlocal done
@@ -83,6 +114,26 @@ def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progre
                 ready.append(rid)
         land("records", ready, held.pop)
     return Synced(tuple(names), present, tuple(sorted(problems)))
+
+
+def _damaged(src: Archive, dst: Archive, held: list[tuple[Area, str]], threads: int) -> list[str]:
+    """One line for each file ``dst`` already holds (of ``held``) that is damaged: re-hashed in
+    a folder, its size compared with SRC's in object storage (see the module docstring)."""
+    def one(item: tuple[Area, str]) -> str | None:
+        area, file_id = item
+        if dst.folder is None:
+            whole = dst.backend.size(area, file_id) == src.backend.size(area, file_id)
+        else:
+            try:
+                (dst.record_bytes if area == "records" else dst.read_blob)(file_id)  # re-hashed
+                whole = True
+            except IntegrityError:
+                whole = False
+        return None if whole else (f"{dst.backend.where(area, file_id)}: damaged in DST (its bytes do not hash to its "
+                                   "name); restore it from a good copy, or remove it and sync again")
+
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        return [line for line in pool.map(one, held) if line]
 
 
 def _levels(src: Archive, ids: list[str], held: dict[str, bytes], problems: list[str],

@@ -19,6 +19,7 @@ from ikreport.store.archive import Archive, sha256
 from ikreport.store.cache import default_cache_dir
 from ikreport.store.recordset import RecordSet
 from ikreport.errors import IkreportError
+from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.reports.source import folder_problems
 from ikreport.store.summaries import LazyRecord, Summary
@@ -132,7 +133,7 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
     if found.writable:
         # The hashes, not the mode bits, are what guarantee integrity, and git checkouts do
         # not keep read-only modes: a note, not a problem.
-        notes.append(f"{archive.root}: {found.writable} files are writable (ikreport writes them read-only; a git "
+        notes.append(f"{archive.root}: {plural(found.writable, 'file is', 'files are')} writable (ikreport writes them read-only; a git "
                      f"checkout does not keep that); 'chmod -R a-w {archive.root}/records {archive.root}/blobs' "
                      "restores it")
     heads = RecordSet.of({rid: LazyRecord(summary, functools.partial(archive.load, rid, known_valid=True))

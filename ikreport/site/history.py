@@ -213,7 +213,8 @@ def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], 
         kernels.append({"name": name, "kernel": k["kernel"], "anchor": f"k-{n + 1}", "chart": chart, "rows": table,
                         "changes": changes})
     return Page(path=path, template="history", title=f"History: {series.title}", root="../", context={
-        "series": series.title, "subject": sorted(series.subject.items()), "note": NOTE,
+        "series": series.title, "note": NOTE,  # subject: field names as readers write them, GPU first
+        "subject": [({"gpu": "GPU"}.get(k, k), series.subject[k]) for k in SERIES_KEYS if k in series.subject],
         "order_notes": _order_notes(series, records),
         "records": [{"n": f"#{i + 1}", **link(rid), "when": records.records[rid]["collected_at"] or ""}
                     for i, rid in enumerate(series.records)],

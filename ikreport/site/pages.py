@@ -13,7 +13,7 @@ from ikreport.kinds.supersession import NAME as SUPERSESSION
 from ikreport.store.recordset import Record, RecordSet
 from ikreport.reports.render import RenderedReport
 from ikreport.reports.values import field_label, format_value
-from ikreport.formatting import as_sentence, short
+from ikreport.formatting import as_sentence, plural, short
 from ikreport import links
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.model import Page, claim_view
@@ -259,7 +259,7 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
     return Page(path="index", template="index", title="Evidence", root="", context={
         "reports": [{"title": r.title, "summary": r.summary, "href": links.url(links.report_file(r.slug), "index"),
                      "md_href": links.url(links.report_file(r.slug, "md"), "index"),
-                     "cites": len(r.cites)} for r in (reports or [])],
+                     "cites": plural(len(r.cites), "record", "records")} for r in (reports or [])],
         "record_count": len(records.records),
         "kinds": sorted(kinds.items()),
         "gpus": sorted(gpus.items()),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ikreport.store import records
 from ikreport.store.backend import ID_RX, Area, Backend
-from ikreport.store.bucket import Bucket, is_url
+from ikreport.store.bucket import Bucket, check_location, is_url
 from ikreport.store.local import LocalFolder, Survey
 from ikreport.errors import (
     AmbiguousIdError,
@@ -59,7 +59,11 @@ class Archive:
     @classmethod
     def at(cls, location: Path | str) -> Archive:
         """The archive at a folder or URL (``s3://bucket/prefix``, any fsspec URL; ``file://``
-        is the folder), unchecked: for processes reopening an archive already opened."""
+        is the folder), unchecked: for processes reopening an archive already opened. A
+        location that starts as a URL but is not one (``s3:/b``, ``s3://``) is an ArchiveError
+        when given as text; a Path is a folder (``./ab:c``) whatever its name."""
+        if isinstance(location, str):
+            check_location(location)
         if is_url(location) and str(location).lower().startswith("file://"):
             return cls(Path(str(location)[len("file://"):]))
         if is_url(location):

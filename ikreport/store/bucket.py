@@ -30,6 +30,8 @@ from ikreport.store.backend import AREAS, ID_RX, Area
 from ikreport.store.local import SUFFIX, Survey
 
 URL_RX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+# a scheme of two letters or more: "C:" is a Windows drive, not a URL
+SCHEME_RX = re.compile(r"^([a-z][a-z0-9+.-]+):", re.IGNORECASE)
 SHARDED_RX = re.compile(r"^(records|blobs)/([0-9a-f]{2})/([^/]+)$")
 FETCH_BATCH = 64  # objects asked for at once when a build fetches what it has not kept
 
@@ -37,6 +39,20 @@ FETCH_BATCH = 64  # objects asked for at once when a build fetches what it has n
 def is_url(location: object) -> bool:
     """Whether ``location`` is a URL (``scheme://…``) rather than a folder path."""
     return isinstance(location, str) and bool(URL_RX.match(location))
+
+
+def check_location(location: object) -> None:
+    """ArchiveError when ``location`` starts as a URL does (``scheme:``) but is not a whole one:
+    ``s3:/b/p`` (one slash) would otherwise be taken as a local folder, ``s3://`` as no bucket."""
+    text = str(location)
+    scheme = SCHEME_RX.match(text)
+    if scheme is None:
+        return
+    rest = text[scheme.end():]
+    if rest.startswith("//") and rest[2:].strip("/"):
+        return
+    form = "file:///absolute/folder" if scheme.group(1).lower() == "file" else f"{scheme.group(1)}://bucket/prefix"
+    raise ArchiveError(f"{text}: not a valid archive URL; write it as {form} (a folder of that name: ./{text})")
 
 
 def storage_error(url: str, exc: BaseException, doing: str = "reach") -> ArchiveError:

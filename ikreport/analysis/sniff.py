@@ -1,0 +1,80 @@
+"""What a file of tool output is, so that a reader given another tool's output names it (pure).
+
+Accepts any text. Recognises, from marks each tool prints and the others do not:
+
+- an ncu CSV export: a header row that starts ``"ID",`` and holds ``"Kernel Name"``;
+- ncu's console log: lines that start ``==PROF==`` (and ``==PROF== Report: PATH.ncu-rep`` when
+  ncu wrote a report) with no CSV export in the file;
+- ``nvidia-smi -q`` (the ``NVSMI LOG`` banner), plain ``nvidia-smi`` (the ``NVIDIA-SMI …
+  Driver Version`` banner) and ``nvidia-smi --query-gpu`` CSV (a first row of field names);
+- BabelStream (``BabelStream`` and ``Version:``) and nvbandwidth (``nvbandwidth Version:``).
+
+``identify`` says which; ``named`` gives the one line a reader raises: what the file is, and
+which option takes it. Readers ask only once their own format is not found, so a file is never
+refused for a mark it merely quotes.
+"""
+
+from __future__ import annotations
+
+import re
+
+NCU_CSV = re.compile(r'^\ufeff?"ID",[^\n]*"Kernel Name"', re.MULTILINE)
+NCU_LOG = re.compile(r"^==PROF== ", re.MULTILINE)
+NCU_REPORT = re.compile(r"^==PROF== Report: (?P<path>.+\.ncu-rep)\s*$", re.MULTILINE)
+SMI_Q = re.compile(r"NVSMI LOG|^GPU [0-9A-Fa-f]{4,8}:", re.MULTILINE)
+SMI_TABLE = re.compile(r"NVIDIA-SMI\s+\S+\s+Driver Version:")
+# The header row of 'nvidia-smi --query-gpu=... --format=csv': field names, some with a unit
+# ("index, name, memory.total [MiB], utilization.gpu [%]").
+QUERY_HEADER = re.compile(r"^\s*[a-z][a-z0-9_.]*(?: \[[^\]\n]+\])?(?:, [a-z][a-z0-9_.]*(?: \[[^\]\n]+\])?)+\s*$",
+                          re.MULTILINE)
+BABELSTREAM_VERSION = re.compile(r"^\s*Version:", re.MULTILINE)
+NVBANDWIDTH = re.compile(r"^\s*nvbandwidth Version:", re.MULTILINE)
+
+# what each is called, and the option that takes it
+WHAT = {
+    "ncu-csv": ("an ncu CSV export", "give it to 'collect ncu --from-csv'"),
+    "ncu-log": ("ncu's console log, not an export", "give the report to 'collect ncu --import REPORT.ncu-rep'"),
+    "nvidia-smi": ("nvidia-smi output", "give it to 'collect env --from-nvidia-smi'"),
+    "query-gpu": ("'nvidia-smi --query-gpu' CSV output",
+                  "it holds only the fields it asked for; save 'nvidia-smi -q' and give that to "
+                  "'collect env --from-nvidia-smi'"),
+    "babelstream": ("BabelStream output", "give it to 'collect bandwidth --from-babelstream'"),
+    "nvbandwidth": ("nvbandwidth output", "give it to 'collect bandwidth --from-nvbandwidth'"),
+}
+
+
+def identify(text: str) -> str | None:
+    """Which tool's output ``text`` is (a key of WHAT), or None when none is recognised."""
+    if NCU_CSV.search(text):
+        return "ncu-csv"
+    if NCU_LOG.search(text):
+        return "ncu-log"
+    if SMI_Q.search(text) or SMI_TABLE.search(text):
+        return "nvidia-smi"
+    if NVBANDWIDTH.search(text):
+        return "nvbandwidth"
+    if "BabelStream" in text and BABELSTREAM_VERSION.search(text):
+        return "babelstream"
+    if QUERY_HEADER.match(text.lstrip("\ufeff")):
+        return "query-gpu"
+    return None
+
+
+def other_tool(text: str, name: str, expected: str) -> str | None:
+    """The line ``named`` gives when ``text`` is recognised as another tool's output than
+    ``expected`` (a key of WHAT); None when it is the expected kind or not recognised."""
+    return named(text, name) if identify(text) not in (None, expected) else None
+
+
+def named(text: str, name: str) -> str | None:
+    """One line naming ``name`` as the tool output it is and saying which option takes it;
+    None when it is not recognised. An ncu log names the report ncu wrote, when it says."""
+    found = identify(text)
+    if found is None:
+        return None
+    what, fix = WHAT[found]
+    if found == "ncu-log":
+        report = NCU_REPORT.search(text)
+        if report:
+            fix = f"the report is {report['path']}: give it with 'collect ncu --import {report['path']}'"
+    return f"{name}: this is {what}; {fix}"

@@ -1,0 +1,153 @@
+"""Commands refuse what they cannot do well, in one line and before writing anything: an
+archive location that looks like a URL but is not one, a sync into itself, conflicting or
+out-of-range options; and sync names a damaged copy that DST already holds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES
+from ikreport.cli.main import cli
+
+SMI_TABLE = FIXTURES / "nvidia-smi" / "smi_table_evaldataset_h100x2.txt"
+RAW_PMPP = FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
+
+
+def run(*args, **kwargs):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False, **kwargs)
+
+
+def last_line(result) -> str:
+    return result.output.strip().splitlines()[-1]
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Path:
+    """A small real archive: an environment record and a profile, from real exports."""
+    folder = tmp_path / "box"
+    assert run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", folder).exit_code == 0
+    assert run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", folder).exit_code == 0
+    return folder
+
+
+@pytest.mark.parametrize(("given", "form"), [
+    ("s3:/team2/q", "s3://bucket/prefix"),
+    ("s3://", "s3://bucket/prefix"),
+    ("gs:bucket", "gs://bucket/prefix"),
+    ("file://", "file:///absolute/folder"),
+])
+def test_a_location_that_is_not_a_whole_url_is_refused_and_nothing_is_made(tmp_path, monkeypatch, given, form):
+    monkeypatch.chdir(tmp_path)
+    result = run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", given)
+    assert result.exit_code == 2
+    assert f"{given}: not a valid archive URL; write it as {form}" in last_line(result)
+    assert list(tmp_path.iterdir()) == []  # no ./s3: folder
+    assert run("sync", given, tmp_path / "x").exit_code == 2
+    monkeypatch.setenv("IKREPORT_ARCHIVE", given)
+    assert run("list").exit_code == 2
+
+
+def test_a_folder_whose_name_holds_a_colon_is_still_reachable(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", "./ab:c").exit_code == 0
+    assert (tmp_path / "ab:c" / "records").is_dir()
+
+
+def test_sync_names_a_damaged_copy_in_dst_and_exits_1(box, tmp_path):
+    mirror = tmp_path / "mirror"
+    assert run("sync", box, mirror).exit_code == 0
+    blob = next(p for p in sorted((mirror / "blobs").rglob("*")) if p.is_file())
+    blob.chmod(0o644)
+    blob.write_bytes(blob.read_bytes()[:-1] + b"!")  # same size, other bytes
+    result = run("sync", box, mirror)
+    assert result.exit_code == 1
+    assert (f"{blob}: damaged in DST (its bytes do not hash to its name); restore it from a good copy, "
+            "or remove it and sync again") in result.stderr
+    total = sum(1 for p in box.rglob("*") if p.is_file())
+    assert result.stdout == f"{mirror}: 0 objects copied, {total - 1} already there\n"
+    blob.unlink()
+    assert run("sync", box, mirror).exit_code == 0  # removed and synced again: whole
+    assert run("verify", mirror).exit_code == 0
+
+
+@pytest.mark.parametrize(("src", "dst"), [("ev", "ev/sub"), ("ev/sub", "ev"), ("ev", "ev"), ("ev", "./ev/")])
+def test_sync_refuses_an_archive_inside_the_other(box, tmp_path, monkeypatch, src, dst):
+    monkeypatch.chdir(tmp_path)
+    box.rename(tmp_path / "ev")
+    if src == "ev/sub":
+        assert run("sync", "ev", tmp_path / "elsewhere" / "sub").exit_code == 0
+        (tmp_path / "elsewhere" / "sub").rename(tmp_path / "ev" / "sub")
+    before = sorted(tmp_path.rglob("*"))
+    result = run("sync", src, dst)
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {Path(src)} and {Path(dst)}: one archive, or one inside the other; "
+                             "sync between two separate archives\n")
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_sync_refuses_a_bucket_prefix_inside_the_other():
+    result = run("sync", "s3://b/g", "s3://b/g/sub/")
+    assert result.exit_code == 1
+    assert "s3://b/g and s3://b/g/sub/: one archive, or one inside the other" in result.output
+    assert "s3://b/gh" not in run("sync", "memory://b/g", "memory://b/gh").output  # a sibling is apart
+
+
+@pytest.mark.parametrize("made", [False, True])
+def test_init_pages_needs_an_existing_git_repository(tmp_path, made):
+    repo = tmp_path / "missing"
+    if made:
+        repo.mkdir()  # a folder, but no repository
+    result = run("init-pages", "--repo", repo, "--install", "ikreport==0.1.0")
+    assert (result.exit_code, result.stderr) == (1, (
+        f"Error: {repo}: not a git repository's top folder (no .git); run 'git init' there, or give --repo the "
+        "repository's folder\n"))
+    assert sorted(tmp_path.rglob("*")) == ([repo] if made else [])
+
+
+def test_import_and_from_csv_together_are_refused(tmp_path):
+    report = tmp_path / "x.ncu-rep"
+    report.write_bytes(b"NVR\x00")
+    result = run("collect", "ncu", "--import", report, "--from-csv", RAW_PMPP, "-a", tmp_path / "arch")
+    assert result.exit_code == 2
+    assert last_line(result) == "Error: give --import REPORT or --from-csv FILES, not both"
+    assert not (tmp_path / "arch").exists()
+
+
+def test_one_export_given_twice_is_refused(tmp_path):
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(RAW_PMPP.read_bytes())
+    for second in (RAW_PMPP, copy):
+        result = run("collect", "ncu", "--from-csv", RAW_PMPP, second, "-a", tmp_path / "arch")
+        assert (result.exit_code, result.stderr) == (1, (
+            f"Error: {second}: the same file as {RAW_PMPP}, given twice; give each export once\n"))
+    assert run("list", "-a", tmp_path / "arch").stdout == ""
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf"])
+def test_build_refuses_a_blob_size_that_is_no_size(tmp_path, value):
+    result = run("build", "-o", tmp_path / "site", "--cache-dir", tmp_path / "c", "--max-blob-mb", value)
+    assert result.exit_code == 2 and "Invalid value for '--max-blob-mb'" in result.output
+    assert not (tmp_path / "site").exists()
+
+
+def test_list_columns_stay_two_spaces_apart_with_long_gpu_names(box, tmp_path):
+    long_name = "NVIDIA GeForce RTX 3060 Laptop GPU with Max-Q Design, 6 GB GDDR6"
+    assert run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", box, "--gpu", long_name,
+               "--title", "pmpp again").exit_code == 0
+    lines = run("list", "-a", box).stdout.splitlines()
+    (cut,) = [line for line in lines if line.endswith("pmpp again")]
+    assert "  NVIDIA GeForce RTX 3060 Laptop GPU with…  pmpp again" in cut
+    # id, kind, GPU, title: parted by two spaces or more, each column starting at one place
+    starts = {tuple(m.start() for m in re.finditer(r"(?:^|(?<=  ))\S", line))[:4] for line in lines}
+    assert len(starts) == 1 and len(next(iter(starts))) == 4
+
+
+def test_list_of_the_sample_parts_the_laptop_gpu_from_its_title():
+    from conftest import ROOT
+
+    line = next(x for x in run("list", "-a", ROOT / "sample_evidence").stdout.splitlines() if "3060" in x)
+    assert "NVIDIA GeForce RTX 3060 Laptop GPU  " in line
