@@ -86,7 +86,7 @@ def test_resolve_by_prefix(archive):
 
 def test_ambiguous_prefix(archive):
     shard = archive.records_dir / "ab"
-    shard.mkdir()
+    shard.mkdir(parents=True)  # a new archive makes its folders on the first write
     for tail in ("cdef01" + "0" * 56, "cdef01" + "f" * 56):
         (shard / f"{tail}.json").write_text("{}")
     with pytest.raises(AmbiguousIdError) as err:

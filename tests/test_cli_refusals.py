@@ -151,3 +151,21 @@ def test_list_of_the_sample_parts_the_laptop_gpu_from_its_title():
 
     line = next(x for x in run("list", "-a", ROOT / "sample_evidence").stdout.splitlines() if "3060" in x)
     assert "NVIDIA GeForce RTX 3060 Laptop GPU  " in line
+
+
+@pytest.mark.parametrize("command", [
+    ("collect", "ncu", "--from-csv"), ("collect", "env", "--from-nvidia-smi"), ("collect", "bandwidth", "--from-babelstream"),
+])
+def test_a_refused_import_into_a_new_archive_leaves_no_folder_behind(tmp_path: Path, command):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n", "utf-8")
+    result = run(*command, bad, "-a", tmp_path / "new" / "archive")
+    assert result.exit_code == 1 and "bad.csv" in last_line(result)
+    assert not (tmp_path / "new").exists()
+
+
+def test_an_archive_under_a_file_is_refused_in_one_line(tmp_path: Path):
+    (tmp_path / "plain").write_text("not a folder", "utf-8")
+    result = run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", tmp_path / "plain" / "archive")
+    assert result.exit_code == 1 and "cannot create the archive" in last_line(result)
+    assert len(result.output.strip().splitlines()) == 1

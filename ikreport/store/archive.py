@@ -11,6 +11,7 @@ storage under a URL (bucket.py).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,16 +91,20 @@ class Archive:
 
     @classmethod
     def create(cls, root: Path | str) -> Archive:
-        """An archive at ``root``, made if absent (a bucket must exist: ikreport makes none)."""
+        """An archive at ``root`` to write into (a bucket must exist: ikreport makes none). A new
+        folder's records/ and blobs/ are made by the first write, so an import refused before
+        it writes leaves nothing behind; its nearest existing folder must be writable."""
         archive = cls.at(root)
         if isinstance(archive.backend, Bucket):
             archive.backend.probe(must_hold_archive=False)
             return archive
-        try:
-            archive.records_dir.mkdir(parents=True, exist_ok=True)
-            archive.blobs_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ArchiveError(f"{archive.root}: cannot create the archive ({exc.strerror}); choose a writable folder") from exc
+        existing = archive.root
+        while not existing.exists() and existing.parent != existing:
+            existing = existing.parent
+        if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+            why = "not a folder" if not existing.is_dir() else "not writable"
+            raise ArchiveError(f"{archive.root}: cannot create the archive ({existing} is {why}); "
+                               "choose a writable folder")
         return archive
 
     def read_through(self, copies: Path) -> Archive:
