@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
+from readers_site import CUTLASS_OLD
 from siteserver import serve
 from test_browser import ARTIFACTS, Visit, browser  # noqa: F401 (a fixture)
-from test_site_readers import CUTLASS_OLD, site  # noqa: F401 (a fixture)
+from test_site_readers import site  # noqa: F401 (a fixture)
 
 RODINIA = "0c100c649873492479434a71f5cb99e14a4ad5ac139b37c954b4aeeb39b7327a"
 WIDTHS = (1280, 400)
