@@ -1,7 +1,7 @@
 # The two commands of the README. Each sets up what it needs on a fresh machine.
 #   make site   build the sample site from sample_evidence/ into site/
 #   make test   run the whole test suite
-#   make screenshots   docs/screenshots/ from the committed site/ (Chromium, as the browser tests)
+#   make screenshots   docs/screenshots/ from the committed site/, history and changelog from a temp copy (Chromium)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

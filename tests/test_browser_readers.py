@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
+from readers_site import CUTLASS_OLD
 from siteserver import serve
 from test_browser import ARTIFACTS, Visit, browser  # noqa: F401 (a fixture)
-from test_site_readers import CUTLASS_OLD, site  # noqa: F401 (a fixture)
+from test_site_readers import site  # noqa: F401 (a fixture)
 
 RODINIA = "0c100c649873492479434a71f5cb99e14a4ad5ac139b37c954b4aeeb39b7327a"
 WIDTHS = (1280, 400)
@@ -68,14 +69,19 @@ def test_superseded_marks_lead_to_the_replacement(phone_or_desk, served_readers)
 
 
 PAGES = {"index": "index.html", "profile": f"e/{RODINIA}.html", "report": "r/what-the-sample-shows.html",
-         "changelog": "changes.html", "history": f"e/{CUTLASS_OLD}.html"}
+         "changelog": "changes.html", "superseded": f"e/{CUTLASS_OLD}.html"}
+
+
+def every_page_type(site) -> dict[str, str]:
+    """Page type -> path, with the comparison and the history page of the two B200 imports."""
+    return {**PAGES, "comparison": f"e/{site['comparison']}.html", "history": site["history"]}
 
 
 def test_screenshots_of_each_page_type(phone_or_desk, served_readers):
     (visit, width), (url, site) = phone_or_desk, served_readers
     screens = ARTIFACTS / "screens"
     screens.mkdir(parents=True, exist_ok=True)
-    for name, path in {**PAGES, "comparison": f"e/{site['comparison']}.html"}.items():
+    for name, path in every_page_type(site).items():
         visit.page.goto(url + path)
         # nothing wider than the phone's screen but the tables and charts, which scroll inside their box
         overflow = visit.page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
@@ -83,19 +89,15 @@ def test_screenshots_of_each_page_type(phone_or_desk, served_readers):
         visit.page.screenshot(path=str(screens / f"{name}-{width}.png"), full_page=True)
 
 
-def test_accessibility_of_every_page_type(browser, served_readers):  # noqa: F811
-    """axe-core on the index, a profile, a comparison, a report, a superseded record and the
-    changelog, with superseded marks and cut titles on them: no serious violation."""
+def test_accessibility_of_every_page_type(phone_or_desk, served_readers):
+    """axe-core at 1280 and 400 px on the index, a profile, a comparison, a report, a superseded
+    record, a history page and a changelog that lists a supersession: no serious violation."""
     from axe_playwright_python.sync_playwright import Axe
 
-    url, site = served_readers
-    visit = Visit(browser)
-    try:
-        found = []
-        for name, path in {**PAGES, "comparison": f"e/{site['comparison']}.html"}.items():
-            visit.page.goto(url + path)
-            found += [(name, v["id"]) for v in Axe().run(visit.page).response["violations"]
-                      if v["impact"] in ("serious", "critical")]
-    finally:
-        visit.close()
+    (visit, width), (url, site) = phone_or_desk, served_readers
+    found = []
+    for name, path in every_page_type(site).items():
+        visit.page.goto(url + path)
+        found += [(name, width, v["id"]) for v in Axe().run(visit.page).response["violations"]
+                  if v["impact"] in ("serious", "critical")]
     assert found == []

@@ -1,43 +1,21 @@
 """The site as a reader meets it (issue 16 items 6-12), on the sample archive with real exports
-from tests/fixtures added: a profile imported twice under one title, one superseding the other,
-an automatic title, and a comparison of two imports of the B200 export."""
+from tests/fixtures added (tests/readers_site.py): a profile imported twice under one title, one
+superseding the other, an automatic title, and a comparison of two imports of the B200 export under
+one workload, which make a history series."""
 
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
-from conftest import NCU, ROOT
-from ikreport.collect.context import Context
-from ikreport.collect.ncu_import import import_csv
-from ikreport.commands.compare import compare_records
-from ikreport.commands.supersede import supersede
-from ikreport.site.build import build_site
 from ikreport.store.archive import Archive
-
-CUTLASS_OLD = "de1397fb1f0e8d58e6340c546c541f508dc77779e24ad84ba62bdbfa620da5cd"  # cited by the sample report
-CUTLASS_TITLE = "DeepSeek-OCR: CUTLASS bf16 WMMA GEMM (kernel 3)"
-B200 = NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
+from readers_site import B200_WORKLOAD, CUTLASS_OLD, CUTLASS_TITLE, build_readers_site
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    root = tmp_path_factory.mktemp("readers")
-    arch = root / "arch"
-    shutil.copytree(ROOT / "sample_evidence", arch)
-    archive = Archive.open(arch)
-    new = import_csv(archive, [NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"],
-                     Context(title=CUTLASS_TITLE, gpu="NVIDIA GeForce RTX 5090"))
-    supersede(archive, CUTLASS_OLD, new, "the GPU is now named")
-    auto = import_csv(archive, [NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"], Context())
-    a = import_csv(archive, [B200], Context(title="B200 decode, run 1"))
-    b = import_csv(archive, [B200], Context(title="B200 decode, run 2"))
-    comparison, _ = compare_records(archive, [a], [b], 5.0, 3)
-    out = root / "site"
-    build_site(Archive.open(arch), out, cache_dir=root / "cache")
-    return {"out": out, "new": new, "auto": auto, "comparison": comparison, "a": a, "b": b}
+    return build_readers_site(tmp_path_factory.mktemp("readers"))
 
 
 def page(site, path: str) -> str:
@@ -82,6 +60,12 @@ def test_the_changelog_keeps_its_width_for_the_reason(site):
     changes = page(site, "changes.html")
     assert '<td class="reason">the GPU is now named</td>' in changes
     assert f'title="{CUTLASS_TITLE}"' in changes
+
+
+def test_two_imports_of_one_gpu_and_workload_make_a_history_page(site):
+    html = page(site, site["history"])
+    assert f"<h1>History: {B200_WORKLOAD} on NVIDIA B200</h1>" in html
+    assert f'href="../e/{site["a"]}.html"' in html and f'href="../e/{site["b"]}.html"' in html
 
 
 def test_a_comparison_page_reads_b_against_a(site):
