@@ -19,7 +19,7 @@ from ikreport.kinds.registry import chart_makers
 from ikreport.site.history_chart import CHARTS as HISTORY_CHARTS
 from ikreport.store.cache import keep, recall, recall_json
 
-CHART_VERSION = "3"  # bump when a chart's look changes, to drop cached SVGs
+CHART_VERSION = "4"  # bump when a chart's look changes, to drop cached SVGs
 Rows = list[dict[str, Any]]
 
 

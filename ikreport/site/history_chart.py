@@ -20,7 +20,9 @@ def _history() -> dict[str, Any]:
                 axis=alt.Axis(title="median duration (µs), 95% interval")),
         y2=alt.Y2("high_us:Q", title="95% interval, high end (µs)"))
     points = base.mark_point(filled=True, size=60).encode(
-        y=alt.Y("median_us:Q", title="median duration (µs)"), href=alt.Href("href:N", title="record page"),
+        # the same axis title as the bars' layer: layers with different ones get them joined
+        y=alt.Y("median_us:Q", title="median duration (µs)", axis=alt.Axis(title="median duration (µs), 95% interval")),
+        href=alt.Href("href:N", title="record page"),
         color=alt.Color("change:N", sort=["no change", "FASTER", "SLOWER"], title="change from the one before"))
     return alt.layer(bars, points).properties(width=alt.Step(28), height=220).to_dict(validate=False)
 
