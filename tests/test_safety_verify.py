@@ -72,7 +72,10 @@ def superseding(archive: Archive, old: str, new: str) -> str:
 
 @pytest.fixture
 def archive(tmp_path):
-    return Archive.create(tmp_path / "arch")
+    archive = Archive.create(tmp_path / "arch")
+    archive.records_dir.mkdir(parents=True)  # an empty archive: its folders exist before any record
+    archive.blobs_dir.mkdir()
+    return archive
 
 
 # -- canonical form ----------------------------------------------------------------------
