@@ -41,7 +41,7 @@ def _strip(name: str) -> str:
     return s
 
 
-# pages name the same kernels again and again (tables, charts, claims): 4% of a record page was here
+# a page names the same kernels again and again (tables, charts, claims), and so do its neighbours
 @lru_cache(maxsize=4096)
 def short_kernel(name: str) -> str:
     """'void flash_fwd_kernel<Traits<128, 64>, true>(Params)' -> 'flash_fwd_kernel<…>'."""
