@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,10 @@ TIE = " + "  # joins the resources of a tied limiter
 Summary = dict[str, Any]
 
 
+# A record page asks this for every launch it shows and every launch of every kernel it
+# labels (about 100 calls), mostly with values seen before; numpy's per-call overhead made it
+# the largest cost of a page after its chart (issue 18, bench/README.md).
+@lru_cache(maxsize=4096)
 def bound_label(memory_pct: float | None, sm_pct: float | None) -> str:
     """'memory-bound', 'compute-bound', 'latency-bound', 'balanced' or 'unknown', by ncu's
     SOLBottleneck thresholds (see module doc)."""

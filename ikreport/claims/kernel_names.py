@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 MAX_SHORT = 48
 MAX_TITLE = 100
@@ -40,6 +41,8 @@ def _strip(name: str) -> str:
     return s
 
 
+# a page names the same kernels again and again (tables, charts, claims), and so do its neighbours
+@lru_cache(maxsize=4096)
 def short_kernel(name: str) -> str:
     """'void flash_fwd_kernel<Traits<128, 64>, true>(Params)' -> 'flash_fwd_kernel<…>'."""
     s = _strip(name)

@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -68,14 +69,23 @@ class ChartRenderer:
             return make_template(kind, shape)
         name = hashlib.sha256(json.dumps([CHART_VERSION, _altair_version(), kind, shape]).encode()).hexdigest()[:32]
         path = self.cache_dir / "templates" / f"{name}.json"
+        if path in _TEMPLATES:  # a worker renders hundreds of pages from a handful of templates
+            return _TEMPLATES[path]
         kept = recall_json(path)
         if isinstance(kept, dict):
+            _TEMPLATES[path] = kept
             return kept
         template = make_template(kind, shape)
         keep(path, json.dumps(template, sort_keys=True))
+        _TEMPLATES[path] = template
         return template
 
 
+# kept templates read in this process, by path; chart_spec copies the top level, never changes one
+_TEMPLATES: dict[Path, dict[str, Any]] = {}
+
+
+@lru_cache(maxsize=1)  # importlib.metadata scans every installed distribution: 7 ms a page
 def _altair_version() -> str:
     from importlib.metadata import version
 
