@@ -99,11 +99,17 @@ def profile_title(kernel: str | None) -> str:
     return PROFILE_TITLE + (first_argument_kernel(kernel) if kernel else "no kernels")
 
 
+# A chart label's most characters: what a 360 px axis shows whole, so the chart's renderer
+# never truncates a label itself (measuring it again and again, the bulk of a chart's cost).
+MAX_LABEL = 48
+
+
 def distinct_kernel_labels(names: list[str]) -> list[str]:
-    """Short names for a chart's bars, no two alike: the short name, with its first template
-    argument where two short names collide, and the rank ('#3') where they still do."""
-    labels = [short_kernel(n) for n in names]
-    for attempt in (lambda i: first_argument_kernel(names[i]), lambda i: f"{labels[i]} #{i + 1}"):
+    """Short names for a chart's bars, no two alike and none over MAX_LABEL characters (cut at
+    a boundary): the short name, with its first template argument where two short names
+    collide, and the rank ('#3') where they still do."""
+    labels = [cut(short_kernel(n), MAX_LABEL) for n in names]
+    for attempt in (lambda i: cut(first_argument_kernel(names[i]), MAX_LABEL), lambda i: f"{labels[i]} #{i + 1}"):
         seen: dict[str, int] = {}
         for label in labels:
             seen[label] = seen.get(label, 0) + 1

@@ -208,7 +208,7 @@ def _comparison_ratio() -> dict[str, Any]:
     import altair as alt
 
     base = alt.Chart(alt.Data(name="rows")).encode(
-        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=360)))
+        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=0)))  # labels cut in Python: distinct_kernel_labels
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("low:Q", title="B/A median duration, 95% interval (below 1: faster in B)",
                 scale=alt.Scale(zero=False)), x2="high:Q",

@@ -25,8 +25,8 @@ def profile_charts(data: dict[str, Any], page: PageContext, us: int | None,
                    peak_gbs: float | None = None) -> list[Any]:
     """Time by kernel, speed of light by kernel, stalls by kernel, memory against SM; ``us`` is
     the precision of the page's durations; ``peak_gbs``, a measured peak of the GPU model that
-    judges a launch with DRAM bytes/s but no memory % (kinds/ncu_measured_peak.py). A chart of one bar or one point is not drawn: the
-    tables say it better (issue 16 item 7)."""
+    judges a launch with DRAM bytes/s but no memory % (kinds/ncu_measured_peak.py). A chart of
+    one bar or one point is not drawn: the tables say it better (issue 16 item 7)."""
     out = []
     timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
     if len(timed) > 1:
@@ -94,9 +94,10 @@ def _stalls(data: dict[str, Any], page: PageContext) -> list[Any]:
 
 # Each chart's spec is made by altair from its shape alone (data is referenced by name): see site/charts.py.
 
-# Kernel names on an axis: wide enough for a short name (48 characters), so that the SVG holds
-# the whole label as text that a screen reader and grep can find.
-LABEL_LIMIT = 360
+# Kernel names on an axis are cut in Python (distinct_kernel_labels, at most 48 characters, at a
+# boundary), so the SVG holds each whole label as text a screen reader and grep can find; 0
+# turns the renderer's own truncation off, which measured every label again and again.
+LABEL_LIMIT = 0
 
 
 def _time_by_kernel(unit: str) -> dict[str, Any]:
