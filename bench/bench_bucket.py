@@ -12,7 +12,6 @@ the bucket within 2x of one from the folder.
 from __future__ import annotations
 
 import argparse
-import filecmp
 import os
 import shutil
 import socket
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inputs import WORK, big_archive  # noqa: E402
+from inputs import WORK, big_archive, tree_equal  # noqa: E402
 
 ENV = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
        "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull, "AWS_EC2_METADATA_DISABLED": "true"}
@@ -50,12 +49,6 @@ def start_s3() -> tuple[subprocess.Popen[bytes], str]:
             time.sleep(0.1)
     proc.kill()
     raise SystemExit("moto_server did not start")
-
-
-def same(a: Path, b: Path) -> bool:
-    left = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
-    right = sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
-    return left == right and all(filecmp.cmp(a / f, b / f, shallow=False) for f in left)
 
 
 def main() -> None:
@@ -97,7 +90,7 @@ def main() -> None:
                     site, cache = work / f"{label}-{n}", work / f"cache-{label}-{n}"
                     times[label, "full"] = build(location, site, cache)
                     times[label, "rebuild"] = build(location, site, cache)
-                identical = same(work / f"folder-{n}", work / f"bucket-{n}")
+                identical = tree_equal(work / f"folder-{n}", work / f"bucket-{n}")
                 for kind in ("full", "rebuild"):
                     f, b = times["folder", kind], times["bucket", kind]
                     rows.append((n + 1, kind, f, b, b / f, identical))

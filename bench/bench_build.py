@@ -11,7 +11,6 @@ speed of reading and hashing the same files.
 from __future__ import annotations
 
 import argparse
-import filecmp
 import hashlib
 import os
 import shutil
@@ -24,13 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inputs import B200, WORK, big_archive  # noqa: E402
-
-
-def tree_equal(a: Path, b: Path) -> bool:
-    left = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
-    right = sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
-    return left == right and all(filecmp.cmp(a / f, b / f, shallow=False) for f in left)
+from inputs import B200, WORK, big_archive, tree_equal  # noqa: E402
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ launch rows repeated (IDs renumbered) to n launches, so every quirk of the real 
 from __future__ import annotations
 
 import csv
+import filecmp
 import io
 from pathlib import Path
 
@@ -96,3 +97,10 @@ def big_archive(profiles: int, launches: int, path: Path | None = None) -> Path:
         archive.put_record(record)
         table.fields["duration_ns"] = original
     return path
+
+
+def tree_equal(a: Path, b: Path) -> bool:
+    """Whether two folders hold the same files, byte for byte (two builds of one site)."""
+    left = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
+    right = sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
+    return left == right and all(filecmp.cmp(a / f, b / f, shallow=False) for f in left)
