@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -38,3 +39,15 @@ def git_identity(monkeypatch):
     for var, value in (("GIT_AUTHOR_NAME", "t"), ("GIT_AUTHOR_EMAIL", "t@example.invalid"),
                        ("GIT_COMMITTER_NAME", "t"), ("GIT_COMMITTER_EMAIL", "t@example.invalid")):
         monkeypatch.setenv(var, value)
+
+
+@pytest.fixture
+def run(monkeypatch):
+    """The CLI in process, as a user runs it: pinned collection time, no archive from the
+    environment; call it with the command's words, get click's result."""
+    from ikreport.cli.main import cli
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    monkeypatch.delenv("IKREPORT_ARCHIVE", raising=False)
+    runner = CliRunner()
+    return lambda *args: runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)

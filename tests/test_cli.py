@@ -6,21 +6,12 @@ import hashlib
 import os
 
 import pytest
-from click.testing import CliRunner
 
 from conftest import NCU, ROOT
 from ikreport.cli.main import cli
 
 K3 = str(NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv")
 ERROR_ONLY = str(NCU / "other_llmperfopt_raw_error_only.csv")
-
-
-@pytest.fixture
-def run(monkeypatch):
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
-    monkeypatch.delenv("IKREPORT_ARCHIVE", raising=False)
-    runner = CliRunner()
-    return lambda *args: runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture

@@ -6,21 +6,11 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from click.testing import CliRunner
 
 from conftest import FIXTURES, NCU, ROOT
-from ikreport.cli.main import cli
 
 K3 = NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"
 SMI_Q = FIXTURES / "nvidia-smi" / "smi_q_gpukernellab_rtx3060laptop.txt"
-
-
-@pytest.fixture
-def run(monkeypatch):
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
-    monkeypatch.delenv("IKREPORT_ARCHIVE", raising=False)
-    runner = CliRunner()
-    return lambda *args: runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 def files_under(folder):
