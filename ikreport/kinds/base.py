@@ -16,8 +16,28 @@ MAX_TABLE_KERNELS = 50
 Facts = list[tuple[str, str]]
 Tables = list[dict[str, Any]]
 Rows = list[dict[str, Any]]
-# chart name -> (template maker taking the shape, rows -> (shape, named datasets)); see site/charts.py
-ChartMakers = dict[str, tuple[Callable[..., dict[str, Any]], Callable[[Rows], tuple[tuple[Any, ...], dict[str, Rows]]]]]
+
+
+@dataclass(frozen=True)
+class BarChart:
+    """A horizontal bar chart, one bar (or one group or stack of bars) per row ``label``, drawn
+    straight to SVG by site/bars.py: what it shows is said here, how it is drawn there."""
+
+    value: str  # the field holding a bar's length
+    axis_title: str  # the value axis's title; "{unit}" is filled from the first row's "unit"
+    value_unit: str  # what a bar's value is in, as its tooltip says it ("%", or "{unit}" as above)
+    series: str | None = None  # the field naming a bar's part: coloured, with a legend
+    series_order: tuple[str, ...] = ()  # the legend's order; the series' names sorted if empty
+    stacked: bool = False  # a label's parts stacked end to end (largest first); else side by side
+    domain: tuple[float, float] | None = None  # a fixed value range (% of peak); else 0 to a round number past the largest
+    step: int = 18  # pixels a bar takes across, gap included
+    legend_title: str = ""
+
+
+# chart name -> a BarChart, or (template maker taking the shape, rows -> (shape, named datasets))
+# for a chart that Vega lays out; see site/charts.py
+VegaMakers = tuple[Callable[..., dict[str, Any]], Callable[[Rows], tuple[tuple[Any, ...], dict[str, Rows]]]]
+ChartMakers = dict[str, BarChart | VegaMakers]
 
 
 class PageContext(Protocol):

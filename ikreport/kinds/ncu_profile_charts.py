@@ -10,7 +10,7 @@ from typing import Any
 from ikreport.analysis.ncu_summary import HIGH_PCT, LATENCY_PCT, bound_label
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel
 from ikreport.formatting import fmt_duration_us, plural
-from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, ChartMakers, PageContext, rows_data
+from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, BarChart, ChartMakers, PageContext, rows_data
 from ikreport.kinds.ncu_measured_peak import memory_pct
 from ikreport.kinds.ncu_stall_claims import stall_shares
 from ikreport.store.profile_data import first_launch
@@ -94,49 +94,15 @@ def _stalls(data: dict[str, Any], page: PageContext) -> list[Any]:
 
 # Each chart's spec is made by altair from its shape alone (data is referenced by name): see site/charts.py.
 
-# Kernel names on an axis are cut in Python (distinct_kernel_labels, at most 48 characters, at a
-# boundary), so the SVG holds each whole label as text a screen reader and grep can find; 0
-# turns the renderer's own truncation off, which measured every label again and again.
-LABEL_LIMIT = 0
-
-
-def _time_by_kernel(unit: str) -> dict[str, Any]:
-    import altair as alt
-
-    chart = alt.Chart(alt.Data(name="rows")).mark_bar(color="#4c78a8").encode(
-        x=alt.X("total:Q", title=f"profiled GPU time ({unit})"),
-        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=LABEL_LIMIT)),
-    ).properties(width=360, height=alt.Step(18))
-    return chart.to_dict(validate=False)  # the specs are fixed; tests validate them once
-
-
-def _time_data(rows: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, list[dict[str, Any]]]]:
-    return (rows[0]["unit"],), {"rows": rows}
-
-
-def _speed_of_light_spec() -> dict[str, Any]:
-    import altair as alt
-
-    order = [name for name, _ in SOL_UNITS]
-    chart = alt.Chart(alt.Data(name="rows")).mark_bar().encode(
-        x=alt.X("pct:Q", title="% of peak (first launch)", scale=alt.Scale(domain=[0, 100])),
-        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=LABEL_LIMIT)),
-        yOffset=alt.YOffset("unit:N", sort=order),
-        color=alt.Color("unit:N", sort=order, title="unit"),
-    ).properties(width=360, height=alt.Step(10))
-    return chart.to_dict(validate=False)
-
-
-def _stalls_spec() -> dict[str, Any]:
-    import altair as alt
-
-    chart = alt.Chart(alt.Data(name="rows")).mark_bar().encode(
-        x=alt.X("share:Q", title="% of warp-active cycles", stack="zero"),
-        y=alt.Y("label:N", sort=None, title=None, axis=alt.Axis(labelLimit=LABEL_LIMIT)),
-        color=alt.Color("reason:N", title="stall reason"),
-        order=alt.Order("share:Q", sort="descending"),
-    ).properties(width=360, height=alt.Step(18))
-    return chart.to_dict(validate=False)
+# The bar charts are drawn by site/bars.py from these declarations; kernel names come cut in
+# Python (distinct_kernel_labels, at most 48 characters, at a boundary), so the SVG holds each
+# whole label as text a screen reader and grep can find.
+TIME_BY_KERNEL = BarChart(value="total", axis_title="profiled GPU time ({unit})", value_unit="{unit}")
+SPEED_OF_LIGHT = BarChart(value="pct", axis_title="% of peak (first launch)", value_unit="%", series="unit",
+                          series_order=tuple(name for name, _ in SOL_UNITS), domain=(0.0, 100.0), step=10,
+                          legend_title="unit")
+STALLS = BarChart(value="share", axis_title="% of warp-active cycles", value_unit="%", series="reason",
+                  stacked=True, legend_title="stall reason")
 
 
 def _throughput() -> dict[str, Any]:
@@ -153,5 +119,5 @@ def _throughput() -> dict[str, Any]:
         validate=False)
 
 
-CHARTS: ChartMakers = {"time-by-kernel": (_time_by_kernel, _time_data), "throughput": (_throughput, rows_data),
-                       "speed-of-light": (_speed_of_light_spec, rows_data), "stalls": (_stalls_spec, rows_data)}
+CHARTS: ChartMakers = {"time-by-kernel": TIME_BY_KERNEL, "throughput": (_throughput, rows_data),
+                       "speed-of-light": SPEED_OF_LIGHT, "stalls": STALLS}

@@ -1,4 +1,6 @@
-"""Charts: altair specs rendered to static SVG at build time, cached by content hash.
+"""Charts: static SVG made at build time, cached by content hash. The simple bar charts a
+kind declares (kinds/base.py ``BarChart``) are drawn by site/bars.py; the others are altair
+specs that vl-convert lays out.
 
 A chart is a pure function of the rows it shows, so its SVG is cached under the sha256 of
 (kind, rows, renderer version): an unchanged chart is never rendered twice, and a warm
@@ -16,11 +18,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ikreport.kinds.base import BarChart
 from ikreport.kinds.registry import chart_makers
+from ikreport.site.bars import draw as draw_bars
 from ikreport.site.history_chart import CHARTS as HISTORY_CHARTS
 from ikreport.store.cache import keep, recall, recall_json
 
-CHART_VERSION = "4"  # bump when a chart's look changes, to drop cached SVGs
+CHART_VERSION = "5"  # bump when a chart's look changes, to drop cached SVGs
 Rows = list[dict[str, Any]]
 
 
@@ -57,7 +61,8 @@ class ChartRenderer:
                 return Chart(key, title, alt, kept.decode("utf-8"), notes)
             except UnicodeDecodeError:
                 pass
-        svg = _to_svg(chart_spec(kind, rows, self._template))
+        maker = KINDS[kind]
+        svg = draw_bars(maker, rows) if isinstance(maker, BarChart) else _to_svg(chart_spec(kind, rows, self._template))
         if path is not None:
             keep(path, svg)
         return Chart(key, title, alt, svg, notes)
@@ -110,9 +115,10 @@ def _to_svg(spec: dict[str, Any]) -> str:
 Shape = tuple[Any, ...]
 Datasets = dict[str, Rows]
 
-# chart kind -> (template maker taking the shape, rows -> (shape, named datasets)); each record
-# kind's module (ikreport/kinds/) makes its own charts; history pages have theirs
-KINDS: dict[str, tuple[Any, Any]] = {**chart_makers(), **HISTORY_CHARTS}
+# chart kind -> a BarChart, or (template maker taking the shape, rows -> (shape, named datasets));
+# each record kind's module (ikreport/kinds/) makes its own charts; history pages have theirs
+KINDS: dict[str, Any] = {**chart_makers(), **HISTORY_CHARTS}
+VEGA_KINDS = sorted(kind for kind, maker in KINDS.items() if not isinstance(maker, BarChart))
 
 
 def make_template(kind: str, shape: Shape) -> dict[str, Any]:

@@ -1,0 +1,103 @@
+"""The bar charts drawn straight to SVG (site/bars.py): what a reader reads off them (bar
+lengths against the axis, names, legend, tooltips) must be what the rows say."""
+
+from __future__ import annotations
+
+import re
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from ikreport.kinds.ncu_profile_charts import SPEED_OF_LIGHT, STALLS, TIME_BY_KERNEL
+from ikreport.site.bars import MONO_EM, PLOT_WIDTH, draw, tick_step
+
+NS = {"s": "http://www.w3.org/2000/svg"}
+
+
+def parse(svg: str) -> ET.Element:
+    return ET.fromstring(svg)  # raises unless the SVG is well-formed XML
+
+
+def bars(root: ET.Element) -> list[tuple[float, float, str, str]]:
+    """(x, width, fill, tooltip) of every bar."""
+    return [(float(r.get("x")), float(r.get("width")), r.get("fill"), r.find("s:title", NS).text)
+            for r in root.iterfind(".//s:g[@class='bars']/s:rect", NS)]
+
+
+def texts(root: ET.Element) -> list[str]:
+    return [t.text for t in root.iterfind(".//s:text", NS)]
+
+
+def ticks(root: ET.Element, title: str) -> list[str]:
+    """The value axis's tick labels, in order (the texts between the last kernel name and the axis title)."""
+    words = texts(root)
+    labels = [w for w in words if re.fullmatch(r"[\d,.]+", w)]
+    assert title in words
+    return labels
+
+
+TIME_ROWS = [{"label": "flash_fwd_kernel<…> & co", "total": 22.4, "unit": "µs", "launches": 3},
+             {"label": "rms_norm", "total": 5.6, "unit": "µs", "launches": 1}]
+
+
+def test_time_bars_are_as_long_as_their_values_on_a_round_axis():
+    root = parse(draw(TIME_BY_KERNEL, TIME_ROWS))
+    assert ticks(root, "profiled GPU time (µs)") == ["0", "5", "10", "15", "20", "25"]
+    (x1, w1, _, tip1), (x2, w2, _, tip2) = bars(root)
+    assert x1 == x2 == 0
+    assert w1 == pytest.approx(22.4 / 25 * PLOT_WIDTH, abs=0.01)
+    assert w2 == pytest.approx(5.6 / 25 * PLOT_WIDTH, abs=0.01)
+    assert tip1 == "flash_fwd_kernel<…> & co: 22.4 µs" and tip2 == "rms_norm: 5.6 µs"
+
+
+def test_kernel_names_are_whole_text_and_fit_left_of_the_axis():
+    svg = draw(TIME_BY_KERNEL, TIME_ROWS)
+    root = parse(svg)
+    assert "flash_fwd_kernel<…> & co" in texts(root)  # escaped in the file, whole in the text
+    assert "flash_fwd_kernel&lt;…&gt; &amp; co</text>" in svg
+    plot = root.find("s:g", NS)
+    left = float(re.match(r"translate\(([\d.]+),", plot.get("transform")).group(1))
+    assert left >= len("flash_fwd_kernel<…> & co") * 10 * 0.6 + 7  # a 0.6 em monospace name ends before the ticks
+    assert MONO_EM >= 0.6
+
+
+def test_speed_of_light_is_out_of_100_and_leaves_out_what_the_export_lacks():
+    rows = [{"label": "gemm", "unit": "SM", "pct": 80.0}, {"label": "gemm", "unit": "DRAM", "pct": 20.0},
+            {"label": "norm", "unit": "DRAM", "pct": 90.5}]
+    root = parse(draw(SPEED_OF_LIGHT, rows))
+    assert ticks(root, "% of peak (first launch)")[-1] == "100"
+    drawn = bars(root)
+    assert [tip for *_, tip in drawn] == ["gemm SM: 80%", "gemm DRAM: 20%", "norm DRAM: 90.5%"]
+    assert [w for _, w, _, _ in drawn] == pytest.approx([288.0, 72.0, 325.8])
+    legend = [t for t in texts(root) if t in {"SM", "memory", "L1", "L2", "DRAM"}]
+    assert legend == ["SM", "DRAM"]  # no L1, L2 or memory entry: never drawn as 0
+    colours = {tip.split()[1].rstrip(":"): fill for _, _, fill, tip in drawn}
+    assert colours["SM"] != colours["DRAM"]
+
+
+def test_stalls_stack_largest_first_to_their_sum():
+    rows = [{"label": "k", "reason": "wait", "share": 11.2}, {"label": "k", "reason": "long_scoreboard", "share": 73.4}]
+    root = parse(draw(STALLS, rows))
+    (x1, w1, f1, tip1), (x2, w2, f2, tip2) = bars(root)
+    assert tip1 == "k long_scoreboard: 73.4%" and tip2 == "k wait: 11.2%"
+    assert x1 == 0 and x2 == pytest.approx(w1, abs=0.01)  # the second starts where the first ends
+    hi = int(ticks(root, "% of warp-active cycles")[-1])
+    assert hi >= 84.6 and (x2 + w2) == pytest.approx(84.6 / hi * PLOT_WIDTH, abs=0.02)
+    assert f1 != f2 and "stall reason" in texts(root)
+
+
+def test_the_same_rows_give_the_same_bytes():
+    assert draw(STALLS, [{"label": "k", "reason": "wait", "share": 1.0}]) == \
+        draw(STALLS, [{"label": "k", "reason": "wait", "share": 1.0}])
+
+
+@pytest.mark.parametrize(("hi", "step"), [(22.4, 5), (66.8, 10), (100, 20), (0.003, 0.0005), (12_000, 2000)])
+def test_tick_steps_are_1_2_or_5_times_a_power_of_ten(hi, step):
+    assert tick_step(0, hi, 7) == pytest.approx(step)
+
+
+def test_small_and_large_values_are_labelled_to_their_step():
+    small = parse(draw(TIME_BY_KERNEL, [{"label": "k", "total": 0.0031, "unit": "ms"}]))
+    assert ticks(small, "profiled GPU time (ms)")[:3] == ["0.0000", "0.0005", "0.0010"]
+    big = parse(draw(TIME_BY_KERNEL, [{"label": "k", "total": 11_500.0, "unit": "µs"}]))
+    assert ticks(big, "profiled GPU time (µs)")[-1] == "12,000"
