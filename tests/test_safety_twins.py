@@ -10,6 +10,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from ikreport.store.archive import Archive
@@ -257,3 +259,47 @@ def test_random_reports_never_give_a_twin_with_live_markup():
         twin = render_report(Path("r.md"), text, resolver).markdown
         for md in github_renderers():
             assert live_markup(md.render(twin), images=("",)) == [], text
+
+
+def _formula_by_parsing_all(text: str) -> bool:
+    """The rule itself, with no shortcut: any text cell that starts with a trigger and is not a number."""
+    try:
+        return any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) and not _number(cell)
+                   for row in csv.reader(io.StringIO(text, newline="")) for cell in row)
+    except csv.Error:
+        return True
+
+
+def _number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("text", "formula"), [
+    ("k,-1.5,+2e3,-.5\r\nj,-7,3\n", False),  # negative numbers, the launch CSVs' thousands: no parse needed
+    ('k,"-1,5"\n', True),  # quoted: a text cell that starts with a minus
+    ("k,-1abc\n", True),
+    ('k,"-1"\n', False),  # a quoted number is still a number
+    ('"a,-1,b",c\n', False),  # a minus inside a quoted cell starts no cell
+    ("k,-1\"x\",\n", True),
+    ("-inf,x\n", False),  # Python's float reads it: the rule's number
+])
+def test_formula_cells_are_found_past_negative_numbers(text, formula):
+    from ikreport.csv_cells import has_formula_cells
+
+    assert has_formula_cells(text.encode()) is formula is _formula_by_parsing_all(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["-1", "+2.5e3", "-.5", "1", "x", "-x", "=1", '"-1,5"', '"-2"', "@a", "",
+                                          '"a\n-b"', "\t1", "-1e", "+", "'-1"]), min_size=1, max_size=4),
+                min_size=1, max_size=5),
+       st.sampled_from(["\n", "\r\n", "\r"]))
+def test_the_shortcut_never_misses_a_formula_cell(rows, newline):
+    from ikreport.csv_cells import has_formula_cells
+
+    text = newline.join(",".join(row) for row in rows) + newline
+    assert has_formula_cells(text.encode()) == _formula_by_parsing_all(text)
