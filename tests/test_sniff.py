@@ -16,6 +16,7 @@ NVB = BW / "nvbandwidth_llmaction_h800x8_v0.2_excerpt.txt"
 RAW = FIXTURES / "ncu" / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
 SMI_Q = FIXTURES / "nvidia-smi" / "smi_q_gpukernellab_rtx3060laptop.txt"
 SMI_TABLE = FIXTURES / "nvidia-smi" / "smi_table_evaldataset_h100x2.txt"
+SESSION = FIXTURES / "ncu" / "session_constructed_b200.csv"
 # what ncu prints on the console when it writes a report (ncu -o /tmp/step ...)
 NCU_LOG = ("==PROF== Connected to process 4242 (/usr/bin/python3.12)\n"
            '==PROF== Profiling "flash_fwd_kernel" - 0: 0%....50%....100% - 38 passes\n'
@@ -29,7 +30,8 @@ def run(*args):
 
 
 @pytest.mark.parametrize(("path", "kind"), [(BABEL, "babelstream"), (NVB, "nvbandwidth"), (RAW, "ncu-csv"),
-                                            (SMI_Q, "nvidia-smi"), (SMI_TABLE, "nvidia-smi")])
+                                            (SMI_Q, "nvidia-smi"), (SMI_TABLE, "nvidia-smi"),
+                                            (SESSION, "ncu-session")])
 def test_each_real_export_is_recognised_as_its_tool(path, kind):
     assert identify(path.read_text("utf-8")) == kind
 
@@ -65,3 +67,15 @@ def test_an_ncu_csv_given_as_nvidia_smi_output_is_named(tmp_path):
     result = run("collect", "env", "--from-nvidia-smi", RAW, "-a", tmp_path / "arch")
     assert (result.exit_code, result.stderr) == (
         1, f"Error: {RAW}: this is an ncu CSV export; give it to 'collect ncu --from-csv'\n")
+
+
+@pytest.mark.parametrize("importer", [("env", "--from-nvidia-smi"), ("bandwidth", "--from-babelstream"),
+                                      ("bandwidth", "--from-nvbandwidth")])
+def test_a_session_page_given_to_another_importer_is_named_with_where_it_goes(tmp_path, importer):
+    # the fixture has ==PROF== lines around the page, as ncu prints them: not called a console log
+    result = run("collect", *importer, SESSION, "-a", tmp_path / "arch")
+    assert (result.exit_code, result.stderr) == (1, (
+        f"Error: {SESSION}: this is ncu's session page (--page session); give it to 'collect ncu --from-csv' "
+        "as a third file, beside the raw and details exports of the same report\n"))
+    assert not (tmp_path / "arch").exists()
+
