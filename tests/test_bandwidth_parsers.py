@@ -11,7 +11,7 @@ from ikreport.analysis.bandwidth_tools import BandwidthOutputError, parse_babels
 from ikreport.analysis.nvidia_smi import NvidiaSmiError, parse_query
 from ikreport.analysis.run_wrappers import run_under
 from ikreport.collect.bandwidth import CE_COPY, KERNEL_COPY, LIMIT_CE
-from test_collect import NVB, SMI_Q, env, files, load, python_standins, run  # noqa: F401 - fixtures
+from test_collect import NVB, SMI_Q, env, files, load, python_standins  # noqa: F401 - fixtures
 
 BW = FIXTURES / "bandwidth"
 GDB = BW / "babelstream_alcfuserguides_a100_v5.0_cudagdb_excerpt.txt"
@@ -24,7 +24,7 @@ LOCAL = ("nvbandwidth Version: v0.8\nDevice 0: NVIDIA GeForce RTX 3050 Laptop GP
 
 # -- BabelStream ----------------------------------------------------------------------------
 
-def test_babelstream_figure_is_its_own_mbytes_column_not_one_from_rounded_times(tmp_path, env):
+def test_babelstream_figure_is_its_own_mbytes_column_not_one_from_rounded_times(tmp_path, env, run):
     # Under nsys on Polaris: Copy 1368294.603 MB/s, average time printed as 0.00039 s. The
     # old figure, 2 x 268.4 MB / 0.00039 s = 1376.4 GB/s, claimed an average above the best.
     arch = tmp_path / "arch"
@@ -38,7 +38,7 @@ def test_babelstream_figure_is_its_own_mbytes_column_not_one_from_rounded_times(
     assert any(x.startswith("BabelStream was run under Nsight Systems (nsys)") for x in record["limitations"])
 
 
-def test_babelstream_under_cuda_gdb_is_kept_with_a_limitation_naming_the_debugger(tmp_path, env):
+def test_babelstream_under_cuda_gdb_is_kept_with_a_limitation_naming_the_debugger(tmp_path, env, run):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "bandwidth", "--from-babelstream", GDB, "-a", arch))
     data = record["data"]
@@ -90,7 +90,7 @@ def test_nvbandwidth_indented_as_pasted_into_docs_parses_the_same():
     assert local["version"] == "v0.8" and local["tests"][0]["cells"][0]["values"] == [84.33]
 
 
-def test_nvbandwidth_v08_device_line_drops_the_pci_bus(tmp_path, env):
+def test_nvbandwidth_v08_device_line_drops_the_pci_bus(tmp_path, env, run):
     out = tmp_path / "nvb.txt"
     out.write_text(LOCAL)
     record = load(tmp_path / "arch", run("collect", "bandwidth", "--from-nvbandwidth", out, "-a", tmp_path / "arch"))
@@ -100,7 +100,7 @@ def test_nvbandwidth_v08_device_line_drops_the_pci_bus(tmp_path, env):
     assert record["data"]["copy_mechanism"] == CE_COPY and LIMIT_CE in record["limitations"]
 
 
-def test_nvbandwidth_multinode_run_is_refused_because_it_measures_links(tmp_path, env):
+def test_nvbandwidth_multinode_run_is_refused_because_it_measures_links(tmp_path, env, run):
     # NVIDIA's GPU Operator docs: a GB200 two-node run, indented 6 spaces in an RST code block
     result = run("collect", "bandwidth", "--from-nvbandwidth", MULTINODE, "-a", tmp_path / "arch")
     assert result.exit_code == 1
@@ -126,7 +126,7 @@ def test_a_peer_test_without_its_banner_is_refused_for_what_it_measures():
 
 # -- the measured copy: a kernel is preferred ------------------------------------------------
 
-def test_collect_bandwidth_prefers_a_kernel_copy_and_says_which_ran(tmp_path, env, python_standins):
+def test_collect_bandwidth_prefers_a_kernel_copy_and_says_which_ran(tmp_path, env, python_standins, run):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "bandwidth", "--size-mib", 256, "--repeats", 2, "-a", arch))
     assert record["method"]["options"]["backend"] == "cupy"  # CuPy runs the shipped kernel
@@ -139,7 +139,7 @@ def test_collect_bandwidth_prefers_a_kernel_copy_and_says_which_ran(tmp_path, en
     assert torch["data"]["method"] == "device-to-device cudaMemcpy (PyTorch copy_), timed with CUDA events"
 
 
-def test_without_cupy_nvcc_is_preferred_to_pytorch(tmp_path, env, python_standins, monkeypatch):
+def test_without_cupy_nvcc_is_preferred_to_pytorch(tmp_path, env, python_standins, monkeypatch, run):
     import importlib.util
 
     real = importlib.util.find_spec

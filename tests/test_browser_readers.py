@@ -101,3 +101,19 @@ def test_accessibility_of_every_page_type(phone_or_desk, served_readers):
         found += [(name, width, v["id"]) for v in Axe().run(visit.page).response["violations"]
                   if v["impact"] in ("serious", "critical")]
     assert found == []
+
+
+def test_the_changelog_fits_a_phone_and_stays_a_table(phone_or_desk, served_readers):
+    """At 400 px the changelog's table no longer scrolls sideways in its box, and Chromium still
+    gives a screen reader a table: one row per supersession, each cell under its column header."""
+    (visit, width), (url, site) = phone_or_desk, served_readers
+    page = visit.page
+    page.goto(url + "changes.html")
+    scroll, client = page.locator(".table-wrap").evaluate("e => [e.scrollWidth, e.clientWidth]")
+    assert scroll <= client, f"the changelog at {width} px scrolls {scroll - client} px sideways"
+    tree = visit.context.new_cdp_session(page).send("Accessibility.getFullAXTree")["nodes"]
+    roles = [n["role"]["value"] for n in tree if not n.get("ignored")]
+    headers = [n["name"]["value"] for n in tree if n["role"]["value"] == "columnheader"]
+    assert "table" in roles and roles.count("row") == 2 and roles.count("cell") == 5
+    assert headers == ["when", "replaced", "by", "reason", "record"]
+    assert page.get_by_text(site["new"][:8]).first.is_visible()

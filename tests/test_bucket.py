@@ -12,10 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from conftest import FIXTURES, ROOT
-from ikreport.cli.main import cli
 from ikreport.store.bucket import Bucket, storage_error
 from s3server import bucket_url, forget_filesystems, s3_endpoint  # noqa: F401  (fixtures)
 
@@ -29,10 +27,6 @@ BABEL = FIXTURES / "bandwidth" / "babelstream_alcfguide_a100_v4.0_trailingspaces
 @pytest.fixture(autouse=True)
 def fixed_clock(monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")  # the same import gives the same record
-
-
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 def new_id(result) -> str:
@@ -81,7 +75,7 @@ def test_a_build_reads_through_copies_and_a_damaged_copy_is_only_a_miss(bucket_u
     assert reader.read("blobs", file_id) == data and copy.read_bytes() == data  # fetched again, copy mended
 
 
-def test_every_command_works_on_a_bucket(bucket_url, s3_endpoint, tmp_path):
+def test_every_command_works_on_a_bucket(bucket_url, s3_endpoint, tmp_path, run):
     env_id = new_id(run("collect", "env", "--from-nvidia-smi", SMI_Q, "-a", bucket_url))
     a = new_id(run("collect", "ncu", "--from-csv", RAW_B200, "-a", bucket_url, "--title", "before"))
     b = new_id(run("collect", "ncu", "--from-csv", RAW_B200, "-a", bucket_url, "--title", "after"))
@@ -114,7 +108,7 @@ def test_every_command_works_on_a_bucket(bucket_url, s3_endpoint, tmp_path):
     assert same_tree(tmp_path / "from-bucket", tmp_path / "again")
 
 
-def test_verify_finds_a_tampered_object(bucket_url, s3_endpoint):
+def test_verify_finds_a_tampered_object(bucket_url, s3_endpoint, run):
     rid = new_id(run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", bucket_url))
     assert run("verify", bucket_url).exit_code == 0
     bucket, prefix = bucket_url[len("s3://"):].split("/", 1)
@@ -133,7 +127,7 @@ def test_verify_finds_a_tampered_object(bucket_url, s3_endpoint):
     assert built.exit_code == 1 and f"{bucket_url}/records/{rid[:2]}/{rid[2:]}.json: IK108" in built.stderr
 
 
-def test_many_collectors_into_one_bucket_lose_nothing(bucket_url):
+def test_many_collectors_into_one_bucket_lose_nothing(bucket_url, run):
     jobs = [["env", "--from-nvidia-smi", SMI_Q], ["env", "--from-nvidia-smi", SMI_TABLE],
             ["ncu", "--from-csv", RAW_PMPP], ["ncu", "--from-csv", RAW_B200],
             ["bandwidth", "--from-babelstream", BABEL], ["ncu", "--from-csv", RAW_PMPP, "--title", "second box"],
@@ -158,7 +152,7 @@ def fresh_filesystems():
 
 
 def test_failures_are_one_line_naming_the_url_and_write_nothing(bucket_url, s3_endpoint, monkeypatch,
-                                                                 fresh_filesystems):
+                                                                 fresh_filesystems, run):
     missing = "s3://ik-no-such-bucket/evidence"
     result = run("collect", "env", "--from-nvidia-smi", SMI_Q, "-a", missing)
     assert (result.exit_code, result.stderr) == (1, f"Error: {missing}: no such bucket; create it, or correct the URL\n")
@@ -193,7 +187,7 @@ def test_a_permission_error_says_what_to_do():
                         "(AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ~/.aws)")
 
 
-def test_sync_copies_what_is_missing_both_ways_and_never_a_damaged_object(bucket_url, s3_endpoint, tmp_path):
+def test_sync_copies_what_is_missing_both_ways_and_never_a_damaged_object(bucket_url, s3_endpoint, tmp_path, run):
     folder = tmp_path / "box"
     env_id = new_id(run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", folder))
     rid = new_id(run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", folder))
@@ -230,7 +224,7 @@ def test_sync_copies_what_is_missing_both_ways_and_never_a_damaged_object(bucket
     assert run("verify", tmp_path / "target").exit_code == 0  # what landed is whole: nothing dangles
 
 
-def test_a_file_url_and_the_environment_variable_name_archives_too(bucket_url, tmp_path, monkeypatch):
+def test_a_file_url_and_the_environment_variable_name_archives_too(bucket_url, tmp_path, monkeypatch, run):
     rid = new_id(run("collect", "env", "--from-nvidia-smi", SMI_Q, "-a", f"file://{tmp_path / 'box'}"))
     assert (tmp_path / "box" / "records" / rid[:2] / f"{rid[2:]}.json").is_file()  # file:// is the folder
     assert run("sync", f"file://{tmp_path / 'box'}", bucket_url).exit_code == 0

@@ -8,17 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from conftest import FIXTURES
-from ikreport.cli.main import cli
 
 SMI_TABLE = FIXTURES / "nvidia-smi" / "smi_table_evaldataset_h100x2.txt"
 RAW_PMPP = FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
-
-
-def run(*args, **kwargs):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False, **kwargs)
 
 
 def last_line(result) -> str:
@@ -26,7 +20,7 @@ def last_line(result) -> str:
 
 
 @pytest.fixture
-def box(tmp_path: Path) -> Path:
+def box(tmp_path: Path, run) -> Path:
     """A small real archive: an environment record and a profile, from real exports."""
     folder = tmp_path / "box"
     assert run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", folder).exit_code == 0
@@ -40,7 +34,7 @@ def box(tmp_path: Path) -> Path:
     ("gs:bucket", "gs://bucket/prefix"),
     ("file://", "file:///absolute/folder"),
 ])
-def test_a_location_that_is_not_a_whole_url_is_refused_and_nothing_is_made(tmp_path, monkeypatch, given, form):
+def test_a_location_that_is_not_a_whole_url_is_refused_and_nothing_is_made(tmp_path, monkeypatch, given, form, run):
     monkeypatch.chdir(tmp_path)
     result = run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", given)
     assert result.exit_code == 2
@@ -51,13 +45,13 @@ def test_a_location_that_is_not_a_whole_url_is_refused_and_nothing_is_made(tmp_p
     assert run("list").exit_code == 2
 
 
-def test_a_folder_whose_name_holds_a_colon_is_still_reachable(tmp_path, monkeypatch):
+def test_a_folder_whose_name_holds_a_colon_is_still_reachable(tmp_path, monkeypatch, run):
     monkeypatch.chdir(tmp_path)
     assert run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", "./ab:c").exit_code == 0
     assert (tmp_path / "ab:c" / "records").is_dir()
 
 
-def test_sync_names_a_damaged_copy_in_dst_and_exits_1(box, tmp_path):
+def test_sync_names_a_damaged_copy_in_dst_and_exits_1(box, tmp_path, run):
     mirror = tmp_path / "mirror"
     assert run("sync", box, mirror).exit_code == 0
     blob = next(p for p in sorted((mirror / "blobs").rglob("*")) if p.is_file())
@@ -75,7 +69,7 @@ def test_sync_names_a_damaged_copy_in_dst_and_exits_1(box, tmp_path):
 
 
 @pytest.mark.parametrize(("src", "dst"), [("ev", "ev/sub"), ("ev/sub", "ev"), ("ev", "ev"), ("ev", "./ev/")])
-def test_sync_refuses_an_archive_inside_the_other(box, tmp_path, monkeypatch, src, dst):
+def test_sync_refuses_an_archive_inside_the_other(box, tmp_path, monkeypatch, src, dst, run):
     monkeypatch.chdir(tmp_path)
     box.rename(tmp_path / "ev")
     if src == "ev/sub":
@@ -89,7 +83,7 @@ def test_sync_refuses_an_archive_inside_the_other(box, tmp_path, monkeypatch, sr
     assert sorted(tmp_path.rglob("*")) == before
 
 
-def test_sync_refuses_a_bucket_prefix_inside_the_other():
+def test_sync_refuses_a_bucket_prefix_inside_the_other(run):
     result = run("sync", "s3://b/g", "s3://b/g/sub/")
     assert result.exit_code == 1
     assert "s3://b/g and s3://b/g/sub/: one archive, or one inside the other" in result.output
@@ -97,7 +91,7 @@ def test_sync_refuses_a_bucket_prefix_inside_the_other():
 
 
 @pytest.mark.parametrize("made", [False, True])
-def test_init_pages_needs_an_existing_git_repository(tmp_path, made):
+def test_init_pages_needs_an_existing_git_repository(tmp_path, made, run):
     repo = tmp_path / "missing"
     if made:
         repo.mkdir()  # a folder, but no repository
@@ -108,7 +102,7 @@ def test_init_pages_needs_an_existing_git_repository(tmp_path, made):
     assert sorted(tmp_path.rglob("*")) == ([repo] if made else [])
 
 
-def test_import_and_from_csv_together_are_refused(tmp_path):
+def test_import_and_from_csv_together_are_refused(tmp_path, run):
     report = tmp_path / "x.ncu-rep"
     report.write_bytes(b"NVR\x00")
     result = run("collect", "ncu", "--import", report, "--from-csv", RAW_PMPP, "-a", tmp_path / "arch")
@@ -117,7 +111,7 @@ def test_import_and_from_csv_together_are_refused(tmp_path):
     assert not (tmp_path / "arch").exists()
 
 
-def test_one_export_given_twice_is_refused(tmp_path):
+def test_one_export_given_twice_is_refused(tmp_path, run):
     copy = tmp_path / "copy.csv"
     copy.write_bytes(RAW_PMPP.read_bytes())
     for second in (RAW_PMPP, copy):
@@ -128,13 +122,13 @@ def test_one_export_given_twice_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("value", ["-1", "nan", "inf"])
-def test_build_refuses_a_blob_size_that_is_no_size(tmp_path, value):
+def test_build_refuses_a_blob_size_that_is_no_size(tmp_path, value, run):
     result = run("build", "-o", tmp_path / "site", "--cache-dir", tmp_path / "c", "--max-blob-mb", value)
     assert result.exit_code == 2 and "Invalid value for '--max-blob-mb'" in result.output
     assert not (tmp_path / "site").exists()
 
 
-def test_list_columns_stay_two_spaces_apart_with_long_gpu_names(box, tmp_path):
+def test_list_columns_stay_two_spaces_apart_with_long_gpu_names(box, tmp_path, run):
     long_name = "NVIDIA GeForce RTX 3060 Laptop GPU with Max-Q Design, 6 GB GDDR6"
     assert run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", box, "--gpu", long_name,
                "--title", "pmpp again").exit_code == 0
@@ -146,7 +140,7 @@ def test_list_columns_stay_two_spaces_apart_with_long_gpu_names(box, tmp_path):
     assert len(starts) == 1 and len(next(iter(starts))) == 4
 
 
-def test_list_of_the_sample_parts_the_laptop_gpu_from_its_title():
+def test_list_of_the_sample_parts_the_laptop_gpu_from_its_title(run):
     from conftest import ROOT
 
     line = next(x for x in run("list", "-a", ROOT / "sample_evidence").stdout.splitlines() if "3060" in x)
@@ -156,7 +150,7 @@ def test_list_of_the_sample_parts_the_laptop_gpu_from_its_title():
 @pytest.mark.parametrize("command", [
     ("collect", "ncu", "--from-csv"), ("collect", "env", "--from-nvidia-smi"), ("collect", "bandwidth", "--from-babelstream"),
 ])
-def test_a_refused_import_into_a_new_archive_leaves_no_folder_behind(tmp_path: Path, command):
+def test_a_refused_import_into_a_new_archive_leaves_no_folder_behind(tmp_path: Path, command, run):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n", "utf-8")
     result = run(*command, bad, "-a", tmp_path / "new" / "archive")
@@ -164,7 +158,7 @@ def test_a_refused_import_into_a_new_archive_leaves_no_folder_behind(tmp_path: P
     assert not (tmp_path / "new").exists()
 
 
-def test_an_archive_under_a_file_is_refused_in_one_line(tmp_path: Path):
+def test_an_archive_under_a_file_is_refused_in_one_line(tmp_path: Path, run):
     (tmp_path / "plain").write_text("not a folder", "utf-8")
     result = run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", tmp_path / "plain" / "archive")
     assert result.exit_code == 1 and "cannot create the archive" in last_line(result)

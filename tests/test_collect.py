@@ -34,10 +34,6 @@ def env(monkeypatch, tmp_path):
     return monkeypatch
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
 def load(arch: Path, result) -> dict:
     assert result.exit_code == 0, result.output
     return Archive.open(arch).load(result.stdout.strip().splitlines()[-1])
@@ -81,7 +77,7 @@ def test_truncated_nvidia_smi_q(cut, message):
         parse_nvidia_smi(cut(SMI_Q.read_text()), "q.txt")
 
 
-def test_truncated_table_is_refused_and_nothing_written(tmp_path, env):
+def test_truncated_table_is_refused_and_nothing_written(tmp_path, env, run):
     short = tmp_path / "smi.txt"
     short.write_text("\n".join(SMI_TABLE.read_text().splitlines()[:9]) + "\n")
     result = run("collect", "env", "--from-nvidia-smi", short, "-a", tmp_path / "arch")
@@ -90,7 +86,7 @@ def test_truncated_table_is_refused_and_nothing_written(tmp_path, env):
     assert files(tmp_path / "arch") == []
 
 
-def test_collect_env_from_saved_table(tmp_path, env):
+def test_collect_env_from_saved_table(tmp_path, env, run):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", arch))
     assert record["kind"] == "environment" and record["subject"]["gpu"] == "2x NVIDIA H100 80GB HBM3"
@@ -99,7 +95,7 @@ def test_collect_env_from_saved_table(tmp_path, env):
     assert Archive.open(arch).read_blob(record["sources"][0]["id"]) == SMI_TABLE.read_bytes()
 
 
-def test_collect_env_live(tmp_path, env):
+def test_collect_env_live(tmp_path, env, run):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "env", "-a", arch))
     [gpu] = record["data"]["gpus"]
@@ -109,7 +105,7 @@ def test_collect_env_live(tmp_path, env):
     assert verify_archive(Archive.open(arch)) == []
 
 
-def test_collect_env_driver_failure_and_missing_tool(tmp_path, env):
+def test_collect_env_driver_failure_and_missing_tool(tmp_path, env, run):
     env.setenv("IK_STANDIN_SMI_FAIL", "1")
     result = run("collect", "env", "-a", tmp_path / "arch")
     assert result.exit_code == 1
@@ -124,7 +120,7 @@ def test_collect_env_driver_failure_and_missing_tool(tmp_path, env):
 
 # -- bandwidth --------------------------------------------------------------------------------
 
-def test_bandwidth_measured_through_nvcc(tmp_path, env):
+def test_bandwidth_measured_through_nvcc(tmp_path, env, run):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "bandwidth", "--backend", "nvcc", "--size-mib", 256, "--size-mib", 512,
                             "--repeats", 3, "--warmup", 1, "-a", arch, "--gpu", "NVIDIA H200"))
@@ -152,7 +148,7 @@ def python_standins(monkeypatch):
 
 
 @pytest.mark.parametrize("backend", ["cupy", "torch"])
-def test_bandwidth_measured_through_cupy_or_torch(tmp_path, env, python_standins, backend):
+def test_bandwidth_measured_through_cupy_or_torch(tmp_path, env, python_standins, backend, run):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "bandwidth", "--backend", backend, "--size-mib", 256, "--size-mib", 1024,
                             "--repeats", 4, "--warmup", 2, "-a", arch))
@@ -166,7 +162,7 @@ def test_bandwidth_measured_through_cupy_or_torch(tmp_path, env, python_standins
     assert verify_archive(Archive.open(arch)) == []
 
 
-def test_bandwidth_against_the_theoretical_peak_when_nvml_gives_the_bus_width(tmp_path, env, python_standins):
+def test_bandwidth_against_the_theoretical_peak_when_nvml_gives_the_bus_width(tmp_path, env, python_standins, run):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "bandwidth", "--backend", "cupy", "--size-mib", 256, "--repeats", 2,
                             "-a", arch))
@@ -179,7 +175,7 @@ def test_bandwidth_against_the_theoretical_peak_when_nvml_gives_the_bus_width(tm
     assert env_record["data"]["gpus"][0]["memory_bus_width_bits"] == 6144
 
 
-def test_bandwidth_compile_failure_and_missing_nvcc(tmp_path, env):
+def test_bandwidth_compile_failure_and_missing_nvcc(tmp_path, env, run):
     env.setenv("IK_STANDIN_NVCC_FAIL", "1")
     result = run("collect", "bandwidth", "--backend", "nvcc", "-a", tmp_path / "arch")
     assert result.exit_code == 1
@@ -192,7 +188,7 @@ def test_bandwidth_compile_failure_and_missing_nvcc(tmp_path, env):
     assert files(tmp_path / "arch2") == []
 
 
-def test_babelstream_import_counts_read_plus_write(tmp_path, env):
+def test_babelstream_import_counts_read_plus_write(tmp_path, env, run):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "bandwidth", "--from-babelstream", BABEL, "-a", arch))
     data = record["data"]
@@ -202,7 +198,7 @@ def test_babelstream_import_counts_read_plus_write(tmp_path, env):
     assert [k["function"] for k in data["kernels"]] == ["Copy", "Mul", "Add", "Triad", "Dot"]
 
 
-def test_nvbandwidth_link_tests_are_not_a_memory_peak(tmp_path, env):
+def test_nvbandwidth_link_tests_are_not_a_memory_peak(tmp_path, env, run):
     arch = tmp_path / "arch"
     result = run("collect", "bandwidth", "--from-nvbandwidth", NVB, "-a", arch)
     assert result.exit_code == 1
@@ -222,7 +218,7 @@ def test_nvbandwidth_matrix_matches_its_sum_line():
         assert sum(values) == pytest.approx(test["sum_gbs"], abs=0.005 * len(values) + 1e-9), test["name"]
 
 
-def test_nvbandwidth_device_local_copy_is_doubled(tmp_path, env):
+def test_nvbandwidth_device_local_copy_is_doubled(tmp_path, env, run):
     out = tmp_path / "nvb.txt"
     out.write_text("nvbandwidth Version: v0.7\nDevice 0: NVIDIA H100 80GB HBM3\n\nRunning device_local_copy.\n"
                    "memcpy local GPU(column) bandwidth (GB/s)\n           0\n 0   1656.21\n\n"
@@ -233,7 +229,7 @@ def test_nvbandwidth_device_local_copy_is_doubled(tmp_path, env):
     assert "counts the copied size once" in record["data"]["convention"]
 
 
-def test_nvbandwidth_of_another_version_is_refused(tmp_path, env):
+def test_nvbandwidth_of_another_version_is_refused(tmp_path, env, run):
     other = tmp_path / "nvb.txt"
     other.write_text(NVB.read_text().replace("nvbandwidth Version: v0.2", "nvbandwidth Version: v1.0"))
     result = run("collect", "bandwidth", "--from-nvbandwidth", other, "-a", tmp_path / "arch")
@@ -245,7 +241,7 @@ def test_nvbandwidth_of_another_version_is_refused(tmp_path, env):
 
 # -- ncu --------------------------------------------------------------------------------------
 
-def test_collect_ncu_runs_with_every_option_explicit(tmp_path, env):
+def test_collect_ncu_runs_with_every_option_explicit(tmp_path, env, run):
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "ncu", "-a", arch, "--gpu", "NVIDIA H200", "--", "python3", "step.py",
                             "--batch", "32"))
@@ -265,7 +261,7 @@ def test_collect_ncu_runs_with_every_option_explicit(tmp_path, env):
     assert verify_archive(Archive.open(arch)) == []
 
 
-def test_collect_ncu_notices_the_environment_changed(tmp_path, env):
+def test_collect_ncu_notices_the_environment_changed(tmp_path, env, run):
     env.setenv("IK_STANDIN_SMI_CHANGE", "1")
     arch = tmp_path / "arch"
     record = load(arch, run("collect", "ncu", "-a", arch, "--", "python3", "step.py"))
@@ -283,7 +279,7 @@ def test_collect_ncu_notices_the_environment_changed(tmp_path, env):
     ("section", "a --section name is unknown to this ncu; 'ncu --list-sections' lists them (ncu said: ==ERROR== "
                 "Option '--section Bogus' did not match any section.)"),
 ])
-def test_collect_ncu_failures_are_clear_and_write_nothing(tmp_path, env, failure, message):
+def test_collect_ncu_failures_are_clear_and_write_nothing(tmp_path, env, failure, message, run):
     env.setenv("IK_STANDIN_NCU_FAIL", failure)
     arch = tmp_path / "arch"
     result = run("collect", "ncu", "-a", arch, "--", "python3", "step.py")
@@ -293,7 +289,7 @@ def test_collect_ncu_failures_are_clear_and_write_nothing(tmp_path, env, failure
     assert files(arch) == []
 
 
-def test_collect_ncu_repeat_makes_runs_that_compare_takes_as_its_unit(tmp_path, env):
+def test_collect_ncu_repeat_makes_runs_that_compare_takes_as_its_unit(tmp_path, env, run):
     arch = tmp_path / "arch"
     a = run("collect", "ncu", "--repeat", "3", "-a", arch, "--gpu", "NVIDIA B200", "--", "python3", "step.py")
     b = run("collect", "ncu", "--repeat", "3", "-a", arch, "--gpu", "NVIDIA B200", "--title", "after", "--",
@@ -312,7 +308,7 @@ def test_collect_ncu_repeat_makes_runs_that_compare_takes_as_its_unit(tmp_path, 
     assert refused.exit_code == 2 and "--repeat makes several live runs" in refused.stderr
 
 
-def test_collect_ncu_import_report(tmp_path, env):
+def test_collect_ncu_import_report(tmp_path, env, run):
     report = tmp_path / "step.ncu-rep"
     report.write_bytes(b"a report")
     arch = tmp_path / "arch"
@@ -334,14 +330,14 @@ def test_collect_ncu_import_report(tmp_path, env):
     assert "--page session" in (tmp_path / "ncu-args.log").read_text()
 
 
-def test_missing_ncu(tmp_path, env):
+def test_missing_ncu(tmp_path, env, run):
     env.setenv("PATH", str(tmp_path / "empty"))
     result = run("collect", "ncu", "-a", tmp_path / "arch", "--", "python3", "x.py")
     assert result.stderr == ("Error: ncu: not found on PATH; install Nsight Compute, or put its folder "
                              "(e.g. /usr/local/cuda/bin) on PATH\n")
 
 
-def test_context_file_with_flags_winning(tmp_path, env):
+def test_context_file_with_flags_winning(tmp_path, env, run):
     ctx = tmp_path / "h200.toml"
     ctx.write_text('gpu = "NVIDIA H200"\nengine = "vLLM 0.6.3"\nlimitations = ["Driver 550 only."]\n')
     arch = tmp_path / "arch"
@@ -370,7 +366,7 @@ RAW_EXPORT = FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
 SESSION_EXPORT = FIXTURES / "ncu" / "session_constructed_b200.csv"
 
 
-def test_an_import_records_the_options_the_importer_states_as_stated(tmp_path):
+def test_an_import_records_the_options_the_importer_states_as_stated(tmp_path, run):
     arch = tmp_path / "a"
     record = load(arch, run("collect", "ncu", "--from-csv", RAW_EXPORT, "--archive", arch, "--clock-control", "base",
                             "--cache-control", "all", "--replay-mode", "kernel", "--ncu-version", "2023.2.0",
@@ -385,14 +381,14 @@ def test_an_import_records_the_options_the_importer_states_as_stated(tmp_path):
                                         "are as stated by the importer, not observed.")
 
 
-def test_an_import_without_stated_options_records_none(tmp_path):
+def test_an_import_without_stated_options_records_none(tmp_path, run):
     arch = tmp_path / "a"
     record = load(arch, run("collect", "ncu", "--from-csv", RAW_EXPORT, "--archive", arch))
     assert record["method"]["options"] == {} and record["method"]["tool_version"] is None
     assert record["limitations"][0].startswith("Imported from a CSV export, which does not say which --clock-control")
 
 
-def test_stated_options_can_come_from_the_context_file_and_flags_win(tmp_path):
+def test_stated_options_can_come_from_the_context_file_and_flags_win(tmp_path, run):
     context = tmp_path / "setup.toml"
     context.write_text('clock_control = "none"\ncache_control = "none"\nncu_version = "2024.1"\n')
     arch = tmp_path / "a"
@@ -411,7 +407,7 @@ def test_ncu_version_and_driver_belong_to_imports_of_csv_exports(env, tmp_path):
     assert result.exit_code == 2 and "give them with --from-csv" in result.output
 
 
-def test_ncu_errors_in_an_export_are_kept_and_the_record_says_it_may_be_partial(tmp_path):
+def test_ncu_errors_in_an_export_are_kept_and_the_record_says_it_may_be_partial(tmp_path, run):
     # issue 14 item 9: '==ERROR== Failed to profile' lines were dropped with the other chatter
     export = tmp_path / "partial.csv"
     export.write_text("\n".join([

@@ -5,7 +5,6 @@ tests/fixtures/ncu (the session page is constructed: see SOURCES.md) and small c
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +12,6 @@ from conftest import FIXTURES
 from ikreport.analysis.ncu import read_exports
 from ikreport.analysis.ncu_clocks import clock_fact
 from ikreport.analysis.ncu_session import is_session_page, parse_session
-from ikreport.cli.main import cli
 from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError, NcuExportError, TruncatedExportError
 from ikreport.kinds.ncu_profile import clock_claims
@@ -31,18 +29,14 @@ V100 = NCU / "ncu_details_xplacer_bfs_v100_2020_kerneltime.csv"
 RTX50 = NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def imported(tmp_path, *args) -> dict:
+def imported(run, tmp_path, *args) -> dict:
     arch = tmp_path / "arch"
     result = run("collect", "ncu", "--from-csv", *args, "--archive", arch)
     assert result.exit_code == 0, result.output
     return Archive.open(arch).load(result.stdout.strip().splitlines()[-1])
 
 
-def refused(tmp_path, *args) -> str:
+def refused(run, tmp_path, *args) -> str:
     arch = tmp_path / "arch"
     result = run("collect", "ncu", "--from-csv", *args, "--archive", arch)
     assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.output
@@ -110,8 +104,8 @@ def test_a_mutated_session_page_reads_or_is_refused_cleanly(rng):
 
 
 @pytest.mark.parametrize("order", [(RAW_B200, SESSION), (SESSION, RAW_B200)])
-def test_an_import_with_the_session_page_records_what_it_observed(tmp_path, order):
-    record = imported(tmp_path, *order)
+def test_an_import_with_the_session_page_records_what_it_observed(tmp_path, order, run):
+    record = imported(run, tmp_path, *order)
     method = record["method"]
     assert method["tool_version"] == "2025.2.1.0"
     assert method["options"] == {"cache_control": "all", "clock_control": "base", "driver": "575.57.08",
@@ -126,36 +120,36 @@ def test_an_import_with_the_session_page_records_what_it_observed(tmp_path, orde
     assert roles == ["ncu-raw-csv", "ncu-session-csv"]
 
 
-def test_a_stated_option_agreeing_with_the_session_page_is_observed_and_others_stay_stated(tmp_path):
+def test_a_stated_option_agreeing_with_the_session_page_is_observed_and_others_stay_stated(tmp_path, run):
     trimmed = tmp_path / "session-without-driver.csv"
     trimmed.write_bytes(b"".join(line for line in SESSION.read_bytes().splitlines(keepends=True)
                                  if not line.startswith(b'"Driver Version"')))
-    record = imported(tmp_path, RAW_B200, trimmed, "--clock-control", "base", "--driver", "575.57.08")
+    record = imported(run, tmp_path, RAW_B200, trimmed, "--clock-control", "base", "--driver", "575.57.08")
     sources = record["method"]["option_sources"]
     assert sources["clock_control"] == "observed from the session page"
     assert sources["driver"] == "stated by the importer"
     assert "records --driver 575.57.08, but --driver 560.35 was stated" in refused(
-        tmp_path / "other", RAW_B200, SESSION, "--driver", "560.35")
+        run, tmp_path / "other", RAW_B200, SESSION, "--driver", "560.35")
 
 
-def test_a_stated_option_the_session_page_contradicts_is_refused(tmp_path):
-    assert refused(tmp_path, RAW_B200, SESSION, "--clock-control", "none") == (
+def test_a_stated_option_the_session_page_contradicts_is_refused(tmp_path, run):
+    assert refused(run, tmp_path, RAW_B200, SESSION, "--clock-control", "none") == (
         f"Error: {SESSION}: the session page records --clock-control base, but --clock-control none was stated; "
         "leave --clock-control out (the session page says how the run was made) or give the session page of "
         "this run\n")
     assert "records --ncu-version 2025.2.1.0, but --ncu-version 2024.1 was stated" in refused(
-        tmp_path, RAW_B200, SESSION, "--ncu-version", "2024.1")
+        run, tmp_path, RAW_B200, SESSION, "--ncu-version", "2024.1")
 
 
-def test_a_session_page_alone_or_of_another_gpu_is_refused(tmp_path):
-    assert refused(tmp_path, SESSION) == (
+def test_a_session_page_alone_or_of_another_gpu_is_refused(tmp_path, run):
+    assert refused(run, tmp_path, SESSION) == (
         f"Error: {SESSION}: this is a session page: give it with the raw/details exports\n")
-    assert refused(tmp_path, RAW_1650, SESSION) == (
+    assert refused(run, tmp_path, RAW_1650, SESSION) == (
         f"Error: {SESSION}: the session page names the device 'NVIDIA B200', but {RAW_1650} names "
         "'NVIDIA GeForce GTX 1650 Ti'; give the session page of the same report\n")
     again = tmp_path / "session-again.csv"
     again.write_bytes(SESSION.read_bytes() + b"\n")  # another file: the very same bytes are refused as given twice
-    assert "a second session page" in refused(tmp_path, RAW_B200, SESSION, again)
+    assert "a second session page" in refused(run, tmp_path, RAW_B200, SESSION, again)
 
 
 # -- clocks from the counters --------------------------------------------------------------------
@@ -165,17 +159,17 @@ def test_a_session_page_alone_or_of_another_gpu_is_refused(tmp_path):
     (RTX50, 1990000000, 13770000000),  # 'Ghz'
     (V100, 1053372525, 704207921),  # 2020: 'cycle/second', DRAM as 'Memory Frequency'; median of 13 launches
 ])
-def test_real_exports_give_the_clocks_they_ran_at(tmp_path, export, sm_hz, dram_hz):
-    clocks = imported(tmp_path, export)["data"]["clocks"]
+def test_real_exports_give_the_clocks_they_ran_at(tmp_path, export, sm_hz, dram_hz, run):
+    clocks = imported(run, tmp_path, export)["data"]["clocks"]
     assert (clocks["sm_hz"], clocks["dram_hz"]) == (sm_hz, dram_hz)
     assert "max_sm_hz" not in clocks  # a details page carries no device attributes
 
 
-def test_exports_without_a_clock_keep_no_clocks(tmp_path):
-    assert "clocks" not in imported(tmp_path, RAW_1650)["data"]  # max clock only, no observed clock
+def test_exports_without_a_clock_keep_no_clocks(tmp_path, run):
+    assert "clocks" not in imported(run, tmp_path, RAW_1650)["data"]  # max clock only, no observed clock
 
 
-def test_the_clock_claim_against_a_datasheet_maximum(tmp_path):
+def test_the_clock_claim_against_a_datasheet_maximum(tmp_path, run):
     arch = tmp_path / "arch"
     result = run("collect", "ncu", "--from-csv", T4, "--gpu", "Tesla T4", "--archive", arch)
     record_id = result.stdout.strip().splitlines()[-1]
@@ -228,13 +222,13 @@ def test_durations_derived_from_cycles_match_ncus_own(export):
         assert d["duration_us"] == pytest.approx(m["duration_us"], rel=0.01)
 
 
-def test_derived_durations_are_labelled_in_the_record_and_its_limitations(tmp_path):
+def test_derived_durations_are_labelled_in_the_record_and_its_limitations(tmp_path, run):
     d = tmp_path / "no-duration.csv"
     d.write_bytes(without_durations(V100))
-    record = imported(tmp_path, d)
+    record = imported(run, tmp_path, d)
     assert all(k["duration_derived"] for k in record["data"]["kernels"])
     assert record["data"]["profiled_time_us"] is not None
     assert ("13 launches have no gpu__time_duration in the export: their durations are derived from elapsed "
             "cycles over the SM clock") in " ".join(record["limitations"])
-    measured = imported(tmp_path / "m", V100)
+    measured = imported(run, tmp_path / "m", V100)
     assert not any("derived" in line for line in measured["limitations"])

@@ -8,7 +8,7 @@ from ikreport.kinds.engine import claims_for
 from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, same_machine
 from ikreport.store.archive import Archive
 from ikreport.store.recordset import RecordSet, load as load_records
-from test_collect import env, run  # noqa: F401 - fixtures
+from test_collect import env  # noqa: F401 - fixtures
 
 # the nsightful Numba copy: 196.5 GB/s of DRAM traffic in its first launch
 COPY = NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"
@@ -29,7 +29,7 @@ def _id(result) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
-def test_an_imported_profile_and_an_imported_peak_are_two_machines(tmp_path, env):
+def test_an_imported_profile_and_an_imported_peak_are_two_machines(tmp_path, env, run):
     arch = tmp_path / "arch"
     babel = tmp_path / "t4.txt"
     babel.write_text(BABEL_T4)

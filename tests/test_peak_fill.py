@@ -13,7 +13,7 @@ from ikreport.kinds.ncu_profile import kernel_label
 from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE
 from ikreport.store.archive import Archive
 from ikreport.store.recordset import load as load_records
-from test_collect import env, run  # noqa: F401 - fixtures
+from test_collect import env  # noqa: F401 - fixtures
 
 # llm-perf-opt's cuBLAS GEMV, its Memory Workload Analysis section alone: 345.14 Gbyte/s, no memory % and no SM %
 MWA = NCU / "ncu_details_llmperfopt_k0001_section_memoryworkload.csv"
@@ -34,7 +34,7 @@ def _id(result) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
-def _archive(tmp_path, export, device: str | None = GPU, copy_mbs: str = "1600000.000") -> tuple:
+def _archive(run, tmp_path, export, device: str | None = GPU, copy_mbs: str = "1600000.000") -> tuple:
     arch = tmp_path / "arch"
     profile = _id(run("collect", "ncu", "--from-csv", export, "-a", arch, "--gpu", GPU))
     peak = None
@@ -50,8 +50,8 @@ def _bound(records, profile):
     return [c for c in claims_for(profile, records.records[profile], records) if c.rule == "kernel-bound"]
 
 
-def test_a_real_export_with_gbs_and_no_percent_is_filled_from_the_measured_peak(tmp_path, env):
-    records, profile, peak = _archive(tmp_path, MWA)
+def test_a_real_export_with_gbs_and_no_percent_is_filled_from_the_measured_peak(tmp_path, env, run):
+    records, profile, peak = _archive(run, tmp_path, MWA)
     [claim] = _bound(records, profile)
     # 345.1 GB/s (the record's rounding of 345.14) over BabelStream's Copy 1,600,000 MB/s
     assert claim.text == ("kernel<…>: DRAM 345.1 GB/s = 21.6% of the measured peak of 1.60 TB/s on this GPU "
@@ -63,16 +63,16 @@ def test_a_real_export_with_gbs_and_no_percent_is_filled_from_the_measured_peak(
     assert set(records.limitations([peak])) <= set(claim.limitations)
 
 
-def test_without_a_peak_of_that_model_nothing_is_filled(tmp_path, env):
+def test_without_a_peak_of_that_model_nothing_is_filled(tmp_path, env, run):
     for device in (None, "Tesla T4"):
-        records, profile, _ = _archive(tmp_path / str(device), MWA, device)
+        records, profile, _ = _archive(run, tmp_path / str(device), MWA, device)
         # neither side of the speed-of-light pair: no bound claim at all, and no label
         assert _bound(records, profile) == []
         data = records.records[profile]["data"]
         assert kernel_label(data, data["kernels"][0]) == ("unknown", 1, 1)
 
 
-def test_with_sm_in_the_export_the_filled_side_names_a_bound(tmp_path, env):
+def test_with_sm_in_the_export_the_filled_side_names_a_bound(tmp_path, env, run):
     export = tmp_path / "saxpy.csv"
     export.write_text("\n".join([
         HEADER,
@@ -80,7 +80,7 @@ def test_with_sm_in_the_export_the_filled_side_names_a_bound(tmp_path, env):
         '"0","saxpy(float *)","GPU Speed Of Light Throughput","Compute (SM) Throughput","%","22.30"',
         '"0","saxpy(float *)","Memory Workload Analysis","Memory Throughput","Gbyte/s","1,440.00"',
     ]) + "\n")
-    records, profile, peak = _archive(tmp_path, export)
+    records, profile, peak = _archive(run, tmp_path, export)
     [claim] = _bound(records, profile)
     assert claim.text == ("saxpy is memory-bound by ncu's SOLBottleneck thresholds: DRAM 1.44 TB/s = 90.0% of the "
                           "measured peak of 1.60 TB/s on this GPU model, SM 22.3% of peak (first launch).")

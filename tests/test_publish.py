@@ -8,10 +8,8 @@ import shutil
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from conftest import ROOT, git
-from ikreport.cli.main import cli
 from siteserver import serve
 
 SITE = ROOT / "site"
@@ -30,11 +28,7 @@ def repo(tmp_path, git_identity):
     return work, bare
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def test_publish_to_a_bare_repository(repo):
+def test_publish_to_a_bare_repository(repo, run):
     work, bare = repo
     result = run("publish", work / "site", "--remote", bare, "--branch", "gh-pages")
     assert result.exit_code == 0, result.output
@@ -49,7 +43,7 @@ def test_publish_to_a_bare_repository(repo):
     assert git("rev-list", "--count", "gh-pages", cwd=bare).strip() == "1"
 
 
-def test_publish_refuses_what_is_not_a_site_or_not_in_a_repo(tmp_path, repo):
+def test_publish_refuses_what_is_not_a_site_or_not_in_a_repo(tmp_path, repo, run):
     work, bare = repo
     result = run("publish", work, "--remote", bare)
     assert result.exit_code == 1 and "not a built ikreport site" in result.stderr
@@ -60,7 +54,7 @@ def test_publish_refuses_what_is_not_a_site_or_not_in_a_repo(tmp_path, repo):
     assert result.stderr == f"Error: {lone}: not inside a git repository; run 'git init' there, or give --repo DIR\n"
 
 
-def test_init_pages_writes_the_workflow(tmp_path):
+def test_init_pages_writes_the_workflow(tmp_path, run):
     git("init", "-q", cwd=tmp_path)
     result = run("init-pages", "--repo", tmp_path, "--archive", "evidence", "--install", "ikreport==0.1.0")
     assert result.exit_code == 0
@@ -81,7 +75,7 @@ def test_init_pages_writes_the_workflow(tmp_path):
     assert again.exit_code == 1 and "already exists; pass --force" in again.stderr
 
 
-def test_verify_site_folder_and_url_catch_a_tampered_record(tmp_path):
+def test_verify_site_folder_and_url_catch_a_tampered_record(tmp_path, run):
     copy = tmp_path / "copy"
     shutil.copytree(SITE, copy)
     ok = run("verify", "--site", copy)

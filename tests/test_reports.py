@@ -8,11 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from conftest import FIXTURES, ROOT
 from ikreport.claims.model import RecordSet
-from ikreport.cli.main import cli
 from ikreport.reports.render import render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.values import format_value
@@ -84,18 +82,14 @@ def archive(tmp_path):
     return dest
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def sample_id(archive: Path, title_start: str) -> str:
+def sample_id(run, archive: Path, title_start: str) -> str:
     out = run("list", "-a", archive).stdout.splitlines()
     return next(line.split()[0] for line in out if title_start in line
                 and line.split()[1] not in ("comparison", "supersession"))
 
 
-def test_a_report_with_two_citations_and_three_values(archive, tmp_path):
-    gemm = sample_id(archive, "GEMM (kernel 3)")
+def test_a_report_with_two_citations_and_three_values(archive, tmp_path, run):
+    gemm = sample_id(run, archive, "GEMM (kernel 3)")
     babel = "63b734a83d03"  # the A100 BabelStream record (its figure: BabelStream's own)
     (archive / "reports" / "gemm.md").write_text(
         f"---\ntitle: GEMM\n---\nThe GEMM takes [ev:{gemm} data.launches.0.duration_us] at "
@@ -112,7 +106,7 @@ def test_a_report_with_two_citations_and_three_values(archive, tmp_path):
     assert 'href="r/gemm.html"' in index
 
 
-def test_an_unknown_hash_fails_the_build_with_file_and_line(archive, tmp_path):
+def test_an_unknown_hash_fails_the_build_with_file_and_line(archive, tmp_path, run):
     report = archive / "reports" / "bad.md"
     report.write_text("---\ntitle: Bad\n---\n\nFine so far.\n\nBut [ev:0123abcd] is unknown.\n")
     result = run("build", archive, "-o", tmp_path / "site", "--cache-dir", tmp_path / "c")
@@ -122,7 +116,7 @@ def test_an_unknown_hash_fails_the_build_with_file_and_line(archive, tmp_path):
     assert not (tmp_path / "site").exists()
 
 
-def test_check_lists_findings_with_rule_ids_and_json(archive):
+def test_check_lists_findings_with_rule_ids_and_json(archive, run):
     (archive / "reports" / "empty.md").write_text("# Nothing cited\n")
     (archive / "reports" / "bad.md").write_text("x [ev:zz]\n")
     result = run("check", archive)
@@ -140,7 +134,7 @@ def test_check_lists_findings_with_rule_ids_and_json(archive):
     assert run("check", archive, "--strict").exit_code == 1
 
 
-def test_check_finds_a_damaged_record(archive):
+def test_check_finds_a_damaged_record(archive, run):
     victim = next((archive / "records").rglob("*.json"))
     os.chmod(victim, 0o644)
     victim.write_bytes(victim.read_bytes()[:-1])
@@ -149,9 +143,9 @@ def test_check_finds_a_damaged_record(archive):
     assert f"{victim}: IK108 the bytes do not hash to the file's name" in result.stdout
 
 
-def test_supersede_banner_changelog_and_strict_warning(archive, tmp_path):
-    old = sample_id(archive, "GEMV (kernel 1)")
-    new = sample_id(archive, "GEMM (kernel 3)")
+def test_supersede_banner_changelog_and_strict_warning(archive, tmp_path, run):
+    old = sample_id(run, archive, "GEMV (kernel 1)")
+    new = sample_id(run, archive, "GEMM (kernel 3)")
     result = run("supersede", old, "--by", new, "--reason", "wrong kernel exported", "-a", archive)
     assert result.exit_code == 0, result.output
     (archive / "reports" / "r.md").write_text(f"Cites the old one [ev:{old}].\n")

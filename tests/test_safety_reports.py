@@ -12,12 +12,10 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from conftest import ROOT
 from ikreport.store.archive import Archive
 from ikreport.claims.model import RecordSet
-from ikreport.cli.main import cli
 from ikreport.errors import ReportFileError
 from ikreport.reports import source
 from ikreport.reports.front_matter import MAX_DEPTH, MAX_FRONT_MATTER_BYTES
@@ -50,11 +48,7 @@ def secret(tmp_path: Path) -> Path:
     return path
 
 
-def run(*args: object):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def build(archive: Path, tmp_path: Path, *more: object):
+def build(run, archive: Path, tmp_path: Path, *more: object):
     return run("build", archive, "-o", tmp_path / "site", "--cache-dir", tmp_path / "cache", *more)
 
 
@@ -72,31 +66,31 @@ def ik(*args: object) -> subprocess.CompletedProcess[str]:
 
 # -- item 1: nothing outside the archive is read into a site ---------------------------------
 
-def test_a_report_that_is_a_symlink_is_refused_by_build_and_check(archive, secret, tmp_path):
+def test_a_report_that_is_a_symlink_is_refused_by_build_and_check(archive, secret, tmp_path, run):
     link = archive / "reports" / "leak.md"
     link.symlink_to(secret)
-    refused(build(archive, tmp_path), f"{link}: {LINK}")
+    refused(build(run, archive, tmp_path), f"{link}: {LINK}")
     assert not (tmp_path / "site").exists()
     refused(run("check", archive), f"{link}: {LINK}")
 
 
-def test_a_symlinked_sub_folder_is_refused(archive, secret, tmp_path):
+def test_a_symlinked_sub_folder_is_refused(archive, secret, tmp_path, run):
     link = archive / "reports" / "more"
     link.symlink_to(secret.parent, target_is_directory=True)
-    refused(build(archive, tmp_path), f"{link}: {LINK}")
+    refused(build(run, archive, tmp_path), f"{link}: {LINK}")
     refused(run("check", archive), f"{link}: {LINK}")
 
 
-def test_a_linked_archive_reports_folder_is_refused_but_a_linked_reports_option_is_followed(archive, tmp_path):
+def test_a_linked_archive_reports_folder_is_refused_but_a_linked_reports_option_is_followed(archive, tmp_path, run):
     real = tmp_path / "elsewhere"
     (archive / "reports").rename(real)
     (archive / "reports").symlink_to(real, target_is_directory=True)
     message = (f"{archive / 'reports'}: the reports folder is a symbolic link; make it a plain folder "
                "or pass the folder you mean with --reports")
-    refused(build(archive, tmp_path), message)
+    refused(build(run, archive, tmp_path), message)
     refused(run("check", archive), message)
     # Given by the user, the folder may be a link; what is in it follows the same rules.
-    assert build(archive, tmp_path, "--reports", archive / "reports").exit_code == 0
+    assert build(run, archive, tmp_path, "--reports", archive / "reports").exit_code == 0
     assert (tmp_path / "site" / "r" / "what-the-sample-shows.html").is_file()
     (real / "leak.md").symlink_to(real / "what-the-sample-shows.md")
     refused(run("check", archive, "--reports", archive / "reports"), f"{archive / 'reports' / 'leak.md'}: {LINK}")
@@ -111,22 +105,22 @@ def test_a_fifo_report_is_refused_promptly(archive, tmp_path):
         assert (done.returncode, done.stderr) == (1, f"Error: {fifo}: {NOT_REGULAR}\n")
 
 
-def test_a_report_over_the_size_limit_is_refused(archive, tmp_path):
+def test_a_report_over_the_size_limit_is_refused(archive, tmp_path, run):
     big = archive / "reports" / "big.md"
     big.write_text("x" * (MAX_REPORT_BYTES + 1))
     size = f"{MAX_REPORT_BYTES + 1:,}"
-    refused(build(archive, tmp_path),
+    refused(build(run, archive, tmp_path),
             f"{big}: report is {size} bytes, over the limit of {MAX_REPORT_BYTES:,}; split it into several reports")
 
 
-def test_a_reports_file_or_a_report_not_in_utf8_is_one_line(archive, tmp_path):
+def test_a_reports_file_or_a_report_not_in_utf8_is_one_line(archive, tmp_path, run):
     report = archive / "reports" / "latin1.md"
     report.write_bytes("caf\xe9\n".encode("latin-1"))
     refused(run("check", archive), f"{report}: cannot read the report (not UTF-8: invalid continuation byte "
                                    "at byte 3); save it as UTF-8")
     shutil.rmtree(archive / "reports")
     (archive / "reports").write_text("not a folder")
-    refused(build(archive, tmp_path), f"{archive / 'reports'}: not a folder; reports go in a folder of *.md files")
+    refused(build(run, archive, tmp_path), f"{archive / 'reports'}: not a folder; reports go in a folder of *.md files")
 
 
 def test_a_link_or_fifo_swapped_in_after_the_listing_is_still_refused(archive, secret, monkeypatch):
@@ -226,7 +220,7 @@ def test_numbers_in_front_matter_are_taken_as_their_digits():
     assert (report.title, report.summary) == ("2024", "1.5")
 
 
-def test_a_citation_path_with_a_huge_index_is_ik106(archive, tmp_path):
+def test_a_citation_path_with_a_huge_index_is_ik106(archive, tmp_path, run):
     rid = Archive.open(archive).record_ids()[0]
     (archive / "reports" / "huge.md").write_text(
         f"---\ntitle: t\nsummary: s\n---\nv [ev:{rid[:8]} data.launches.{'1' * 5000}.x]\n")

@@ -31,10 +31,6 @@ from siteserver import serve
 SITE = ROOT / "site"
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
 def put_raw(archive: Archive, data: bytes) -> str:
     """Store bytes as a record as another tool might: named by their hash, whatever they are."""
     rid = hashlib.sha256(data).hexdigest()
@@ -80,7 +76,7 @@ def archive(tmp_path):
 
 # -- canonical form ----------------------------------------------------------------------
 
-def test_a_pretty_printed_record_fails_verify_and_cannot_be_loaded(archive):
+def test_a_pretty_printed_record_fails_verify_and_cannot_be_loaded(archive, run):
     rid = put_raw(archive, json.dumps(record(archive), indent=1, sort_keys=True).encode())
     problems = verify_archive(archive)
     assert len(problems) == 1 and "not in canonical form (RFC 8785" in problems[0]
@@ -91,7 +87,7 @@ def test_a_pretty_printed_record_fails_verify_and_cannot_be_loaded(archive):
     assert result.exit_code == 1 and "not in canonical form" in result.output and "Traceback" not in result.output
 
 
-def test_a_record_with_a_duplicate_key_fails_verify_naming_the_key(archive):
+def test_a_record_with_a_duplicate_key_fails_verify_naming_the_key(archive, run):
     good = rfc8785.dumps(record(archive))
     # the first "title" is what a json.loads-style reader keeps last... or not: refuse both readings
     rid = put_raw(archive, good.replace(b'"title":', b'"title":"forged","title":', 1))
@@ -153,7 +149,7 @@ def test_a_declared_blob_size_that_differs_from_the_file_fails_verify_and_check(
 
 # -- supersession ----------------------------------------------------------------------------
 
-def test_a_record_superseded_by_one_of_another_kind_is_refused(archive):
+def test_a_record_superseded_by_one_of_another_kind_is_refused(archive, run):
     old = archive.put_record(record(archive, "old"))
     new = archive.put_record(record(archive, "new", kind="environment"))
     with pytest.raises(SupersessionError):
@@ -177,7 +173,7 @@ def test_a_record_with_two_successors_is_refused(archive):
     assert [f.code for f in check(archive).findings] == ["IK109"]
 
 
-def test_a_supersession_cycle_is_refused_and_the_build_stops_in_one_line(archive, tmp_path):
+def test_a_supersession_cycle_is_refused_and_the_build_stops_in_one_line(archive, tmp_path, run):
     a, b = (archive.put_record(record(archive, t)) for t in ("a", "b"))
     supersede(archive, a, b, "fix")
     with pytest.raises(SupersessionError):
@@ -195,7 +191,7 @@ def test_a_supersession_cycle_is_refused_and_the_build_stops_in_one_line(archive
 HOSTILE = "evil\x1b]52;c;cm0gLXJmIH4K\x07 \x1b[2J\x9b31m\x9d0;title\x9c\rfake line\nnext"
 
 
-def test_list_and_show_print_no_terminal_control_characters(archive):
+def test_list_and_show_print_no_terminal_control_characters(archive, run):
     value = record(archive, HOSTILE, kind="note")  # a profile needs data this test does not give
     value["limitations"] = [HOSTILE]
     rid = archive.put_record(value)
@@ -206,14 +202,14 @@ def test_list_and_show_print_no_terminal_control_characters(archive):
     assert len(run("list", "--archive", archive.root).output.splitlines()) == 1
 
 
-def test_show_json_stays_valid_json_with_c1_escaped(archive):
+def test_show_json_stays_valid_json_with_c1_escaped(archive, run):
     rid = archive.put_record(record(archive, HOSTILE))
     out = run("show", rid, "--json", "--archive", archive.root).output
     assert json.loads(out)["title"] == HOSTILE
     assert not any(ord(c) < 32 or 0x7f <= ord(c) <= 0x9f for c in out)
 
 
-def test_error_messages_quoting_user_text_send_no_escape_sequences(archive):
+def test_error_messages_quoting_user_text_send_no_escape_sequences(archive, run):
     result = run("check", archive.root, "--reports", "reports\x1b]52;c;cm0gLXJmIH4K\x07")
     assert result.exit_code == 1 and "\x1b" not in result.output and "\\x1b]52" in result.output
 
@@ -256,7 +252,7 @@ NOT_ID, NOT_B = f"records[{SAMPLE_RECORDS}] is not a record id", "blobs[10].path
     pytest.param(lambda m: m["blobs"].append({"id": RID, "path": 7}), NOT_B, id='blob-path-int'),
     pytest.param(lambda m: m["blobs"].append({"id": RID, "path": f"b/{RID}.csv"}), f"b/{RID}.csv: missing", id='blob-missing'),
 ])
-def test_verify_site_trusts_nothing_in_the_manifest(site, change, expect, monkeypatch):
+def test_verify_site_trusts_nothing_in_the_manifest(site, change, expect, monkeypatch, run):
     with_manifest(site, change)
     opened = []
     real_open = os.open
@@ -267,7 +263,7 @@ def test_verify_site_trusts_nothing_in_the_manifest(site, change, expect, monkey
 
 
 @pytest.mark.parametrize("text", ["not json", "[1, 2]", "{\"schema\": 5}", "[" * 100_000])
-def test_verify_site_refuses_a_manifest_that_is_not_one_in_one_line(site, text):
+def test_verify_site_refuses_a_manifest_that_is_not_one_in_one_line(site, text, run):
     os.chmod(site / "manifest.json", 0o644)
     (site / "manifest.json").write_text(text)
     result = run("verify", "--site", site)
@@ -299,7 +295,7 @@ def test_verify_site_never_follows_a_link_or_reads_a_special_file(site, tmp_path
     assert "key" not in text
 
 
-def test_verify_site_over_http_refuses_paths_out_of_the_site(site, tmp_path):
+def test_verify_site_over_http_refuses_paths_out_of_the_site(site, tmp_path, run):
     with_manifest(site, lambda m: m["blobs"].append({"id": RID, "path": "../../etc/passwd"}))
     with serve(site, tmp_path) as url:
         result = run("verify", "--site", url)
@@ -323,7 +319,7 @@ def test_verify_site_gives_problems_for_any_manifest_never_an_exception(tmp_path
     assert all("\n" not in p for p in problems) and count >= 0
 
 
-def test_verify_site_names_planted_and_missing_files_on_one_line_each(site):
+def test_verify_site_names_planted_and_missing_files_on_one_line_each(site, run):
     (site / "e" / "planted\n\x1b]52;c;eA==\x07.html").write_text("x")
     (site / "index.md").unlink()
     result = run("verify", "--site", site)
@@ -335,14 +331,14 @@ def test_verify_site_names_planted_and_missing_files_on_one_line_each(site):
     assert lines[1] == f"{site}/index.md: listed in manifest.json but not in the site; rebuild the site"
 
 
-def test_verify_site_refuses_a_files_list_that_leaves_the_site(site):
+def test_verify_site_refuses_a_files_list_that_leaves_the_site(site, run):
     with_manifest(site, lambda m: m["files"].append("../../etc/passwd"))
     result = run("verify", "--site", site)
     assert result.exit_code == 1 and result.stdout == \
         f"{site}/manifest.json: 'files' is not a list of paths inside the site; rebuild the site\n"
 
 
-def test_verify_prints_a_planted_file_name_on_one_line_without_escapes(archive):
+def test_verify_prints_a_planted_file_name_on_one_line_without_escapes(archive, run):
     archive.put_record(record(archive))
     shard = next(p for p in archive.records_dir.iterdir())
     (shard / "x\n\x1b[2Jfake: ok.json").write_text("{}")
@@ -369,7 +365,7 @@ def test_a_linked_records_or_blobs_folder_fails_verify_check_and_build_alike(tmp
         assert result.output.strip().endswith(f"{arch / folder}: is a symbolic link; archives hold plain folders and files only")
 
 
-def test_check_prints_no_escape_sequences_from_a_report_file_name(tmp_path):
+def test_check_prints_no_escape_sequences_from_a_report_file_name(tmp_path, run):
     arch = tmp_path / "arch"
     shutil.copytree(ROOT / "sample_evidence", arch)
     os.chmod(arch / "reports", 0o755)

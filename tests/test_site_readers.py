@@ -58,7 +58,7 @@ def test_a_comparison_citing_a_superseded_profile_marks_it(site):
 
 def test_the_changelog_keeps_its_width_for_the_reason(site):
     changes = page(site, "changes.html")
-    assert '<td class="reason">the GPU is now named</td>' in changes
+    assert '<td class="reason" data-label="reason">the GPU is now named</td>' in changes
     assert f'title="{CUTLASS_TITLE}"' in changes
 
 

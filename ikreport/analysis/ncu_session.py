@@ -11,23 +11,20 @@ device attribute may be spelled with the raw page's ``device__attribute_`` prefi
 What it reads: the ncu version that profiled, the profiler's command line, ``--clock-control``,
 ``--cache-control`` and ``--replay-mode`` (from their own rows, else from the command line),
 the driver version, and the device's name and top SM clock. A session page has no ``"ID",...,"Kernel Name"`` header,
-which is how ``is_session_page`` tells it from a raw or details page, whatever its file name.
+which is how ``is_session_page`` tells it from a raw or details page, whatever its file name, and
+rows that ``ncu_session_mark`` (the page's words, which ``sniff`` uses too) recognises.
 """
 
 from __future__ import annotations
 
-import csv
-import re
 import shlex
 from dataclasses import dataclass
 
 from ikreport.analysis.ncu_export import HEADER_RX
+from ikreport.analysis import ncu_session_mark as mark
+from ikreport.analysis.ncu_session_mark import BLOCKS, COMMAND_KEYS, OPTION_KEYS, VERSION_KEYS
 from ikreport.errors import NcuExportError, TruncatedExportError
 
-BLOCKS = ("launch settings", "session", "device attributes", "process", "system", "profiler")
-VERSION_KEYS = ("profiler version", "ncu version", "nsight compute version", "version")
-COMMAND_KEYS = ("command line", "profiler command line", "command")
-OPTION_KEYS = {"clock control": "clock_control", "cache control": "cache_control", "replay mode": "replay_mode"}
 # the session page's words for each option -> the value ncu's command line takes
 OPTION_VALUES = {
     "clock_control": {"base": "base", "none": "none", "off": "none", "control off": "none", "reset": "reset"},
@@ -36,7 +33,6 @@ OPTION_VALUES = {
                     "app range": "app-range", "app-range": "app-range", "application range": "app-range"},
 }
 FLAGS = {"--clock-control": "clock_control", "--cache-control": "cache_control", "--replay-mode": "replay_mode"}
-MARKERS = {*BLOCKS, *VERSION_KEYS, *COMMAND_KEYS, *OPTION_KEYS}
 FIX = "export it again with 'ncu --import REPORT --csv --page session'"
 
 
@@ -53,20 +49,6 @@ class Session:
     max_sm_khz: float | None
     driver: str | None
     entries: tuple[tuple[str, str, str], ...]  # (block, name, value) in file order
-
-
-def _key(text: str) -> str:
-    """'Clock_Control ' -> 'clock control'; 'device__attribute_display_name' -> 'display name'."""
-    text = re.sub(r"^device__attribute_", "", text.strip(), flags=re.IGNORECASE)
-    return " ".join(text.replace("_", " ").lower().split())
-
-
-def _text(data: bytes | str) -> str:
-    return data.decode("utf-8-sig", "replace") if isinstance(data, bytes) else data.lstrip("\ufeff")
-
-
-def _rows(data: bytes | str) -> list[list[str]]:
-    return [row for row in csv.reader(ln for ln in _text(data).splitlines() if ln.startswith('"')) if row]
 
 
 def _check_whole(text: str, name: str) -> None:
@@ -90,7 +72,7 @@ def is_session_page(data: bytes | str) -> bool:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if HEADER_RX.search(raw) is not None:
         return False
-    return any(_key(row[0]) in MARKERS for row in _rows(data) if len(row) <= 2)
+    return mark.marked(data)
 
 
 def _option(key: str, value: str, name: str) -> str:
@@ -116,17 +98,18 @@ def _from_command(command: tuple[str, ...]) -> dict[str, str]:
 
 def parse_session(data: bytes | str, name: str) -> Session:
     """The settings one session page holds; NcuExportError naming ``name`` when it holds none."""
-    _check_whole(_text(data), name)
+    _check_whole(mark.text_of(data), name)
     block = ""
     entries: list[tuple[str, str, str]] = []
-    for row in _rows(data):
+    for row in mark.rows(data):
         cells = [c.strip() for c in row]
-        if _key(cells[0]) in BLOCKS and (len(cells) == 1 or not cells[1] or _key(cells[0]) == "device attributes"):
+        title = mark.key(cells[0])
+        if title in BLOCKS and (len(cells) == 1 or not cells[1] or title == "device attributes"):
             block = cells[0]
             continue
         if len(cells) >= 2 and cells[0]:
             entries.append((block, cells[0], cells[1]))
-    values = {_key(k): v for _, k, v in entries}
+    values = {mark.key(k): v for _, k, v in entries}
     version = next((values[k] for k in VERSION_KEYS if values.get(k)), None)
     line = next((values[k] for k in COMMAND_KEYS if values.get(k)), None)
     try:

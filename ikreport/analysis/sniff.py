@@ -3,6 +3,8 @@
 Accepts any text. Recognises, from marks each tool prints and the others do not:
 
 - an ncu CSV export: a header row that starts ``"ID",`` and holds ``"Kernel Name"``;
+- ncu's session page (``--page session``): no such header, and a quoted row that names one of
+  its titles or settings (``ncu_session_mark``), even with ``==PROF==`` lines around it;
 - ncu's console log: lines that start ``==PROF==`` (and ``==PROF== Report: PATH.ncu-rep`` when
   ncu wrote a report) with no CSV export in the file;
 - ``nvidia-smi -q`` (the ``NVSMI LOG`` banner), plain ``nvidia-smi`` (the ``NVIDIA-SMI …
@@ -17,6 +19,8 @@ refused for a mark it merely quotes.
 from __future__ import annotations
 
 import re
+
+from ikreport.analysis import ncu_session_mark
 
 NCU_CSV = re.compile(r'^\ufeff?"ID",[^\n]*"Kernel Name"', re.MULTILINE)
 NCU_LOG = re.compile(r"^==PROF== ", re.MULTILINE)
@@ -33,6 +37,9 @@ NVBANDWIDTH = re.compile(r"^\s*nvbandwidth Version:", re.MULTILINE)
 # what each is called, and the option that takes it
 WHAT = {
     "ncu-csv": ("an ncu CSV export", "give it to 'collect ncu --from-csv'"),
+    "ncu-session": ("ncu's session page (--page session)",
+                    "give it to 'collect ncu --from-csv' as a third file, beside the raw and details exports "
+                    "of the same report"),
     "ncu-log": ("ncu's console log, not an export", "give the report to 'collect ncu --import REPORT.ncu-rep'"),
     "nvidia-smi": ("nvidia-smi output", "give it to 'collect env --from-nvidia-smi'"),
     "query-gpu": ("'nvidia-smi --query-gpu' CSV output",
@@ -47,6 +54,9 @@ def identify(text: str) -> str | None:
     """Which tool's output ``text`` is (a key of WHAT), or None when none is recognised."""
     if NCU_CSV.search(text):
         return "ncu-csv"
+    # before the log: ncu prints its ==PROF== lines around a session page it exports
+    if ncu_session_mark.marked(text):
+        return "ncu-session"
     if NCU_LOG.search(text):
         return "ncu-log"
     if SMI_Q.search(text) or SMI_TABLE.search(text):
