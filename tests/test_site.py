@@ -264,3 +264,24 @@ def test_the_writer_refuses_a_path_given_twice():
     files.add("e/a.html", b"x")
     with pytest.raises(BuildError, match="written twice"):
         files.add("e/a.html", b"y")
+
+
+def test_worker_processes_give_the_pages_one_process_gives(tmp_path):
+    """Workers know the records by the builder's summaries and read each page's data
+    themselves: the site must not depend on it."""
+    import shutil
+
+    from conftest import FIXTURES
+    from ikreport.collect.context import Context
+    from ikreport.collect.ncu_import import import_csv
+    from ikreport.site.record_pages import SERIAL_BELOW
+
+    shutil.copytree(SAMPLE, tmp_path / "arch")
+    arch = Archive.open(tmp_path / "arch")
+    for n in range(SERIAL_BELOW - len(arch.record_ids()) + 1):  # enough pages for a pool
+        import_csv(arch, [FIXTURES / "ncu" / "ncu_details_nsightful_copy_blocked_base_units.csv"],
+                   Context(title=f"copy {n}"))
+    one = build_site(arch, tmp_path / "one", cache_dir=tmp_path / "c1", workers=1)
+    two = build_site(arch, tmp_path / "two", cache_dir=tmp_path / "c2", workers=2)
+    assert one.pages_rendered == two.pages_rendered == len(arch.record_ids()) >= SERIAL_BELOW
+    assert tree(tmp_path / "two") == tree(tmp_path / "one")

@@ -23,7 +23,7 @@ from typing import Any
 from ikreport.errors import AmbiguousIdError, IkreportError, UnknownIdError
 from ikreport.store.schema_parts import record_facts, successor_key
 from ikreport.store.archive import Archive, references as record_references
-from ikreport.store.summaries import LazyRecord
+from ikreport.store.summaries import LazyRecord, Summary, summarize
 from ikreport.store.validated import Validated, check_record
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
@@ -192,3 +192,15 @@ def load(archive: Archive, validated: Validated | None = None,
                 raise
             failed(rid, exc)
     return RecordSet.of(loaded)
+
+
+def summaries(records: RecordSet) -> dict[str, Summary]:
+    """Each record's summary (its head and facts), by id: what ``from_summaries`` needs."""
+    return {rid: r.summary() if isinstance(r, LazyRecord) else summarize(r) for rid, r in records.records.items()}
+
+
+def from_summaries(archive: Archive, known: Mapping[str, Summary]) -> RecordSet:
+    """The set of records already loaded and checked elsewhere (a build's worker processes get
+    them from the builder): each a LazyRecord, whose data is read, and re-hashed, when asked for."""
+    return RecordSet.of({rid: LazyRecord(summary, partial(archive.load, rid, known_valid=True))
+                         for rid, summary in known.items()})

@@ -38,6 +38,10 @@ class LazyRecord(Mapping[str, Any]):
         self._load = load
         self._whole: dict[str, Any] | None = None
 
+    def summary(self) -> Summary:
+        """What it is known by: its head and facts."""
+        return {"head": self._head, "facts": self.facts}
+
     def whole(self) -> dict[str, Any]:
         """The whole record, loaded (and checked) the first time it is asked for."""
         if self._whole is None:
