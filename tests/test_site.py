@@ -285,3 +285,15 @@ def test_worker_processes_give_the_pages_one_process_gives(tmp_path):
     two = build_site(arch, tmp_path / "two", cache_dir=tmp_path / "c2", workers=2)
     assert one.pages_rendered == two.pages_rendered == len(arch.record_ids()) >= SERIAL_BELOW
     assert tree(tmp_path / "two") == tree(tmp_path / "one")
+
+
+def test_templates_read_dict_keys_and_dict_methods_as_jinja2_does(tmp_path):
+    """The environment looks a dict's key up first (speed), except names a dict has as
+    methods: a user's template with ``row.items()`` or ``row.get('x')`` reads the same."""
+    from ikreport.site.render import environment
+
+    (tmp_path / "t.html").write_text("{{ r.name }}|{{ r.get('gone', '-') }}|{% for k, v in r.items() %}{{ k }}={{ v }};{% endfor %}"
+                                     "|{{ r.missing is defined }}", "utf-8")
+    env = environment(tmp_path)
+    row = {"name": "<k>", "items": "shadowed", "get": 1}
+    assert env.get_template("t.html").render(r=row) == "&lt;k&gt;|-|name=&lt;k&gt;;items=shadowed;get=1;|False"

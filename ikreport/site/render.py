@@ -8,6 +8,7 @@ from __future__ import annotations
 import pickle
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -70,12 +71,30 @@ def _finalize(context: jinja2.runtime.Context, value: object) -> object:
     return md_text(value)
 
 
+_DICT_NAMES = frozenset(dir(dict))
+
+
+class _Environment(jinja2.Environment):
+    """jinja2's, with ``row.name`` on a dict looked up as a key first. jinja2 asks for the
+    attribute first and, as a dict has none by that name, falls back to the key after an
+    AttributeError: 2,700 of those a bench record page. Names a dict does have (``items``,
+    ``get``) still mean the method, so every template reads the same as with jinja2's."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_NAMES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
 def environment(override: Path | None, bytecode_dir: Path | None = None) -> jinja2.Environment:
     """The templates (``override`` first). With ``bytecode_dir``, compiled templates are kept
     there (jinja2 checks each against its source), which saves most of a small build's start."""
     dirs = [str(override)] if override else []
     dirs.append(str(default_templates_dir()))
-    env = jinja2.Environment(
+    env = _Environment(
         loader=jinja2.FileSystemLoader(dirs),
         bytecode_cache=_bytecode_cache(bytecode_dir),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=False, default=False),
