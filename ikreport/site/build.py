@@ -25,7 +25,7 @@ from ikreport import links
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.history import find_series, history_page, series_links
 from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
-from ikreport.site.record_pages import OBJECTS, Job, render_record_pages
+from ikreport.site.record_pages import OBJECTS, Job, render_record_pages, start_early
 from ikreport.site.listing import paginate
 from ikreport.site.search_index import archive_docs, search_files
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
@@ -71,7 +71,9 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     """Gather every page and file, then write the site once (see the module docstring)."""
     cache = cache_dir or default_cache_dir()
     archive = archive.read_through(cache / OBJECTS)  # a bucket's objects are fetched once, then kept
-    archive.fetch("records", archive.record_ids())
+    ids = archive.record_ids()
+    archive.fetch("records", ids)
+    start_early(len(ids) - PageCache(cache / "pages").count(), workers)  # a guess: only time depends on it
     state_file = _state_path(cache, output)
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)

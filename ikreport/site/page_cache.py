@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from functools import lru_cache
 from collections.abc import Mapping
 from pathlib import Path
@@ -87,6 +88,13 @@ class PageCache:
         if any(kept_size(self.root / f"{key}.{ext}") != meta["sizes"][ext] for ext in ("html", "md")):
             return None
         return meta
+
+    def count(self) -> int:
+        """How many pages are kept (current or not): a guess at how many a build will reuse."""
+        try:
+            return sum(1 for entry in os.scandir(self.root) if entry.name.endswith(".json")) if self.root else 0
+        except OSError:
+            return 0
 
     def read(self, key: str, ext: str) -> bytes | None:
         """A page's bytes; None when they are gone or damaged since ``get`` (render it again)."""

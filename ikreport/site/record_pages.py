@@ -126,25 +126,49 @@ def _env(templates: Path | None, bytecode_dir: Path | None) -> Any:
     return _ENVS[templates, bytecode_dir]
 
 
+def _workers(asked: int | None) -> int:
+    return asked or os.cpu_count() or 1
+
+
+def _pool_context(pages: int, workers: int | None) -> Any:
+    """The forkserver context when ``pages`` pages are worth a pool of workers, else None."""
+    if _workers(workers) <= 1 or pages < SERIAL_BELOW or "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    context = multiprocessing.get_context("forkserver")
+    # The forkserver imports this module (and all a page needs) once, and each worker is a fork
+    # of it. Without it, each worker imported them while unpickling its initializer, and the
+    # builder, writing that worker's start-up arguments to it, waited: 0.7 s a worker, in turn.
+    context.set_forkserver_preload([__name__])
+    return context
+
+
+def start_early(pages: int, workers: int | None = None) -> None:
+    """Start the forkserver now if ``pages`` pages will need a pool: it imports what pages
+    need (0.7 s) while the builder checks the records, rather than after."""
+    if _pool_context(pages, workers) is not None:
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
 def render_record_pages(job: Job, record_ids: list[str], workers: int | None = None,
                         progress: Progress | None = None) -> list[RenderedPage]:
     """Render the pages of ``record_ids``, in worker processes when there are many; in order."""
     global _JOB
     _JOB = job
     total = len(record_ids)
-    workers = workers or os.cpu_count() or 1
-    if workers <= 1 or total < SERIAL_BELOW or "forkserver" not in multiprocessing.get_all_start_methods():
+    context = _pool_context(total, workers)
+    if context is None:
         out = []
         for i, rid in enumerate(record_ids, start=1):
             out.append(_render_one(rid))
             if progress:
                 progress.count(i, total)
         return out
-    context = multiprocessing.get_context("forkserver")
     light = replace(job, records=None, summaries=recordset.summaries(job.records))  # not the records' data
     results = []
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
+        with ProcessPoolExecutor(max_workers=_workers(workers), mp_context=context, initializer=_init_worker,
                                  initargs=(light, os.getpid())) as pool:
             for i, page in enumerate(pool.map(_render_one, record_ids, chunksize=8), start=1):
                 results.append(page)
