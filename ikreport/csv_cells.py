@@ -44,13 +44,34 @@ def _may_hold_formula(utf8: bytes) -> bool:
 def neutralise(table: pa.Table) -> pa.Table:
     """``table`` with every text cell that starts with a trigger (or a quote) quote-prefixed."""
     import pyarrow as pa  # only writers need pyarrow; readers of this module stay light
-    import pyarrow.compute as pc
 
     for i, field in enumerate(table.schema):
-        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+        if (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)) and _may_start(table.column(i)):
+            import pyarrow.compute as pc  # only when a cell needs it: its import alone is 0.04 s
+
             column = pc.replace_substring_regex(table.column(i), pattern=_PREFIX_RE2, replacement=r"'\1")
             table = table.set_column(i, field, column)
     return table
+
+
+def _may_start(column: pa.ChunkedArray) -> bool:
+    """Whether a cell of a string column may start with a trigger or a quote, from each cell's
+    first byte in Arrow's buffers: the regex replace costs 0.03 s a 20,000-row column even when,
+    as nearly always, no cell needs it. (A null cell may count: then the replace runs anyway.)"""
+    import numpy as np
+    import pyarrow as pa
+
+    first_bytes = np.frombuffer("".join(TRIGGERS).encode() + b"'", dtype=np.uint8)
+    width = np.int64 if pa.types.is_large_string(column.type) else np.int32
+    for chunk in column.chunks:
+        _, offsets, data = chunk.buffers()
+        if not len(chunk) or data is None:
+            continue
+        ends = np.frombuffer(offsets, dtype=width, count=chunk.offset + len(chunk) + 1)[chunk.offset:]
+        starts = ends[:-1][ends[1:] > ends[:-1]]  # of the cells that are not empty
+        if np.isin(np.frombuffer(data, dtype=np.uint8)[starts], first_bytes).any():
+            return True
+    return False
 
 
 def restore(cell: str) -> str:

@@ -119,3 +119,58 @@ def test_the_launch_csv_written_in_slices_is_the_whole_table(monkeypatch):
     monkeypatch.setattr(ncu_summary, "CSV_SLICE", 5)  # 16 launches: four slices, the last one short
     assert profile.csv() == whole
     assert whole.count(b"\n") == 17 and whole.startswith(b'"index","id","kernel"')
+
+
+def lines_by_hand(data: bytes) -> tuple[int, int | None, bool]:
+    """What ``scan_lines`` must find, the slow way: line ends, the first line with an odd
+    number of quotes, and whether a later line starts with anything but a quote or line end."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # the empty part after a last line end is no line
+    odd = next((i for i, line in enumerate(lines) if line.count(b'"') % 2), None)
+    chatter = any(line[:1] not in (b'"', b"", b"\r") for line in data.split(b"\n")[1:])
+    return data.count(b"\n"), odd, chatter
+
+
+@pytest.mark.parametrize("window", [61, 4096, 1 << 20])
+@pytest.mark.parametrize("fixture", [B200, GTX], ids=["b200", "gtx1650ti"])
+def test_the_vectorised_line_scan_finds_what_a_line_by_line_count_finds(fixture, window, monkeypatch):
+    from ikreport.analysis import ncu_export
+
+    monkeypatch.setattr(ncu_export, "SCAN_BYTES", window)  # window edges inside lines, quotes, line ends
+    data = fixture.read_bytes()
+    body = data[data.index(b'"ID",'):]
+    quotes = [i for i in range(len(body)) if body[i:i + 1] == b'"']
+    cases = [body, body.rstrip(b"\n"), body.replace(b"\n", b"\r\n"), body + b"\n\n", body[:-40],
+             body[:quotes[-1]] + body[quotes[-1] + 1:],  # the last row's closing quote lost
+             body.replace(b'\n"', b'\n==PROF== said\n"', 1)]
+    for at in (quotes[3], quotes[len(quotes) // 2], quotes[-2]):  # one quote lost: early, middle, late
+        cases.append(body[:at] + body[at + 1:])
+    for case in cases:
+        found = ncu_export.scan_lines(case)
+        assert (found.ends, found.odd, found.chatter) == lines_by_hand(case)
+        view = memoryview(b"xx" + case + b"yy")  # a part of a bigger buffer, as a view
+        assert ncu_export.scan_lines(view, 2, 2 + len(case)) == found
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 4, 5])
+def test_the_line_scan_carries_a_line_across_window_edges(window, monkeypatch):
+    from ikreport.analysis import ncu_export
+
+    monkeypatch.setattr(ncu_export, "SCAN_BYTES", window)
+    for case in (b'"a"\n"b"\n\n"c",""\n', b'"a"\n"b\n"c"\n', b'"ab","c"\n"d', b'"a"\nx"\n', b'""\r\n\r\n"a""b"', b"\n\n", b'"'):
+        found = ncu_export.scan_lines(case)
+        assert (found.ends, found.odd, found.chatter) == lines_by_hand(case), case
+
+
+@pytest.mark.parametrize("size", [1, 100, 3000, 1 << 20])
+def test_line_chunks_are_the_file_cut_at_line_ends(tmp_path, size):
+    data = B200.read_bytes()
+    long_line = data.replace(b"\n", b"\n" + b"x" * 5000 + b"\n", 1) + b'"no line end"'  # longer than a chunk
+    path = tmp_path / "e.csv"
+    path.write_bytes(long_line)
+    with path.open("rb", buffering=0) as f:
+        chunks = [bytes(c) for c in big_export.line_chunks(f, size)]
+    assert b"".join(chunks) == long_line
+    assert all(c.endswith(b"\n") and b"\n" in c for c in chunks[:-1])
+    assert chunks[-1].endswith(b'"no line end"')

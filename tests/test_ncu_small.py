@@ -284,3 +284,20 @@ def test_ncu_rule_findings_are_shown_and_a_disagreeing_label_is_said():
     agreeing = _claims_of({"memory_pct": 80.0, "sm_pct": 30.0, "ncu_rules": rules})
     assert not any("disagrees" in t for t in agreeing)
     assert not any(t.startswith("ncu's rules") for t in _claims_of({"memory_pct": 80.0, "sm_pct": 30.0}))
+
+
+@pytest.mark.parametrize("cells", [
+    ["12", "0.58", "1e3", "-4", "+5", "1.", ".5", "1.5E-2", "0"],  # all plain numbers: read by one cast
+    ["2,104,704", "112,183.50", "n/a", "", " 7 ", "nan", "inf", "-Infinity", "NaN", "1e999", "0x10", "1_000",
+     "12abc", ".", "1e", "--1", "1,2.5", "e5"],
+])
+def test_raw_page_numbers_are_read_as_the_one_number_rule_reads_each_cell(cells):
+    import numpy as np
+    import pyarrow as pa
+
+    from ikreport.analysis.ncu_raw import _numbers
+    from ikreport.analysis.units import parse_number
+
+    values = _numbers(pa.chunked_array([pa.array(cells, pa.string())]))
+    expected = [parse_number(c) for c in cells]
+    assert [None if np.isnan(v) else v for v in values] == expected

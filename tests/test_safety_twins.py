@@ -218,6 +218,25 @@ def test_numbers_stay_numbers_in_a_neutralised_table():
     assert [restore(c) for c in ("'-1.5", "'=1+1", "''q", "q")] == ["-1.5", "=1+1", "'q", "q"]
 
 
+@pytest.mark.parametrize("large", [False, True])
+def test_neutralise_prefixes_exactly_the_cells_that_start_with_a_trigger_whatever_the_slice(large):
+    # neutralise skips the regex for a column whose cells' first bytes hold no trigger: that
+    # look at Arrow's buffers must miss no cell, in a sliced chunk or a large_string column
+    import pyarrow as pa
+
+    from ikreport.csv_cells import neutralise
+
+    cells = ["k", None, "=1", "", "'q", "ok", "-2", "\tx", "é", "@a", "+", "plain", "\r", "x=1"]
+    kind = pa.large_string() if large else pa.string()
+    for lo in range(len(cells)):
+        for hi in range(lo, len(cells) + 1):
+            column = pa.chunked_array([pa.array(cells, kind).slice(lo, hi - lo), pa.array(["a", "b"], kind)])
+            got = neutralise(pa.table({"s": column})).column("s").to_pylist()
+            expected = [c if c is None or not c.startswith(("=", "+", "-", "@", "\t", "\r", "'")) else "'" + c
+                        for c in cells[lo:hi] + ["a", "b"]]
+            assert got == expected, (lo, hi)
+
+
 def test_an_export_with_formula_cells_is_offered_as_text_and_the_page_says_why(tmp_path):
     arch = Archive.create(tmp_path / "arch")
     evil = import_csv(arch, [hostile_csv(tmp_path / "evil.csv", ["=cmd|' /C calc'!A0"])], Context(title="evil"))

@@ -3,14 +3,33 @@
 ``pa.array``, ``pa.scalar`` and ``ChunkedArray.to_numpy`` ask pyarrow's pandas shim whether
 pandas objects are involved, and that imports pandas (a quarter of a second of every
 import's start-up) although none ever is here. These give the same arrays without it.
+
+Compute functions are called by name through ``call``: importing ``pyarrow.compute`` (which
+``Array.cast`` and the ``pc.*`` functions do) builds a Python wrapper and docstring for each of
+its 300 functions, 0.04 s of every import's start-up, for the five an import uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+
+try:  # the extension module behind pyarrow.compute, without the wrappers it generates on import
+    from pyarrow._compute import (CastOptions, FunctionOptions, MatchSubstringOptions, ReplaceSubstringOptions,
+                                  call_function)
+except ImportError:  # a pyarrow that moved it: the public module has the same names
+    from pyarrow.compute import (CastOptions, FunctionOptions, MatchSubstringOptions,  # type: ignore[assignment]
+                                 ReplaceSubstringOptions, call_function)
+
+__all__ = ["CastOptions", "MatchSubstringOptions", "ReplaceSubstringOptions", "call"]
+
+
+def call(function: str, *args: Any, options: FunctionOptions | None = None) -> Any:
+    """Arrow compute function ``function`` (as ``pyarrow.compute.<function>`` would call it)."""
+    return call_function(function, list(args), options)
 
 
 def _validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
@@ -40,8 +59,11 @@ def string_array(values: Sequence[str | None]) -> pa.Array:
     np.cumsum([len(b) for b in encoded], out=offsets[1:])
     validity, nulls = _validity(np.array([v is not None for v in values], dtype=bool))
     data = pa.py_buffer(b"".join(encoded))
-    return pa.Array.from_buffers(pa.large_string(), len(encoded), [validity, pa.py_buffer(offsets), data],
-                                 null_count=nulls).cast(pa.string())
+    if offsets[-1] >= 1 << 31:  # past 32-bit offsets: Arrow's cast says so, as it always did
+        return call("cast", pa.Array.from_buffers(pa.large_string(), len(encoded), [validity, pa.py_buffer(offsets), data],
+                                                  null_count=nulls), options=CastOptions.safe(pa.string()))
+    return pa.Array.from_buffers(pa.string(), len(encoded), [validity, pa.py_buffer(offsets.astype(np.int32)), data],
+                                 null_count=nulls)
 
 
 def column(values: np.ndarray | Sequence[str | None]) -> pa.Array:

@@ -17,8 +17,11 @@ from __future__ import annotations
 import codecs
 import csv
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
+
+import numpy as np
 
 from ikreport.analysis.sniff import other_tool
 from ikreport.errors import NcuExportError, TruncatedExportError
@@ -113,9 +116,11 @@ def tool_messages(data: bytes) -> tuple[str, ...]:
     return tuple(line for _, line in sorted(found)[:MAX_MESSAGES])
 
 
-def check_utf8(data: bytes, name: str, base: int = 0) -> None:
+def check_utf8(data: bytes | memoryview, name: str, base: int = 0) -> None:
     """Refuse bytes that are not UTF-8, checking in chunks so no decoded copy is kept
     (``base``: where ``data`` starts in its file, for the message)."""
+    if not len(data) or np.frombuffer(data, dtype=np.uint8).max() < 0x80:
+        return  # ASCII, as ncu's exports nearly always are: one vectorised pass, nothing decoded
     decoder = codecs.getincrementaldecoder("utf-8")()
     view = memoryview(data)
     at = 0
@@ -218,20 +223,51 @@ def _csv_lines(body: bytes, name: str, header_line: int) -> list[bytes]:
     return lines
 
 
-def _open_quote(buf: bytes, lo: int, hi: int) -> int | None:
-    """The index (from 0) of the first line of ``buf[lo:hi]`` holding an odd number of quotes."""
-    # ncu writes no line end inside a field, and doubles a quote inside one, so every row has
-    # an even number of quotes; an odd one is a field that does not close (a lost quote, or a
-    # cut). Line by line with C-speed find/count: about 0.1 s for a 61 MB export.
-    index = 0
-    while lo < hi:
-        nl = buf.find(b"\n", lo, hi)
-        stop = hi if nl < 0 else nl
-        if buf.count(b'"', lo, stop) % 2:
-            return index
-        index += 1
-        lo = stop + 1
-    return None
+SCAN_BYTES = 1 << 20  # numpy's temporaries per window are about twice this
+
+
+@dataclass(frozen=True)
+class Lines:
+    """What one pass over CSV lines found (``scan_lines``)."""
+
+    ends: int  # line ends (b"\n")
+    odd: int | None  # index (from 0) of the first line holding an odd number of quotes
+    chatter: bool  # a line after the first starts with a byte no ncu CSV row starts with
+
+
+def scan_lines(buf: bytes | memoryview, lo: int = 0, hi: int | None = None) -> Lines:
+    """Count the line ends of ``buf[lo:hi]``, find its first line with an odd number of quotes
+    and whether any later line starts with anything but a quote or a line end (tool chatter).
+
+    ncu writes no line end inside a field, and doubles a quote inside one, so every row has an
+    even number of quotes; an odd one is a field that does not close (a lost quote, or a cut).
+    One pass of numpy over windows of the bytes: a Python loop over 20,000 lines with
+    ``bytes.count`` (and the two more passes for line ends and chatter) cost 0.3 s on a 61 MB
+    export, this about 0.04 s."""
+    view = np.frombuffer(buf, dtype=np.uint8)[lo:hi]
+    ends, odd, chatter, carry = 0, None, False, 0
+    for at in range(0, len(view), SCAN_BYTES):
+        window = view[at: at + SCAN_BYTES]
+        newlines = np.flatnonzero(window == 10)
+        # the byte after each line end (in the whole view, so a window's last one is seen)
+        after = view[newlines[newlines + at + 1 < len(view)] + at + 1]
+        chatter = chatter or bool(((after != 34) & (after != 10) & (after != 13)).any())
+        if odd is None and len(window):
+            # each line's quote parity: xor over the line's bytes, its line end included (a line
+            # end is no quote); a window's last part-line carries its parity into the next window
+            starts = np.concatenate(([0], newlines + 1))
+            if starts[-1] == len(window):
+                starts = starts[:-1]
+            parity = np.bitwise_xor.reduceat((window == 34).view(np.uint8), starts)
+            parity[0] ^= carry
+            bad = np.flatnonzero(parity[:len(newlines)])
+            if bad.size:
+                odd = ends + int(bad[0])
+            carry = int(parity[len(newlines)]) if len(parity) > len(newlines) else 0
+        ends += len(newlines)
+    if odd is None and carry:  # the last line, with no line end
+        odd = ends
+    return Lines(ends=ends, odd=odd, chatter=chatter)
 
 
 def _check_quoting(export: Export) -> None:
@@ -241,21 +277,30 @@ def _check_quoting(export: Export) -> None:
     if not len(body):
         return
     if isinstance(body, memoryview):  # a view of the file: search the file's bytes, no copy
-        buf, lo, hi = export.source, export.body_start, export.body_start + len(body)
+        check_lines(export.source, export.body_start, export.body_start + len(body), export.name, export.file_line)
     else:
-        buf, lo, hi = body, 0, len(body)
-    ended = buf[hi - 1:hi] in (b"\n", b"\r")
+        check_lines(body, 0, len(body), export.name, export.file_line)
+
+
+def check_lines(buf: bytes | memoryview, lo: int, hi: int, name: str, file_line: Callable[[int], int],
+                lines: Lines | None = None) -> None:
+    """``_check_quoting`` of the lines ``buf[lo:hi]`` (``file_line``: the file line of a line
+    there, from 0; ``lines``: their ``scan_lines``, when the caller has it already)."""
+    lines = lines or scan_lines(buf, lo, hi)
+    if lines.odd is None and bytes(buf[hi - 1:hi]) in (b"\n", b"\r", b'"'):
+        return  # the common case: every line's quotes close, and the last row is whole
+    ended = bytes(buf[hi - 1:hi]) in (b"\n", b"\r")
     stripped = hi
-    while stripped > lo and buf[stripped - 1:stripped] in (b"\r", b"\n"):
+    while stripped > lo and bytes(buf[stripped - 1:stripped]) in (b"\r", b"\n"):
         stripped -= 1
-    last_index = buf.count(b"\n", lo, stripped)
-    bad = _open_quote(buf, lo, hi)
+    last_index = lines.ends - bytes(buf[stripped:hi]).count(b"\n")
+    bad = lines.odd
     if bad is not None and not (bad == last_index and not ended):
-        raise TruncatedExportError(f"{export.name}:{export.file_line(bad)}: a quoted field does not close on this "
+        raise TruncatedExportError(f"{name}:{file_line(bad)}: a quoted field does not close on this "
                                    "line (its quoting is broken); export it again with ncu --csv")
     # Not even a trailing comma may end an unterminated last row: "...","%", may be a row cut
     # just before its value, and ncu ends every row with a line end anyway.
-    if bad is not None or not (ended or buf[stripped - 1:stripped] == b'"'):
+    if bad is not None or not (ended or bytes(buf[stripped - 1:stripped]) == b'"'):
         where = "inside a quoted field" if bad is not None else "without a closing quote or a line end"
-        raise TruncatedExportError(f"{export.name}:{export.file_line(last_index)}: the last row ends {where}: "
+        raise TruncatedExportError(f"{name}:{file_line(last_index)}: the last row ends {where}: "
                                    "the export is cut short; export it again with ncu --csv")

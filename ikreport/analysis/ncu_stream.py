@@ -15,17 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ikreport.analysis.ncu_export import BOM, CHATTER_RX, HEADER_RX, Export, _check_quoting, check_utf8, locate
+from ikreport.analysis.ncu_export import BOM, HEADER_RX, Export, check_lines, check_utf8, locate, scan_lines
 
 # a chunk may start with a row (a quote) or a blank line; anything else is chatter
 ROW_STARTS = (b'"', b"\n", b"\r")
 
 
-def locate_stream(chunks: Iterable[bytes], name: str) -> Export | None:
+def locate_stream(chunks: Iterable[bytes | memoryview], name: str) -> Export | None:
     """The export of a big raw page checked chunk by chunk; ``None`` when it needs reading
     whole (see the module docstring). Consumes ``chunks`` to the end when it streams."""
     it = iter(chunks)
-    head = next(it, b"")
+    head = bytes(next(it, b""))
     if HEADER_RX.search(head) is None:
         return None
     export = locate(head, name)
@@ -35,12 +35,14 @@ def locate_stream(chunks: Iterable[bytes], name: str) -> Export | None:
     offset, lines = len(head), head.count(b"\n")
     for chunk in it:
         check_utf8(chunk, name, offset)
-        if (chunk and not chunk.startswith(ROW_STARTS)) or CHATTER_RX.search(chunk):
+        # one vectorised pass finds the chunk's line ends, chatter and any quote that does not close
+        found = scan_lines(chunk)
+        if (len(chunk) and bytes(chunk[:1]) not in ROW_STARTS) or found.chatter:
             return None
-        # the chunk's lines checked as a body whose first line is file line lines + 1
-        _check_quoting(Export(name=name, page="raw", header=export.header, body=chunk, header_line=lines))
+        before = lines  # the chunk's lines checked as a body whose first line is file line lines + 1
+        check_lines(chunk, 0, len(chunk), name, lambda index: before + 1 + index, found)
         offset += len(chunk)
-        lines += chunk.count(b"\n")
+        lines += found.ends
     skipped = len(BOM) if head.startswith(BOM) else 0
     return Export(name=name, page="raw", header=export.header, body=export.body, header_line=export.header_line,
                   messages=export.messages, file_offset=skipped + export.body_start)

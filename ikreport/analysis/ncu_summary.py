@@ -383,7 +383,8 @@ def launch_csv(t: LaunchTable, d: Derived) -> bytes:
     from ikreport.csv_cells import neutralise
 
     f = t.fields
-    limiter = np.array([limiter_name(c) or "" for c in d.limiter.tolist()], dtype=object)
+    codes, where = np.unique(d.limiter, return_inverse=True)  # a few codes, named once each, not per launch
+    limiter = np.array([limiter_name(int(c)) or "" for c in codes], dtype=object)[where]
     columns = {
         "index": np.arange(t.n), "id": t.ids, "kernel": t.kernels,
         "duration_us": np.round(d.duration_us, 3), "dram_gbs": np.round(d.dram_gbs, 1),

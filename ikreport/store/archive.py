@@ -151,7 +151,7 @@ class Archive:
 
         def chunks() -> Iterator[bytes]:
             digest = hashlib.sha256()
-            with path.open("rb") as f:
+            with path.open("rb", buffering=0) as f:  # whole chunks: no buffer to copy them through
                 while chunk := f.read(chunk_bytes):
                     digest.update(chunk)
                     yield chunk
