@@ -146,6 +146,7 @@ def test_the_fast_canonical_check_accepts_exactly_rfc8785_bytes(value, writer):
     {"note": "v1.0, 5e-3", "n": 1},  # closer ones: the slow path, which accepts them
     {"n": 100.0}, {"n": [-0.0]}, {"n": 1e-7}, {"n": 1e16}, {"n": 1e21}, {"n": 2**53 + 1},  # numbers orjson writes
     {"n": -1234567890123456}, {"\ue000": 1, "\U0001f600": 2},  # otherwise, or keys it orders otherwise
+    {"n": [-1] * 300 + [1e16]}, {"t": "a + b " * 300, "n": 1e16},  # an exponent after many signs
 ])
 def test_the_canonical_check_tells_numbers_from_text_that_looks_like_them(value):
     """Text that looks like a number orjson writes differently keeps a record on the fast path;

@@ -5,17 +5,19 @@ calling one.
 This module is what a worker process imports, so it imports only the store: a worker started
 from a clean interpreter ("forkserver") that imported ``commands/verify.py`` and all it needs
 (supersede, the record set, report and site checks) spent about 0.15 s of each worker's start
-doing it, more than the work on a 300-profile archive. While the workers start, the calling
-process checks batches too, from the end of the list, and it takes from the pool any batch no
-worker has begun, so how long workers take to start shows only as less of the work done by them.
+doing it, more than the work on a 300-profile archive. The calling process checks batches
+from one end of the list while a thread feeds the workers from the other, so the time the
+workers take to start costs only the share of the work they would have done meanwhile.
 """
 
 from __future__ import annotations
 
+import collections
 import gc
 import multiprocessing
 import os
-from concurrent.futures import Future, ProcessPoolExecutor
+import threading
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from ikreport.errors import IkreportError
@@ -28,9 +30,10 @@ PARALLEL_FROM = 512  # files: below this, starting worker processes costs more t
 BATCH = 16  # files a worker takes at once: small enough that the processes finish together
 Checked = tuple[str | None, Summary | None]  # (problem, a good record's summary)
 Files = list[tuple[str, str, bool]]  # (path, id, is a record), in the order findings are listed
+Job = tuple[str, str | None, Files]  # (archive location, validated cache folder, files)
 
 
-def check_batch(job: tuple[str, str | None, Files]) -> list[Checked]:
+def check_batch(job: Job) -> list[Checked]:
     """Check (path, id, is_record) files of the archive at ``job[0]``: re-hash each; parse and
     validate records never validated before (kept under ``job[1]``). Runs in a worker process
     for big archives."""
@@ -58,30 +61,63 @@ def check_files(archive: Archive, validated: Validated, files: Files, progress: 
     base = str(validated.base) if validated.base is not None else None
     jobs = [(archive.location, base, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
     done: list[list[Checked] | None] = [None] * len(jobs)
-    checked = 0
-
-    def finish(i: int, batch: list[Checked]) -> None:
-        nonlocal checked
-        done[i] = batch
-        checked += len(batch)
-        if progress:
-            progress.count(checked, len(files))
-
     # this process is one of the checkers, so cpu_count - 1 workers keep every core busy
     workers = (os.cpu_count() or 1) - 1
     if len(files) < PARALLEL_FROM or workers < 1 or "forkserver" not in multiprocessing.get_all_start_methods():
         for i, job in enumerate(jobs):
-            finish(i, check_batch(job))
+            done[i] = check_batch(job)
+            if progress:
+                progress.count(sum(len(b) for b in done if b is not None), len(files))
         return [c for batch in done if batch is not None for c in batch]
-    # The workers only hash and parse, creating no reference cycles: the collector stays off in them.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                             initializer=gc.disable) as pool:
-        futures: list[Future[list[Checked]]] = [pool.submit(check_batch, job) for job in jobs]
-        for i in reversed(range(len(jobs))):
-            if not futures[i].cancel():  # a worker has it (or is about to): the rest are theirs
+    # One queue of batches, taken from both ends: by this process from the back, and from the
+    # front by a thread that feeds the worker processes, so neither waits for the other (the
+    # first worker can take 0.1 to 0.3 s to start, the forkserver first).
+    queue = collections.deque(enumerate(jobs))
+    failed: list[BaseException] = []
+    feeder = threading.Thread(target=_feed_workers, args=(queue, workers, done, failed), daemon=True)
+    feeder.start()
+    try:
+        while True:
+            try:
+                i, job = queue.pop()
+            except IndexError:
                 break
-            finish(i, check_batch(jobs[i]))
-        for i, future in enumerate(futures):
-            if done[i] is None:
-                finish(i, future.result())
+            done[i] = check_batch(job)
+            if progress:
+                progress.count(sum(len(b) for b in done if b is not None), len(files))
+    finally:
+        queue.clear()  # on an error here, the feeder stops after the batches it has sent
+        feeder.join()
+    if failed:
+        raise failed[0]
+    if progress:
+        progress.count(len(files), len(files))
     return [c for batch in done if batch is not None for c in batch]
+
+
+def _feed_workers(queue: collections.deque[tuple[int, Job]], workers: int, done: list[list[Checked] | None],
+                  failed: list[BaseException]) -> None:
+    """Check batches from the front of ``queue`` in ``workers`` processes, each given one batch
+    ahead so it never waits for the next; results go into ``done``, an error into ``failed``."""
+    try:
+        first = queue.popleft()
+    except IndexError:
+        return  # this process checked everything before a worker was needed
+    try:
+        # The workers only hash and parse, creating no reference cycles: the collector stays off in them.
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
+                                 initializer=gc.disable) as pool:
+            running = {pool.submit(check_batch, first[1]): first[0]}
+            while running:
+                while len(running) < 2 * workers:
+                    try:
+                        i, job = queue.popleft()
+                    except IndexError:
+                        break
+                    running[pool.submit(check_batch, job)] = i
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    done[running.pop(future)] = future.result()
+    except BaseException as exc:  # raised again in the calling thread
+        queue.clear()
+        failed.append(exc)

@@ -190,9 +190,29 @@ def _after_digit(pattern: re.Pattern[bytes], data: bytes) -> bool:
     return any(m.start() and data[m.start() - 1] in _DIGITS for m in pattern.finditer(data))
 
 
+def _has_exponent(data: bytes) -> bool:
+    """Whether ``data`` holds an exponent as orjson writes it: digit, "e", sign, digit. Signs are
+    rare in records, so each is found by a byte search rather than each "e" by a regex (3x the
+    time on bench records); past SIGNS_LOOKED_AT of them the regex is the cheaper."""
+    for sign in b"-+":
+        at = data.find(sign)
+        for _ in range(SIGNS_LOOKED_AT):
+            if at < 0:
+                break
+            if 1 < at < len(data) - 1 and data[at - 1] == 101 and data[at - 2] in _DIGITS and data[at + 1] in _DIGITS:
+                return True  # 101: "e"
+            at = data.find(sign, at + 1)
+        else:
+            return _after_digit(_EXPONENT, data)
+    return False
+
+
+SIGNS_LOOKED_AT = 256  # at about 0.3 us each, what the regex takes for a 100 kB record
+
+
 def _orjson_is_rfc8785(data: bytes) -> bool:
     """Whether bytes known to be orjson's sorted output (integers within 2**53) are RFC 8785's too."""
-    return not (_after_digit(_EXPONENT, data) or _after_digit(_INTEGRAL_FLOAT, data)
+    return not (_has_exponent(data) or _after_digit(_INTEGRAL_FLOAT, data)
                 or (not data.isascii() and b"\xff" in data.translate(_MARK_PRIVATE_UP)))
 
 
