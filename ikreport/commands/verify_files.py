@@ -61,21 +61,17 @@ def check_files(archive: Archive, validated: Validated, files: Files, progress: 
     base = str(validated.base) if validated.base is not None else None
     jobs = [(archive.location, base, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
     done: list[list[Checked] | None] = [None] * len(jobs)
-    # this process is one of the checkers, so cpu_count - 1 workers keep every core busy
-    workers = (os.cpu_count() or 1) - 1
-    if len(files) < PARALLEL_FROM or workers < 1 or "forkserver" not in multiprocessing.get_all_start_methods():
-        for i, job in enumerate(jobs):
-            done[i] = check_batch(job)
-            if progress:
-                progress.count(sum(len(b) for b in done if b is not None), len(files))
-        return [c for batch in done if batch is not None for c in batch]
     # One queue of batches, taken from both ends: by this process from the back, and from the
     # front by a thread that feeds the worker processes, so neither waits for the other (the
-    # first worker can take 0.1 to 0.3 s to start, the forkserver first).
+    # first worker can take 0.1 to 0.3 s to start, the forkserver first). This process is one
+    # of the checkers, so cpu_count - 1 workers keep every core busy.
     queue = collections.deque(enumerate(jobs))
+    workers = (os.cpu_count() or 1) - 1
     failed: list[BaseException] = []
-    feeder = threading.Thread(target=_feed_workers, args=(queue, workers, done, failed), daemon=True)
-    feeder.start()
+    feeder = None
+    if len(files) >= PARALLEL_FROM and workers >= 1 and "forkserver" in multiprocessing.get_all_start_methods():
+        feeder = threading.Thread(target=_feed_workers, args=(queue, workers, done, failed), daemon=True)
+        feeder.start()
     try:
         while True:
             try:
@@ -87,7 +83,8 @@ def check_files(archive: Archive, validated: Validated, files: Files, progress: 
                 progress.count(sum(len(b) for b in done if b is not None), len(files))
     finally:
         queue.clear()  # on an error here, the feeder stops after the batches it has sent
-        feeder.join()
+        if feeder is not None:
+            feeder.join()
     if failed:
         raise failed[0]
     if progress:
