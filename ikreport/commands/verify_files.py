@@ -6,18 +6,17 @@ This module is what a worker process imports, so it imports only the store: a wo
 from a clean interpreter ("forkserver") that imported ``commands/verify.py`` and all it needs
 (supersede, the record set, report and site checks) spent about 0.15 s of each worker's start
 doing it, more than the work on a 300-profile archive. The calling process checks batches
-from one end of the list while a thread feeds the workers from the other, so the time the
+from the back of the list while the workers take them from the front, so the time the
 workers take to start costs only the share of the work they would have done meanwhile.
 """
 
 from __future__ import annotations
 
-import collections
 import gc
 import multiprocessing
 import os
 import threading
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from ikreport.errors import IkreportError
@@ -61,60 +60,69 @@ def check_files(archive: Archive, validated: Validated, files: Files, progress: 
     base = str(validated.base) if validated.base is not None else None
     jobs = [(archive.location, base, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
     done: list[list[Checked] | None] = [None] * len(jobs)
-    # One queue of batches, taken from both ends: by this process from the back, and from the
-    # front by a thread that feeds the worker processes, so neither waits for the other (the
-    # first worker can take 0.1 to 0.3 s to start, the forkserver first). This process is one
-    # of the checkers, so cpu_count - 1 workers keep every core busy.
-    queue = collections.deque(enumerate(jobs))
+
+    def check_here(i: int) -> None:
+        done[i] = check_batch(jobs[i])
+        if progress:
+            progress.count(sum(len(b) for b in done if b is not None), len(files))
+
+    # this process is one of the checkers, so cpu_count - 1 workers keep every core busy
     workers = (os.cpu_count() or 1) - 1
+    if len(files) < PARALLEL_FROM or workers < 1 or "forkserver" not in multiprocessing.get_all_start_methods():
+        for i in range(len(jobs)):
+            check_here(i)
+        return [c for batch in done if batch is not None for c in batch]
+    # Every batch is submitted to the workers, in order, by a thread (the first submit waits for
+    # a worker to start, the forkserver first: 0.1 to 0.3 s); this process meanwhile takes
+    # batches from the back, each one no worker has begun (a cancelled future) or that was not
+    # yet submitted. The workers are fed by the pool's own threads, not by this thread: each
+    # hand-over between threads waits for this process's busy thread to let go of the GIL
+    # (up to 5 ms), and a feeder taking one batch at a time left the worker idle.
+    futures: list[Future[list[Checked]] | None] = [None] * len(jobs)
+    lock = threading.Lock()
+    limit = [len(jobs)]  # the thread submits only batches below this
     failed: list[BaseException] = []
-    feeder = None
-    if len(files) >= PARALLEL_FROM and workers >= 1 and "forkserver" in multiprocessing.get_all_start_methods():
-        feeder = threading.Thread(target=_feed_workers, args=(queue, workers, done, failed), daemon=True)
-        feeder.start()
-    try:
-        while True:
-            try:
-                i, job = queue.pop()
-            except IndexError:
-                break
-            done[i] = check_batch(job)
-            if progress:
-                progress.count(sum(len(b) for b in done if b is not None), len(files))
-    finally:
-        queue.clear()  # on an error here, the feeder stops after the batches it has sent
-        if feeder is not None:
-            feeder.join()
-    if failed:
-        raise failed[0]
-    if progress:
-        progress.count(len(files), len(files))
+    # The workers only hash and parse, creating no reference cycles: the collector stays off in them.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
+                             initializer=gc.disable) as pool:
+        submitter = threading.Thread(target=_submit_all, args=(pool, jobs, futures, lock, limit, failed), daemon=True)
+        submitter.start()
+        try:
+            for i in range(len(jobs) - 1, 0, -1):  # batch 0 is always the workers' (_submit_all)
+                with lock:
+                    future = futures[i]
+                    if future is None:
+                        limit[0] = i
+                    elif not future.cancel():  # a worker has it: those before it are theirs too
+                        break
+                check_here(i)
+        finally:
+            with lock:
+                limit[0] = 0  # after an error here, submit nothing more
+            submitter.join()
+        if failed:
+            raise failed[0]
+        for i, future in enumerate(futures):
+            if done[i] is None and future is not None:
+                done[i] = future.result()
+                if progress:
+                    progress.count(sum(len(b) for b in done if b is not None), len(files))
     return [c for batch in done if batch is not None for c in batch]
 
 
-def _feed_workers(queue: collections.deque[tuple[int, Job]], workers: int, done: list[list[Checked] | None],
-                  failed: list[BaseException]) -> None:
-    """Check batches from the front of ``queue`` in ``workers`` processes, each given one batch
-    ahead so it never waits for the next; results go into ``done``, an error into ``failed``."""
+def _submit_all(pool: ProcessPoolExecutor, jobs: list[Job], futures: list[Future[list[Checked]] | None],
+                lock: threading.Lock, limit: list[int], failed: list[BaseException]) -> None:
+    """Submit every batch to ``pool`` in order, into ``futures``, up to where the calling
+    process has begun taking them (``limit``). The first submit waits until a worker has
+    started, so it is made outside the lock, for batch 0, which the calling process never takes."""
     try:
-        first = queue.popleft()
-    except IndexError:
-        return  # this process checked everything before a worker was needed
-    try:
-        # The workers only hash and parse, creating no reference cycles: the collector stays off in them.
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                                 initializer=gc.disable) as pool:
-            running = {pool.submit(check_batch, first[1]): first[0]}
-            while running:
-                while len(running) < 2 * workers:
-                    try:
-                        i, job = queue.popleft()
-                    except IndexError:
-                        break
-                    running[pool.submit(check_batch, job)] = i
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    done[running.pop(future)] = future.result()
+        first = pool.submit(check_batch, jobs[0])
+        with lock:
+            futures[0] = first
+        for i in range(1, len(jobs)):
+            with lock:
+                if i >= limit[0]:
+                    return
+                futures[i] = pool.submit(check_batch, jobs[i])
     except BaseException as exc:  # raised again in the calling thread
-        queue.clear()
         failed.append(exc)
