@@ -32,13 +32,19 @@ Files = list[tuple[str, str, bool]]  # (path, id, is a record), in the order fin
 Job = tuple[str, str | None, Files]  # (archive location, validated cache folder, files)
 
 
-def check_batch(job: Job) -> list[Checked]:
+_WORKER_VALIDATED: dict[str | None, Validated] = {}  # a worker's, made once: Validated() hashes the schema files
+
+
+def check_batch(job: Job, validated: Validated | None = None) -> list[Checked]:
     """Check (path, id, is_record) files of the archive at ``job[0]``: re-hash each; parse and
-    validate records never validated before (kept under ``job[1]``). Runs in a worker process
-    for big archives."""
+    validate records never validated before (kept in ``validated``, or in a worker process,
+    which is given none, under ``job[1]``)."""
     root, validated_root, files = job
     archive = Archive.at(root)
-    validated = Validated(Path(validated_root) if validated_root else None)
+    if validated is None:
+        if validated_root not in _WORKER_VALIDATED:
+            _WORKER_VALIDATED[validated_root] = Validated(Path(validated_root) if validated_root else None)
+        validated = _WORKER_VALIDATED[validated_root]
     out: list[Checked] = []
     for path, file_id, is_record in files:
         try:
@@ -62,7 +68,7 @@ def check_files(archive: Archive, validated: Validated, files: Files, progress: 
     done: list[list[Checked] | None] = [None] * len(jobs)
 
     def check_here(i: int) -> None:
-        done[i] = check_batch(jobs[i])
+        done[i] = check_batch(jobs[i], validated)
         if progress:
             progress.count(sum(len(b) for b in done if b is not None), len(files))
 
