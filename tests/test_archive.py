@@ -189,7 +189,7 @@ def test_verify_parses_a_record_once_but_rehashes_it_every_time(archive, tmp_pat
 
 def test_verify_in_worker_processes_finds_what_a_serial_verify_finds(archive, monkeypatch):
     """Big archives are checked in worker processes; the findings and their order are the same."""
-    import ikreport.commands.verify as verify
+    import ikreport.commands.verify_files as verify
 
     ids = [archive.put_record(make_record(archive, title=f"record {i}")) for i in range(12)]
     damaged_record = archive.record_path(ids[3])

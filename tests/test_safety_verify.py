@@ -137,6 +137,31 @@ def test_the_fast_canonical_check_accepts_exactly_rfc8785_bytes(value, writer):
     assert accepted == expected
 
 
+@pytest.mark.parametrize("value", [
+    {"text": "compute capability 12.0); only 8.0 of the 32 (time-1)", "n": 12.5},  # look-alikes in text
+    {"note": "v1.0, 5e-3", "n": 1},  # closer ones: the slow path, which accepts them
+    {"n": 100.0}, {"n": [-0.0]}, {"n": 1e-7}, {"n": 1e16}, {"n": 1e21}, {"n": 2**53 + 1},  # numbers orjson writes
+    {"n": -1234567890123456}, {"\ue000": 1, "\U0001f600": 2},  # otherwise, or keys it orders otherwise
+    {"n": [-1] * 300 + [1e16]}, {"t": "a + b " * 300, "n": 1e16},  # an exponent after many signs
+])
+def test_the_canonical_check_tells_numbers_from_text_that_looks_like_them(value):
+    """Text that looks like a number orjson writes differently keeps a record on the fast path;
+    the numbers themselves still decide by RFC 8785's own bytes."""
+    data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    try:
+        expected = rfc8785.dumps(value) == data
+    except rfc8785.CanonicalizationError:
+        expected = False
+    try:
+        records.check_canonical(data, orjson.loads(data), "x")
+        accepted = True
+    except NonCanonicalRecordError:
+        accepted = False
+    assert accepted == expected
+    if "text" in value:
+        assert expected and records._orjson_is_rfc8785(data)
+
+
 # -- declared blob size --------------------------------------------------------------------
 
 def test_a_declared_blob_size_that_differs_from_the_file_fails_verify_and_check(archive):

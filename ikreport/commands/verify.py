@@ -6,24 +6,18 @@ One line per problem, ``PATH: what is wrong; what to do``, sorted, so two runs a
 from __future__ import annotations
 
 import functools
-import gc
-import multiprocessing
-import os
-from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 from ikreport.commands import supersede
-from ikreport.store.archive import Archive, sha256
+from ikreport.store.archive import Archive
 from ikreport.store.cache import default_cache_dir
 from ikreport.store.recordset import RecordSet
-from ikreport.errors import IkreportError
 from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.reports.source import folder_problems
 from ikreport.store.summaries import LazyRecord, Summary
-from ikreport.store.validated import Validated, check_record
+from ikreport.store.validated import Validated
+from ikreport.commands.verify_files import check_files
 from ikreport.commands.verify_site import verify_site
 
 __all__ = ["Verified", "verify", "verify_archive", "verify_site"]  # verify_site's home is verify_site.py; kept here for callers
@@ -56,55 +50,6 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
     return _verify(archive, progress, notes, validated)
 
 
-PARALLEL_FROM = 512  # files: below this, starting worker processes costs more than it saves
-BATCH = 64
-Checked = tuple[str | None, Summary | None]  # (problem, a good record's summary)
-
-
-def _check_files(job: tuple[str, str | None, list[tuple[str, str, bool]]]) -> list[Checked]:
-    """Check (path, id, is_record) files: re-hash each; parse and validate records never
-    validated before. Runs in a worker process for big archives."""
-    root, validated_root, files = job
-    archive = Archive.at(root)
-    validated = Validated(Path(validated_root) if validated_root else None)
-    out: list[Checked] = []
-    for path, file_id, is_record in files:
-        try:
-            if is_record:
-                out.append((None, check_record(archive, file_id, validated)[0]))
-            elif sha256(archive.backend.read("blobs", file_id)) != file_id:
-                out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None))
-            else:
-                out.append((None, None))
-        except (IkreportError, OSError) as exc:
-            out.append((str(exc), None))
-    return out
-
-
-def _check_all(archive: Archive, validated: Validated, files: list[tuple[str, str, bool]],
-               progress: Progress | None) -> list[Checked]:
-    """Every file's check, in order: in worker processes when there are many (hashing and
-    parsing are CPU-bound), started from a clean process ("forkserver"), never by forking."""
-    base = str(validated.base) if validated.base is not None else None
-    jobs = [(archive.location, base, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
-    workers = os.cpu_count() or 1
-    results: list[Checked] = []
-
-    def take(batches: Iterable[list[Checked]]) -> list[Checked]:
-        for batch in batches:
-            results.extend(batch)
-            if progress:
-                progress.count(len(results), len(files))
-        return results
-
-    if len(files) < PARALLEL_FROM or workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():
-        return take(map(_check_files, jobs))
-    # The workers only hash and parse, creating no reference cycles: the collector stays off in them.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                             initializer=gc.disable) as pool:
-        return take(pool.map(_check_files, jobs))
-
-
 def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None,
             validated: Validated | None) -> list[str]:
     """verify_archive's work: walk the folder, check each file, then what records say together."""
@@ -115,7 +60,7 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
     # Reports are read into the site too: the same rules as build's (no links, no FIFOs).
     if archive.folder is not None:
         order.extend(folder_problems(archive.folder / "reports"))
-    checked = _check_all(archive, validated, files, progress)
+    checked = check_files(archive, validated, files, progress)
     problems: list[str] = []
     records_ok: dict[str, Summary] = {}
     blobs_ok: set[str] = set()

@@ -7,6 +7,7 @@ form), so one record has one byte form and its sha256 is a stable id.
 from __future__ import annotations
 
 import json
+import math
 import re
 from functools import lru_cache
 from importlib import resources
@@ -27,15 +28,17 @@ def _schema() -> dict[str, Any]:
 
 
 # Two JSON Schema libraries, on purpose; this is the one place that says why. jsonschema-rs
-# (compiled Rust) decides, on the schema as written (draft 2020-12, nothing rewritten): a build
-# or verify checks every record, and a profile's hundreds of launches make that the largest
-# cost of `verify --no-cache`. jsonschema words the error once a record has failed: its
+# (compiled Rust) decides, on the schema as written (draft 2020-12) but for the form of its
+# numeric bounds (integer_bounds: the same numbers, written as jsonschema-rs compares fast): a
+# build or verify checks every record, and a profile's hundreds of launches make that the
+# largest cost of `verify --no-cache`. jsonschema words the error once a record has failed: its
 # messages name the JSON path and the offending value as users (and the tests) read them.
-# Measured on 300 bench records (1,000 launches each, 50 inline): jsonschema-rs 0.36 ms a
-# record, fastjsonschema (used before, on a draft-07 copy with its $refs inlined) 0.88 ms,
-# jsonschema about 60x that. tests/test_store_validators.py checks that the two libraries
-# agree on the sample records and on broken copies of them, and validate() never lets a
-# record through that the deciding library refused.
+# Measured on 302 bench records (1,000 launches each, 50 inline), CPU: jsonschema-rs 0.50 ms a
+# record on the schema as written, 0.21 ms with integer bounds; fastjsonschema (used before, on
+# a draft-07 copy with its $refs inlined) 0.88 ms, jsonschema about 60x that.
+# tests/test_store_validators.py checks that the two libraries agree on the sample records and
+# on broken copies of them, and that integer bounds accept exactly what the bounds as written
+# accept; validate() never lets a record through that the deciding library refused.
 @lru_cache(maxsize=1)
 def _validator() -> Any:
     """jsonschema's validator: slow, but its messages say what is wrong; used to word errors."""
@@ -46,10 +49,44 @@ def _validator() -> Any:
 
 @lru_cache(maxsize=1)
 def _fast_validator() -> Any:
-    """The same schema compiled by jsonschema-rs, for the common case of a valid record."""
+    """The same schema compiled by jsonschema-rs, for the common case of a valid record, its
+    bounds written as integers where they can be (``integer_bounds``)."""
     import jsonschema_rs
 
-    return jsonschema_rs.Draft202012Validator(_schema())
+    return jsonschema_rs.Draft202012Validator(integer_bounds(_schema()))
+
+
+_UPPER = ("maximum", "exclusiveMaximum")
+_BOUNDS = (*_UPPER, "minimum", "exclusiveMinimum")
+_VALUES = ("const", "enum", "default", "examples")  # instances, not schemas: left as they are
+
+
+def integer_bounds(schema: Any) -> Any:
+    """``schema`` accepting exactly the same instances, with its numeric bounds made integers
+    where the number allows, for jsonschema-rs (0.61): it compares a float instance with an
+    integer bound in about 8 ns, with a float bound in 300 to 900 ns (exactly, through its
+    arbitrary-precision numbers), and a profile has thousands of bounded numbers. A bound that
+    is a whole number (``1e15``, ``0.0``) is the same number as an integer; any other
+    (``maximum: 100.5``) becomes ``anyOf: [{maximum: 100}, {maximum: 100.5}]``, which holds for
+    the same numbers and leaves the float comparison to the few values between the two."""
+    if isinstance(schema, list):
+        return [integer_bounds(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: value if key in _VALUES else integer_bounds(value) for key, value in schema.items()}
+    extra = []
+    for key in _BOUNDS:
+        bound = out.get(key)
+        if not isinstance(bound, float) or not math.isfinite(bound):
+            continue
+        if bound.is_integer():
+            out[key] = int(bound)
+        else:  # floor(b) < b < ceil(b): a number within the integer bound is within b too
+            whole = {"maximum": math.floor(bound)} if key in _UPPER else {"minimum": math.ceil(bound)}
+            extra.append({"anyOf": [whole, {key: out.pop(key)}]})
+    if extra:
+        out["allOf"] = [*out.get("allOf", []), *extra]
+    return out
 
 
 def validate(record: Any, where: str = "record") -> None:
@@ -134,21 +171,49 @@ def decode(data: bytes, where: str, known_valid: bool = False) -> Record:
 
 # Where orjson's sorted output may differ from RFC 8785's, each found by a search at C speed
 # (a hit inside a string only sends the record down the slow path): a float with an
-# exponent (orjson always signs it: "1e+16", "1e-6"), an integral float ("100.0", "-0.0"), an
-# integer of 16 digits or more (RFC 8785 refuses those beyond 2**53), and a character from
-# U+E000 up (RFC 8785 sorts keys by UTF-16 units, orjson by code point).
+# exponent (orjson always signs it: "1e+16", "1e-6"), an integral float ("100.0", "-0.0"), and
+# a character from U+E000 up (RFC 8785 sorts keys by UTF-16 units, orjson by code point).
+# Integers past 2**53, which RFC 8785 refuses, orjson refuses too (OPT_STRICT_INTEGER, in
+# check_canonical). The first two count only after a digit and, for "N.0", where a number ends
+# (",", "]", "}", the end): text such as "compute capability 12.0)" or "time-1" sent 4 of the
+# 11 sample records down the slow path, 10x the cost of the fast one.
 _EXPONENT = re.compile(rb"e[-+][0-9]")
-_INTEGRAL_FLOAT = re.compile(rb"\.0(?![0-9\"])")  # not "10.0" ending a string: a version
-_MARK_LONG_INT = bytes.maketrans(b",:[-0123456789", b"ppppdddddddddd")
-_LONG_INT = b"p" + b"d" * 16
-_ASTRAL_OR_PRIVATE = re.compile(rb"[\xee-\xf4]")
+_INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|\Z)")
+_DIGITS = frozenset(b"0123456789")
+# the lead bytes of U+E000 and up (0xee-0xf4) become 0xff, which UTF-8 never holds: one pass
+# and a byte search, several times faster than a regex's character class
+_MARK_PRIVATE_UP = bytes.maketrans(bytes(range(0xEE, 0xF5)), b"\xff" * 7)
+
+
+def _after_digit(pattern: re.Pattern[bytes], data: bytes) -> bool:
+    """Whether ``pattern`` occurs in ``data`` right after a digit."""
+    return any(m.start() and data[m.start() - 1] in _DIGITS for m in pattern.finditer(data))
+
+
+SIGNS_LOOKED_AT = 256  # at about 0.3 us each, what the regex takes for a 100 kB record
+
+
+def _has_exponent(data: bytes) -> bool:
+    """Whether ``data`` holds an exponent as orjson writes it: digit, "e", sign, digit. Signs are
+    rare in records, so each is found by a byte search rather than each "e" by a regex (3x the
+    time on bench records); past SIGNS_LOOKED_AT of them the regex is the cheaper."""
+    for sign in b"-+":
+        at = data.find(sign)
+        for _ in range(SIGNS_LOOKED_AT):
+            if at < 0:
+                break
+            if 1 < at < len(data) - 1 and data[at - 1] == 101 and data[at - 2] in _DIGITS and data[at + 1] in _DIGITS:
+                return True  # 101: "e"
+            at = data.find(sign, at + 1)
+        else:
+            return _after_digit(_EXPONENT, data)
+    return False
 
 
 def _orjson_is_rfc8785(data: bytes) -> bool:
-    """Whether bytes known to be orjson's sorted output are RFC 8785's too."""
-    marked = data.translate(_MARK_LONG_INT)
-    return not (_EXPONENT.search(data) or _INTEGRAL_FLOAT.search(data) or _LONG_INT in marked
-                or marked.startswith(_LONG_INT[1:]) or (not data.isascii() and _ASTRAL_OR_PRIVATE.search(data)))
+    """Whether bytes known to be orjson's sorted output (integers within 2**53) are RFC 8785's too."""
+    return not (_has_exponent(data) or _after_digit(_INTEGRAL_FLOAT, data)
+                or (not data.isascii() and b"\xff" in data.translate(_MARK_PRIVATE_UP)))
 
 
 def check_canonical(data: bytes, record: Any, where: str) -> None:
@@ -160,7 +225,11 @@ def check_canonical(data: bytes, record: Any, where: str) -> None:
     # Fast path: rfc8785 is pure Python, 10x slower than parsing (300 bench records, 28 MB:
     # 2.5 s); orjson's sorted output, checked for the few places the two forms can differ,
     # costs about as much as the parse.
-    if orjson.dumps(record, option=orjson.OPT_SORT_KEYS) == data and _orjson_is_rfc8785(data):
+    try:
+        ours = orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER)
+    except orjson.JSONEncodeError:  # an integer past 2**53: rfc8785 refuses it below
+        ours = None
+    if ours == data and _orjson_is_rfc8785(data):
         return
     try:
         if rfc8785.dumps(record) == data:
