@@ -101,3 +101,21 @@ def test_small_and_large_values_are_labelled_to_their_step():
     assert ticks(small, "profiled GPU time (ms)")[:3] == ["0.0000", "0.0005", "0.0010"]
     big = parse(draw(TIME_BY_KERNEL, [{"label": "k", "total": 11_500.0, "unit": "µs"}]))
     assert ticks(big, "profiled GPU time (µs)")[-1] == "12,000"
+
+
+@pytest.mark.parametrize("longest", [2.21, 22.1, 0.221, 2.2136, 9.99, 1.0001])
+def test_the_axis_ends_on_its_last_tick_inside_the_plot(longest):
+    """A round end can call for a coarser step (2.21 rounds to 2.4 in steps of 0.2, and 2.4
+    wants steps of 0.5): the axis must then end on a tick of the final step, not past the plot."""
+    root = parse(draw(TIME_BY_KERNEL, [{"label": "a", "total": longest, "unit": "ms"},
+                                      {"label": "b", "total": longest / 2, "unit": "ms"}]))
+    grid = [float(line.get("x1")) for line in root.iterfind(".//s:line[@stroke='#ddd']", NS)]
+    assert max(grid) == pytest.approx(PLOT_WIDTH + 0.5)  # the last grid line is the plot's edge
+    end = float(ticks(root, "profiled GPU time (ms)")[-1].replace(",", ""))
+    assert end >= longest and bars(root)[0][1] == pytest.approx(longest / end * PLOT_WIDTH, abs=0.01)
+
+
+def test_a_kernel_name_with_a_control_character_still_gives_a_well_formed_svg():
+    svg = draw(TIME_BY_KERNEL, [{"label": "k\x01ernel\ufffe", "total": 1.0, "unit": "µs"},
+                                {"label": "b", "total": 0.5, "unit": "µs"}])
+    assert "k\ufffdernel\ufffd" in texts(parse(svg))  # parse raises on a character XML forbids

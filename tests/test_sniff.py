@@ -73,3 +73,26 @@ def test_a_session_page_given_to_another_importer_is_named_with_where_it_goes(tm
         "as a third file, beside the raw and details exports of the same report\n"))
     assert not (tmp_path / "arch").exists()
 
+
+
+@pytest.mark.parametrize("extra", ['"' + "x" * 140_000 + '"\n',  # a cell past csv's 128 kB limit
+                                   '"Version"\n'])  # a session-page word, quoted
+def test_a_valid_nvbandwidth_output_is_not_taken_for_a_session_page(tmp_path, extra, run):
+    from test_bandwidth_parsers import LOCAL
+
+    given = tmp_path / "nvb.txt"
+    given.write_text(extra + LOCAL)
+    result = run("collect", "bandwidth", "--from-nvbandwidth", given, "--gpu", "NVIDIA GeForce RTX 3050 Laptop GPU",
+                 "-a", tmp_path / "arch")
+    assert (result.exit_code, result.stderr) == (0, ""), result.output
+    assert identify(given.read_text()) == "nvbandwidth"
+
+
+def test_a_file_csv_cannot_read_is_one_line_for_every_importer(tmp_path, run):
+    given = tmp_path / "long.txt"
+    given.write_text('"' + "x" * 140_000 + '"\n')
+    for importer in (("env", "--from-nvidia-smi"), ("bandwidth", "--from-babelstream"), ("ncu", "--from-csv")):
+        result = run("collect", *importer, given, "-a", tmp_path / "arch")
+        assert result.exit_code == 1 and "Traceback" not in result.output, (importer, result.output)
+        assert result.stderr.startswith(f"Error: {given}") and result.stderr.count("\n") == 1, (importer, result.stderr)
+    assert not (tmp_path / "arch").exists()

@@ -17,6 +17,7 @@ rows that ``ncu_session_mark`` (the page's words, which ``sniff`` uses too) reco
 
 from __future__ import annotations
 
+import csv
 import shlex
 from dataclasses import dataclass
 
@@ -101,7 +102,11 @@ def parse_session(data: bytes | str, name: str) -> Session:
     _check_whole(mark.text_of(data), name)
     block = ""
     entries: list[tuple[str, str, str]] = []
-    for row in mark.rows(data):
+    try:
+        page = mark.rows(data)
+    except csv.Error as exc:
+        raise NcuExportError(f"{name}: not a CSV file ncu wrote ({exc}); {FIX}") from exc
+    for row in page:
         cells = [c.strip() for c in row]
         title = mark.key(cells[0])
         if title in BLOCKS and (len(cells) == 1 or not cells[1] or title == "device attributes"):

@@ -35,11 +35,16 @@ def text_of(data: bytes | str) -> str:
 
 def rows(data: bytes | str) -> list[list[str]]:
     """The CSV rows of the lines that start with a quote: ncu's ``==PROF==`` lines and the blank
-    lines between blocks are not part of the page."""
+    lines between blocks are not part of the page. Raises csv.Error on a line csv cannot read
+    (a cell over its 128 kB limit, say)."""
     return [row for row in csv.reader(ln for ln in text_of(data).splitlines() if ln.startswith('"')) if row]
 
 
 def marked(data: bytes | str) -> bool:
     """True when a row of at most two cells names a session-page title or setting. A raw or
-    details export's rows have many cells, but a caller that may hold one tests its header first."""
-    return any(key(row[0]) in MARKERS for row in rows(data) if len(row) <= 2)
+    details export's rows have many cells, but a caller that may hold one tests its header first.
+    A text csv cannot read is no session page (this test runs on any file a reader was given)."""
+    try:
+        return any(key(row[0]) in MARKERS for row in rows(data) if len(row) <= 2)
+    except csv.Error:
+        return False

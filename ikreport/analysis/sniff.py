@@ -54,17 +54,18 @@ def identify(text: str) -> str | None:
     """Which tool's output ``text`` is (a key of WHAT), or None when none is recognised."""
     if NCU_CSV.search(text):
         return "ncu-csv"
-    # before the log: ncu prints its ==PROF== lines around a session page it exports
-    if ncu_session_mark.marked(text):
-        return "ncu-session"
-    if NCU_LOG.search(text):
-        return "ncu-log"
     if SMI_Q.search(text) or SMI_TABLE.search(text):
         return "nvidia-smi"
     if NVBANDWIDTH.search(text):
         return "nvbandwidth"
     if "BabelStream" in text and BABELSTREAM_VERSION.search(text):
         return "babelstream"
+    # after the tools' banners (its words, "Version", "System", are common ones) and before
+    # the log: ncu prints its ==PROF== lines around a session page it exports
+    if ncu_session_mark.marked(text):
+        return "ncu-session"
+    if NCU_LOG.search(text):
+        return "ncu-log"
     if QUERY_HEADER.match(text.lstrip("\ufeff")):
         return "query-gpu"
     return None

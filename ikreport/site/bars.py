@@ -13,6 +13,7 @@ by its kind (kinds/base.py ``BarChart``); the XML is written by ElementTree, whi
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -72,7 +73,7 @@ def draw(chart: BarChart, rows: list[dict[str, Any]]) -> str:
             rect = ET.SubElement(bars, "rect", {
                 "x": _n(x(begin)), "y": _n(y + chart.step * 0.05), "width": _n(max(x(end) - x(begin), 0)),
                 "height": _n(chart.step * 0.9), "fill": name})
-            ET.SubElement(rect, "title").text = _tooltip(chart, r)
+            ET.SubElement(rect, "title").text = _xml_text(_tooltip(chart, r))
         _text(plot, label, -7, top + inner / 2 + 3.5, "end", LABEL_PX, MONO)
         _line(plot, 0, top + inner / 2, -5, top + inner / 2)
     _line(plot, 0, 0, 0, height)  # the label axis
@@ -101,10 +102,15 @@ def _scale(chart: BarChart, rows: list[dict[str, Any]], labels: list[str]) -> tu
         else:
             hi = max(r[chart.value] for r in rows)
         hi = hi if hi > 0 else 1.0
-        hi = math.ceil(hi / tick_step(lo, hi, TICKS) - 1e-9) * tick_step(lo, hi, TICKS)
+        for _ in range(10):  # a rounder end can call for a coarser step (2.21 -> 2.4 -> steps of 0.5): again
+            step = tick_step(lo, hi, TICKS)
+            rounder = math.ceil(hi / step - 1e-9) * step
+            if math.isclose(rounder, hi):
+                break
+            hi = rounder
     step = tick_step(lo, hi, TICKS)
     count = int(round((hi - lo) / step))
-    return lo, hi, [lo + i * step for i in range(count + 1)]
+    return lo, lo + count * step, [lo + i * step for i in range(count + 1)]
 
 
 def tick_step(lo: float, hi: float, count: int) -> float:
@@ -169,8 +175,17 @@ def _line(parent: ET.Element, x1: float, y1: float, x2: float, y2: float, stroke
 def _text(parent: ET.Element, text: str, x: float, y: float, anchor: str, size: int, family: str) -> ET.Element:
     element = ET.SubElement(parent, "text", {"x": _n(x), "y": _n(y), "text-anchor": anchor, "font-family": family,
                                              "font-size": f"{size}px", "fill": "#000"})
-    element.text = text
+    element.text = _xml_text(text)
     return element
+
+
+# characters XML 1.0 does not allow, which a kernel name may hold: a chart must stay a file
+# a browser and GitHub can open
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def _n(value: float) -> str:

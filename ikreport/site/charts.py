@@ -24,7 +24,7 @@ from ikreport.site.bars import draw as draw_bars
 from ikreport.site.history_chart import CHARTS as HISTORY_CHARTS
 from ikreport.store.cache import keep, recall, recall_json
 
-CHART_VERSION = "5"  # bump when a chart's look changes, to drop cached SVGs
+CHART_VERSION = "6"  # bump when a chart's look changes, to drop cached SVGs
 Rows = list[dict[str, Any]]
 
 
