@@ -297,3 +297,18 @@ def test_templates_read_dict_keys_and_dict_methods_as_jinja2_does(tmp_path):
     env = environment(tmp_path)
     row = {"name": "<k>", "items": "shadowed", "get": 1}
     assert env.get_template("t.html").render(r=row) == "&lt;k&gt;|-|name=&lt;k&gt;;items=shadowed;get=1;|False"
+
+
+def test_the_state_a_build_keeps_holds_each_file_s_own_sha256(tmp_path):
+    """Records and blobs are written with the sha256 their id states (the archive checked it as
+    it read them) rather than hashed again; the state must still say what each file holds, since
+    the next build links a file only if it does."""
+    from ikreport.site.build import _state_path
+    from ikreport.store.cache import recall_json
+
+    build_site(Archive.open(SAMPLE), tmp_path / "site", cache_dir=tmp_path / "c")
+    state = recall_json(_state_path(tmp_path / "c", tmp_path / "site"))
+    assert any(path.startswith("b/") for path in state) and any(path.endswith(".json") for path in state)
+    for path, (_fingerprint, size, sha, *_stamps) in state.items():
+        data = (tmp_path / "site" / path).read_bytes()
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (size, sha), path

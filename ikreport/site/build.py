@@ -156,12 +156,12 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         files.add(path, text)
     for rid in sorted(records.records):
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
-                       archive.record_size(rid) or 0, rid)  # 0 only if deleted since it was read: that read fails
+                       archive.record_size(rid) or 0, rid, sha256=rid)  # 0 only if deleted since it was read: that read fails
     manifest_blobs = []
     for blob_id, media_type, size in sources:
         if blob_id in published:
             path = links.blob_file(blob_id, published[blob_id])
-            files.add_lazy(path, functools.partial(archive.read_blob, blob_id), size, blob_id)
+            files.add_lazy(path, functools.partial(archive.read_blob, blob_id), size, blob_id, sha256=blob_id)
             manifest_blobs.append({"id": blob_id, "path": path})
     for name in ASSETS:
         files.add(name, asset(env, name))
