@@ -82,9 +82,15 @@ def restore(cell: str) -> str:
 def has_formula_cells(data: bytes) -> bool:
     """Whether a spreadsheet opening ``data`` as CSV would find a text cell it could run as
     a formula. A file that cannot be read as CSV counts as having one."""
-    encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
-    text = data.decode(encoding, errors="replace")
-    if not _may_hold_formula(text.encode("utf-8") if encoding == "utf-16" else data) or not _MAYBE.search(text):
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16", errors="replace")
+        if not _may_hold_formula(text.encode("utf-8")):
+            return False
+    elif not _may_hold_formula(data):  # before decoding: most files end here
+        return False
+    else:
+        text = data.decode("utf-8-sig", errors="replace")
+    if not _MAYBE.search(text):
         return False
     try:
         for row in csv.reader(io.StringIO(text, newline="")):
