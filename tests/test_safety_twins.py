@@ -282,19 +282,13 @@ def test_random_reports_never_give_a_twin_with_live_markup():
 
 def _formula_by_parsing_all(text: str) -> bool:
     """The rule itself, with no shortcut: any text cell that starts with a trigger and is not a number."""
+    from ikreport.csv_cells import TRIGGERS, _is_number
+
     try:
-        return any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) and not _number(cell)
+        return any(cell.startswith(TRIGGERS) and not _is_number(cell)
                    for row in csv.reader(io.StringIO(text, newline="")) for cell in row)
     except csv.Error:
         return True
-
-
-def _number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize(("text", "formula"), [
