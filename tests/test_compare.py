@@ -290,3 +290,15 @@ def test_show_prints_a_comparisons_kernels_and_a_supersessions_ids_and_reason(im
     assert f"  old:       {ids['a'][0]} (superseded)" in lines and f"  new:       {ids['a'][1]} (replaces it)" in lines
     assert "  reason:    clocks were not locked" in lines
     assert "  limitations:" not in lines  # a supersession states none: no empty heading
+
+
+def test_the_printed_table_shows_a_kernel_name_with_a_backtick_or_a_pipe_whole():
+    from markdown_it import MarkdownIt
+
+    from ikreport.commands.compare import markdown_table
+
+    name = "op`x|y<T>"
+    result = compare_runs([run(one(name, [10, 11, 12]))], [run(one(name, [7, 7.1, 7.2]))], [ENV], [ENV])
+    text = markdown_table({"a_runs": ["a" * 64], "b_runs": ["b" * 64], **result})
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    assert "<td><code>op`x|y&lt;T&gt;</code></td>" in html  # one cell, the name whole: not cut at the pipe or backtick

@@ -20,8 +20,8 @@ from typing import Any
 from ikreport.analysis.ratio_interval import CONFIDENCE, RESAMPLES, SEED, call, ratio_interval
 from ikreport.commands import like_for_like
 from ikreport.errors import CompareError, RecordError
-from ikreport.formatting import plural, with_article
-from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, lacking_text, ratio_text
+from ikreport.formatting import md_code, plural, with_article
+from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, lacking_text, ratio_text, sample_units
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store import records
 from ikreport.store.archive import Archive
@@ -58,8 +58,9 @@ def _first_seen(runs: Runs) -> list[Key]:
 def match(a: Runs, b: Runs) -> tuple[list[tuple[Key, Key, str]], list[Key], list[Key]]:
     """(A key, B key, how matched) pairs, then the keys only in A and only in B."""
     ka, kb = _first_seen(a), _first_seen(b)
-    pairs = [(k, k, "name and launch configuration") for k in ka if k in set(kb)]
-    rest_a, rest_b = [k for k in ka if k not in set(kb)], [k for k in kb if k not in set(ka)]
+    in_a, in_b = set(ka), set(kb)
+    pairs = [(k, k, "name and launch configuration") for k in ka if k in in_b]
+    rest_a, rest_b = [k for k in ka if k not in in_b], [k for k in kb if k not in in_a]
     for name in dict.fromkeys(k[0] for k in rest_a):
         left = [k for k in rest_a if k[0] == name]
         right = [k for k in rest_b if k[0] == name]
@@ -145,7 +146,7 @@ def _cell(text: str) -> str:
 def markdown_table(result: dict[str, Any]) -> str:
     """The comparison as the Markdown ``ikreport compare`` prints: how each side was made, then one row per kernel."""
     unit, runs_a, runs_b = result["unit"], result["a_runs"], result["b_runs"]
-    side = "runs" if unit == "run" else "launches"
+    side = sample_units(result)
 
     def ids(run_ids: list[str]) -> str:
         return plural(len(run_ids), "run", "runs") + " (" + ", ".join(r[:8] for r in run_ids) + ")"
@@ -171,12 +172,12 @@ def markdown_table(result: dict[str, Any]) -> str:
         def num(v: float | None) -> str:
             return "" if v is None else f"{v:g}"
         na, nb = (k["n_a"], k["n_b"]) if k["ratio"] is not None else (k["a_launches"], k["b_launches"])
-        lines.append(f"| `{_cell(k['kernel'])}` | {na} | {nb} | {num(k['a_median_us'])} | {num(k['b_median_us'])} | "
+        lines.append(f"| {md_code(k['kernel'])} | {na} | {nb} | {num(k['a_median_us'])} | {num(k['b_median_us'])} | "
                      f"{ratio_text(k) if k['ratio'] is not None else ''} | {k['verdict']} |")
     changed = [k for k in result["kernels"] if k["matched_by"] and k["a_config"] != k["b_config"]]
-    notes = [f"- `{_cell(k['kernel'])}`: matched by name and launch order; A {k['a_config']}, B {k['b_config']}"
+    notes = [f"- {md_code(k['kernel'])}: matched by name and launch order; A {k['a_config']}, B {k['b_config']}"
              for k in changed]
-    notes += [f"- `{_cell(k['kernel'])}`: {text}" for k in result["kernels"] if (text := lacking_text(k, runs_a, runs_b))]
+    notes += [f"- {md_code(k['kernel'])}: {text}" for k in result["kernels"] if (text := lacking_text(k, runs_a, runs_b))]
     if notes:
         lines += [""] + notes
     return "\n".join(lines) + "\n"
@@ -204,7 +205,7 @@ def compare_records(archive: Archive, a: Sequence[str], b: Sequence[str], thresh
                            "give different runs for A and B")
     result = compare_runs(ra, rb, env_a, env_b, threshold_pct, min_samples, archive.read_blob)
     result = {"a": a_ids[0], "b": b_ids[0], "a_runs": a_ids, "b_runs": b_ids, **result}
-    side = "runs" if result["unit"] == "run" else "launches"
+    side = sample_units(result)
     limitations = ["A comparison inherits the limitations of every profile it cites.",
                    f"A verdict needs at least {min_samples} {side} a side and the {result['confidence_pct']}% "
                    f"interval of the B/A ratio of medians wholly beyond {threshold_pct:g}% (FASTER, SLOWER) or wholly "

@@ -5,17 +5,17 @@ One line per problem, ``PATH: what is wrong; what to do``, sorted, so two runs a
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from ikreport.commands import supersede
 from ikreport.store.archive import Archive
 from ikreport.store.cache import default_cache_dir
+from ikreport.store import recordset
 from ikreport.store.recordset import RecordSet
 from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.reports.source import folder_problems
-from ikreport.store.summaries import LazyRecord, Summary
+from ikreport.store.summaries import Summary
 from ikreport.store.validated import Validated
 from ikreport.commands.verify_files import check_files
 from ikreport.commands.verify_site import verify_site
@@ -81,8 +81,7 @@ def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None
         notes.append(f"{archive.root}: {plural(found.writable, 'file is', 'files are')} writable (ikreport writes them read-only; a git "
                      f"checkout does not keep that); 'chmod -R a-w {archive.root}/records {archive.root}/blobs' "
                      "restores it")
-    heads = RecordSet.of({rid: LazyRecord(summary, functools.partial(archive.load, rid, known_valid=True))
-                          for rid, summary in records_ok.items()})
+    heads = recordset.from_summaries(archive, records_ok)
     for record_id, what, ref in heads.dangling(blobs_ok):
         problems.append(f"{archive.where(record_id)}: cites {what} {ref[:12]}, which is missing or damaged; "
                         "copy it from the archive it was collected in")

@@ -42,7 +42,8 @@ def _kernels(data: dict[str, Any]) -> list[dict[str, Any]]:
              "ratio_ci": None} for k in data["kernels"]]
 
 
-def _units(data: dict[str, Any]) -> str:
+def sample_units(data: dict[str, Any]) -> str:
+    """What the comparison's samples are: "runs", or "launches" of one run a side."""
     return "runs" if data.get("unit") == "run" else "launches"
 
 
@@ -87,7 +88,7 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
         fields = ", ".join(f"{d['field']} ({d['why']})" for d in data["differences"])
         text += f" The profiles are not like-for-like ({fields}), so no difference is called."
     claims = [make_claim("comparison-summary", "", record_id, text, cites, [caveat], records)]
-    units = _units(data)
+    units = sample_units(data)
     unit = units[:-1] if units == "runs" else "launch"
     us = _digits(data)
     for k in [k for k in _kernels(data) if k["ratio"] is not None][:MAX_KERNEL_CLAIMS]:
@@ -116,7 +117,7 @@ def _sides(d: dict[str, Any], page: PageContext) -> Facts:
 def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     """The page's facts (A, B, the rule) and tables (method fields, what differs, each kernel's verdict)."""
     d = record["data"]
-    units = _units(d)
+    units = sample_units(d)
     facts = _sides(d, page)
     if "version" in d:
         facts += [("verdict rule", f"{d['confidence_pct']}% interval of the B/A ratio of medians over {units} "
@@ -232,7 +233,7 @@ def show(record: Mapping[str, Any]) -> list[str]:
     """``ikreport show``'s lines: the sides, the rule, the verdict counts, then each kernel's
     B/A ratio with its interval, the samples a side and the verdict (the first MAX_SHOW_KERNELS)."""
     d = record["data"]
-    units = _units(d)
+    units = sample_units(d)
     a_runs, b_runs = d.get("a_runs", [d["a"]]), d.get("b_runs", [d["b"]])
     lines = [f"  A (before): {plural(len(a_runs), 'run', 'runs')}: {', '.join(r[:12] for r in a_runs)}",
              f"  B (after):  {plural(len(b_runs), 'run', 'runs')}: {', '.join(r[:12] for r in b_runs)}",
