@@ -26,6 +26,9 @@ import numpy as np
 CONFIDENCE = 0.95
 RESAMPLES = 9999
 SEED = 20260101  # fixed: a comparison record is a pure function of what it cites
+# what 'ikreport compare' calls a change by default, and history pages always
+DEFAULT_THRESHOLD_PCT = 5.0
+DEFAULT_MIN_SAMPLES = 3
 # BCa's jackknife is quadratic in the sample size; beyond this many values a side the
 # percentile interval (linear) is used, and the record says so
 MAX_BCA = 2000

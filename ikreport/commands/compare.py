@@ -17,7 +17,8 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ikreport.analysis.ratio_interval import CONFIDENCE, RESAMPLES, SEED, call, ratio_interval
+from ikreport.analysis.ratio_interval import (CONFIDENCE, DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, RESAMPLES, SEED,
+                                              call, ratio_interval)
 from ikreport.commands import like_for_like
 from ikreport.errors import CompareError, RecordError
 from ikreport.formatting import md_code, plural, with_article
@@ -27,8 +28,6 @@ from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.store.profile_data import launch_rows
 
-DEFAULT_THRESHOLD_PCT = 5.0
-DEFAULT_MIN_SAMPLES = 3
 INTERVAL = f"bootstrap (BCa) of the ratio of medians, {RESAMPLES} resamples, seed {SEED}"
 LIMIT_ONE_RUN = ("One run a side: the interval is over launches within one run, which are not independent, so "
                  "run-to-run variance is not captured; compare several runs a side (collect ncu --repeat N).")

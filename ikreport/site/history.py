@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ikreport import links
-from ikreport.analysis.ratio_interval import call, median_interval, ratio_interval
+from ikreport.analysis.ratio_interval import DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, call, median_interval, ratio_interval
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural, short
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
@@ -35,8 +35,8 @@ from ikreport.store.recordset import RecordSet
 HISTORY_VERSION = "2"  # bump when what kernel_history computes changes, to drop kept histories
 SERIES_KEYS = ("gpu", "workload", "engine", "model")
 MAX_KERNELS = 8  # the kernels taking the most time over the series
-THRESHOLD_PCT = 5.0
-MIN_LAUNCHES = 3
+THRESHOLD_PCT = DEFAULT_THRESHOLD_PCT  # as 'ikreport compare' calls a change
+MIN_LAUNCHES = DEFAULT_MIN_SAMPLES
 NOTE = ("Each point is a profile's median duration of the kernel with its 95% bootstrap interval over that "
         "profile's launches. A change is marked where the interval of the B/A ratio between a profile and the one "
         f"before lies wholly beyond {THRESHOLD_PCT:g}%, as 'ikreport compare' calls FASTER or SLOWER with one run a "
