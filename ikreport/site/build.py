@@ -85,9 +85,9 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     if len(set(slugs)) != len(slugs):
         raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
-    archive.fetch("blobs", [blob_id for blob_id, _, size in sources if size <= max_blob_mb * MiB])
-    published = {blob_id: offered_suffix(archive, blob_id, media_type, cache)
-                 for blob_id, media_type, size in sources if size <= max_blob_mb * MiB}
+    offered = [(blob_id, media_type) for blob_id, media_type, size in sources if size <= max_blob_mb * MiB]
+    archive.fetch("blobs", [blob_id for blob_id, _ in offered])
+    published = {blob_id: offered_suffix(archive, blob_id, media_type, cache) for blob_id, media_type in offered}
     env = environment(templates, cache / "jinja")
     files = SiteFiles()
 
@@ -135,7 +135,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
 
     # Pages about the whole archive: always rendered (they list every record).
     series = find_series(records)
-    history = [history_page(s, records, archive.read_blob, ChartRenderer(chart_dir), cache / "history") for s in series]
+    charts = ChartRenderer(chart_dir)
+    history = [history_page(s, records, archive.read_blob, charts, cache / "history") for s in series]
     for page in history:
         for k in page.context["kernels"]:
             if k["chart"].key not in chart_owner:  # a chart a record page shows too is written once
@@ -143,15 +144,11 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 files.add(f"charts/{k['chart'].key}.svg", k["chart"].svg, k["chart"].key)
     index, *listings = paginate(index_page(records, checked.reports, series_links(series, "index")))
     pages = [index, changelog_page(records)] + [report_page(r, records) for r in checked.reports] + history
-    for page in pages:
+    for page in pages + listings:  # listings: the later rows of the index's tables
         html, md = render(env, page)
         files.add(f"{page.path}.html", html)
         files.add(f"{page.path}.md", md)
         claims += page.context.get("cited_paragraphs", 0)
-    for page in listings:  # the later rows of the index's tables
-        html, md = render(env, page)
-        files.add(f"{page.path}.html", html)
-        files.add(f"{page.path}.md", md)
     for path, text in search_files(archive_docs(records, checked.reports, [(p.title, f"{p.path}.html") for p in history])).items():
         files.add(path, text)
     for rid in sorted(records.records):
