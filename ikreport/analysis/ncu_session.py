@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ikreport.analysis.ncu_export import HEADER_RX
 from ikreport.analysis import ncu_session_mark as mark
 from ikreport.analysis.ncu_session_mark import BLOCKS, COMMAND_KEYS, OPTION_KEYS, VERSION_KEYS
+from ikreport.analysis.units import parse_number
 from ikreport.errors import NcuExportError, TruncatedExportError
 
 # the session page's words for each option -> the value ncu's command line takes
@@ -126,7 +127,9 @@ def parse_session(data: bytes | str, name: str) -> Session:
     options = tuple(sorted((key, _option(key, value, name)) for key, value in stated.items()))
     device = values.get("display name") or None
     top = values.get("max gpu frequency khz") or values.get("clock rate")
-    max_sm_khz = float(top.replace(",", "")) if top and top.replace(",", "").replace(".", "", 1).isdigit() else None
+    max_sm_khz = parse_number(top) if top else None
+    if max_sm_khz is not None and not max_sm_khz > 0:
+        max_sm_khz = None
     if not (version or command or options or device):
         raise NcuExportError(f"{name}: a session page with no ncu version, command line, settings or device; {FIX}")
     if version:  # "2025.2.1.0 (build 35987062) (public-release)" -> "2025.2.1.0"
