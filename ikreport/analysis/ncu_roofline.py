@@ -73,12 +73,6 @@ def flop_term(metric: str) -> tuple[str, float] | None:
     return None
 
 
-def dominant_precision(counts: Mapping[str, float | None]) -> str | None:
-    """The data type with the most FLOPs (``counts`` keyed by precision); None when none has any."""
-    best = max(((v, p) for p, v in counts.items() if v is not None and v == v and v > 0), default=None)
-    return best[1] if best else None
-
-
 # --- the details page's roofline sections ---------------------------------------------------
 
 _ACHIEVED_RX = re.compile(r"^Predicated-On ([DFH])(?:(?:ADD|MUL) Thread Instructions Executed|(?:ADD|MUL|FMA) "

@@ -32,7 +32,6 @@ LIMIT_REPLAY = (
     "launch gaps are not seen: profiled GPU time is a sum of isolated kernel durations, not "
     "the workload's wall time."
 )
-LIMIT_ONE_RUN = ONE_RUN
 LIMIT_IMPORTED = (
     "Imported from a CSV export, which does not say which --clock-control and --cache-control "
     "ncu ran under: with ncu's default (base clocks locked, caches flushed) durations can be "
@@ -81,7 +80,7 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
     options are unknown unless ``observed`` on a session page or ``stated`` (a collector that
     ran ncu states them itself)."""
     out = [stated_limitation(stated or {}, observed), LIMIT_REPLAY] if imported else []
-    out += [LIMIT_ONE_RUN, LIMIT_BOUND]
+    out += [ONE_RUN, LIMIT_BOUND]
     table, derived = profile.table, profile.derived
     if not table.stalls:
         out.append(LIMIT_NO_STALLS)
