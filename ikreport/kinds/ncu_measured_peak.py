@@ -23,7 +23,7 @@ def measured_peak(record: Record, records: RecordSet) -> tuple[str | None, float
     """(id, GB/s read + write) of the peak-bandwidth record of the record's GPU model that its
     claims cite and its page's labels use; (None, None) when the archive has none."""
     peak_id = measured_peak_for(record, records)
-    return (peak_id, records.records[peak_id]["data"]["peak_gbs"]) if peak_id else (None, None)
+    return (peak_id, records.facts(peak_id)["peak_gbs"]) if peak_id else (None, None)  # a fact: no data to load
 
 
 def measured_fill(launch: Mapping[str, Any], peak_gbs: float | None) -> float | None:

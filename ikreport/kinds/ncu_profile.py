@@ -88,15 +88,11 @@ def duration_digits(data: dict[str, Any]) -> int | None:
                             *(k["mean_us"] for k in kernels), *(s["duration_us"] for s in launches)], fmt_duration_us)
 
 
-def rate_digits(record: Record, records: RecordSet) -> int | None:
+def rate_digits(data: dict[str, Any], peak_gbs: float | None) -> int | None:
     """The precision of the GB/s figures on the record's page, the measured peak among them."""
-    data = record["data"]
     rates = [s["dram_gbs"] for s in data["launches"][:MAX_TABLE_LAUNCHES]]
     rates += [first_launch(data, k).get("dram_gbs") for k in data["kernels"][:MAX_TABLE_KERNELS]]
-    peak_id = measured_peak_for(record, records)
-    if peak_id is not None:
-        rates.append(records.records[peak_id]["data"]["peak_gbs"])
-    return distinct_digits(rates, fmt_gbs)
+    return distinct_digits(rates + [peak_gbs], fmt_gbs)
 
 
 def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
@@ -289,12 +285,11 @@ def _occupancy_text(short: str, first: dict) -> str | None:
 
 def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
     """Each top kernel's DRAM throughput as a share of the measured peak of the same GPU model."""
-    peak_id = measured_peak_for(record, records)
-    if peak_id is None:
+    peak_id, peak = measured_peak(record, records)
+    if peak_id is None or peak is None:
         return []
-    peak = records.records[peak_id]["data"]["peak_gbs"]
     caveats = [CAVEAT_OF_PEAK] + ([] if same_machine(record, peak_id, records) else [CAVEAT_OTHER_MACHINE])
-    gbs_digits = rate_digits(record, records)
+    gbs_digits = rate_digits(record["data"], peak)
     claims = []
     for kernel in record["data"]["kernels"][:TOP_KERNELS]:
         first = first_launch(record["data"], kernel)
@@ -311,16 +306,15 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
 
 def view(record: Record, page: PageContext) -> dict[str, Any]:
     """The profile's tables, its charts (time, throughput, roofline) and what changed in its environment."""
-    return {"profile": _profile_view(record, page),
-            "charts": profile_charts(record["data"], page, duration_digits(record["data"]),
-                                measured_peak(record, page.records)[1]) + roofline_chart(record, page),
+    us, peak_gbs = duration_digits(record["data"]), measured_peak(record, page.records)[1]
+    return {"profile": _profile_view(record, us, peak_gbs),
+            "charts": profile_charts(record["data"], page, us, peak_gbs) + roofline_chart(record, page),
             "tables": _environment_changes(record)}
 
 
-def _profile_view(record: Record, page: PageContext) -> dict[str, Any]:
+def _profile_view(record: Record, us: int | None, peak_gbs: float | None) -> dict[str, Any]:
     data = record["data"]
-    us, gbs = duration_digits(data), rate_digits(record, page.records)
-    peak_gbs = measured_peak(record, page.records)[1]
+    gbs = rate_digits(data, peak_gbs)
     kernels = [{
         "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
         "total": fmt_duration_us(k["total_us"], us) + (DERIVED if k.get("duration_derived") else ""),

@@ -14,6 +14,7 @@ from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Record
 from ikreport.formatting import fmt_flops, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_TABLE_KERNELS, PageContext
+from ikreport.kinds.ncu_measured_peak import measured_peak
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import first_launch
 
@@ -98,12 +99,12 @@ def roofline_chart(record: Record, page: PageContext) -> list[Any]:
     hi = max(p["intensity"] for p in points) * 10
     rows: list[dict[str, Any]] = list(points)
     notes: list[dict[str, str]] = []
-    peak_id = measured_peak_for(record, records)
+    peak_id, measured = measured_peak(record, records)
     top_launch = plotted[0][2]
     compute, compute_series, compute_note = _compute_roof(record, top_launch)
     ncu_dram = top_launch.get("dram_peak_gbs")
     if peak_id or ncu_dram:
-        gbs = records.records[peak_id]["data"]["peak_gbs"] if peak_id else ncu_dram
+        gbs = measured if peak_id else ncu_dram
         top = compute if compute else max(p["tflops"] for p in points) * 10
         ridge = min(hi, top * 1e3 / gbs)
         series = "memory (measured)" if peak_id else "memory (ncu roofline)"
