@@ -234,6 +234,17 @@ def report_page(report: RenderedReport, records: RecordSet) -> Page:
     })
 
 
+def index_order(records: RecordSet) -> list[str]:
+    """Record ids as the index (and search) lists them: by kind, title, id."""
+    return sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r))
+
+
+def shown_gpu(records: RecordSet, rid: str) -> str:
+    """The GPU the index (its filter, and search) names for a record; a comparison across GPUs names both."""
+    record = records.records[rid]
+    return kind(record["kind"]).gpu_shown(records.facts(rid), record["subject"].get("gpu")) or "unnamed GPU"
+
+
 def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
                series: list[dict[str, str]] | None = None) -> Page:
     """The archive at a glance; ``series``: the links to history pages (site/history.py)."""
@@ -241,9 +252,9 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
     others: list[dict[str, Any]] = []
     gpus: dict[str, int] = {}
     titles = shown_titles(records)
-    for rid in sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r)):
+    for rid in index_order(records):
         record = records.records[rid]
-        gpu = kind(record["kind"]).gpu_shown(records.facts(rid), record["subject"].get("gpu")) or "unnamed GPU"
+        gpu = shown_gpu(records, rid)
         gpus[gpu] = gpus.get(gpu, 0) + 1
         row = {**_record_link(rid, "index"), "title": titles[rid], "superseded_by": replacement(rid, records, "index"),
                "kind": record["kind"], "gpu": gpu, "launches": "", "time": "", "top": ""}

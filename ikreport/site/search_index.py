@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.reports.render import RenderedReport
+from ikreport.site.pages import index_order, replacement, shown_gpu, shown_titles
 from ikreport.store.recordset import RecordSet
 from ikreport import links
 
@@ -66,16 +67,18 @@ def shard_of(term: str, shards: int) -> int:
     return (ord(term[0]) * 131 + ord(term[1])) % shards
 
 
-def record_doc(record: Mapping[str, object], facts: Mapping[str, object], path: str, superseded_by: str = "") -> SearchDoc:
-    """A record as search finds it: its title, kind, subject and, for a profile, its kernels."""
+def record_doc(records: RecordSet, rid: str) -> SearchDoc:
+    """A record as search finds it: its title, GPU and replacement as the index shows them (so
+    the search's filters and the index's agree), its kind, subject and, for a profile, its kernels."""
+    record, facts = records.records[rid], records.facts(rid)
     subject = record["subject"]
-    assert isinstance(subject, Mapping)
     kernels = facts.get("kernel_names") or []  # an ncu-profile's, longest first; other kinds have none
-    assert isinstance(kernels, list)
     words = [short_kernel(k) for k in kernels[:MAX_KERNELS] if isinstance(k, str)]
     words += [str(subject[k]) for k in ("engine", "model", "workload") if subject.get(k)]
-    return SearchDoc(title=str(record["title"]), path=path, kind=str(record["kind"]),
-                     gpu=str(subject.get("gpu") or ""), words=tuple(dict.fromkeys(words)), superseded_by=superseded_by)
+    newer = replacement(rid, records, "index")
+    return SearchDoc(title=shown_titles(records)[rid], path=links.record_file(rid), kind=str(record["kind"]),
+                     gpu=shown_gpu(records, rid), words=tuple(dict.fromkeys(words)),
+                     superseded_by=newer["title"] if newer else "")
 
 
 def _doc_terms(doc: SearchDoc) -> set[str]:
@@ -89,10 +92,7 @@ def archive_docs(records: RecordSet, reports: Iterable[RenderedReport],
     docs = [SearchDoc(title=r.title, path=links.report_file(r.slug), kind="report", words=(r.summary,) if r.summary else ())
             for r in reports]
     docs += [SearchDoc(title=title, path=path, kind="history") for title, path in histories]
-    for rid in sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r)):
-        newer = records.supersession_of(rid)
-        replaced_by = records.records[newer.new]["title"] if newer and newer.new in records.records else ""
-        docs.append(record_doc(records.records[rid], records.facts(rid), links.record_file(rid), replaced_by))
+    docs += [record_doc(records, rid) for rid in index_order(records)]
     return docs
 
 
