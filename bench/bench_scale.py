@@ -27,6 +27,7 @@ LIMIT = 2 * 1000 * 1000  # bytes: issue 18's 2 MB
 def archive_pages(archive_dir: Path) -> dict[str, int]:
     """Path -> size of every page and search file about the whole archive, as build_site makes them."""
     from ikreport.commands.check import check
+    from ikreport.site.history import find_series, series_links
     from ikreport.site.listing import paginate
     from ikreport.site.pages import changelog_page, index_page
     from ikreport.site.render import environment, render
@@ -36,7 +37,8 @@ def archive_pages(archive_dir: Path) -> dict[str, int]:
     checked = check(Archive.open(archive_dir))
     env = environment(None)
     sizes = {}
-    for page in [*paginate(index_page(checked.records, checked.reports)), changelog_page(checked.records)]:
+    links_to_history = series_links(find_series(checked.records), "index")  # as the build's index has them
+    for page in [*paginate(index_page(checked.records, checked.reports, links_to_history)), changelog_page(checked.records)]:
         for ext, text in zip(("html", "md"), render(env, page)):
             sizes[f"{page.path}.{ext}"] = len(text.encode("utf-8"))
     for path, text in search_files(archive_docs(checked.records, checked.reports)).items():
