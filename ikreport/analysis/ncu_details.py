@@ -26,7 +26,7 @@ from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
 from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, stall_reason
-from ikreport.analysis.ncu_roofline import flop_term, section_values
+from ikreport.analysis.ncu_roofline import INT_OPS, flop_term, section_values
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
 from ikreport.errors import TruncatedExportError
 
@@ -155,7 +155,7 @@ def _finish(c: _Collected) -> Launch:
             if value is not None:
                 field, weight = term
                 launch.fields[field] = (launch.fields.get(field) or 0.0) + weight * value
-                if field != "int_ops":  # integer ops are kept apart from FLOPs
+                if field != INT_OPS:  # integer ops are kept apart from FLOPs
                     launch.flops = (launch.flops or 0.0) + weight * value
                     launch.flops_sass = launch.flops_sass or "sass" in name
             continue

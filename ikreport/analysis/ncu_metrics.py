@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ikreport.analysis.ncu_roofline import COUNT_FIELDS, RATE_FIELDS, SECTION_FIELDS, flop_term
+from ikreport.analysis.ncu_roofline import COUNT_FIELDS, RATE_FIELDS, SECTION_FIELDS
 from ikreport.analysis.units import Kind
 
 # What each field must be; fields not listed are counts (registers, grid size, waves...).
@@ -149,9 +149,3 @@ def best_stalls(found: dict[str, dict[str, float]]) -> dict[str, tuple[str, floa
     return {reason: (best, value) for reason, value in found[best].items()} if best else {}
 
 
-def flop_weight(metric: str) -> float | None:
-    """How many FLOPs one count of ``metric`` is (ncu's roofline weights, see
-    analysis/ncu_roofline.py), or None when it does not count floating-point math; integer
-    tensor ops are not FLOPs."""
-    term = flop_term(metric)
-    return term[1] if term and term[0] != "int_ops" else None

@@ -24,8 +24,8 @@ from ikreport.analysis.arrow import (CastOptions, MatchSubstringOptions, Replace
                                      float_values, null_string)
 from ikreport.analysis.ncu_export import Export, csv_row
 from ikreport.analysis.ncu_launch import dims_product
-from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, flop_weight, stall_reason
-from ikreport.analysis.ncu_roofline import flop_term, metric_label, raw_section_columns
+from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, stall_reason
+from ikreport.analysis.ncu_roofline import INT_OPS, flop_term, metric_label, raw_section_columns
 from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.units import NOT_AVAILABLE, NUMBER_RX, unit_factor
 from ikreport.errors import NcuExportError, TruncatedExportError
@@ -179,13 +179,15 @@ def _convert(table: pa.Table, start: int, columns: _Columns) -> _Part:
     flops = np.full(n, np.nan)
     sass = np.zeros(n, dtype=bool)
     for name, i in columns.flops.items():
-        field, weight = flop_term(name) or ("", 0.0)
+        term = flop_term(name)
+        assert term is not None  # columns.flops holds only the names it knows
+        field, weight = term
         values = _numbers(column(i)) * weight
         present = ~np.isnan(values)
         # per data type (and integer ops apart), then the FLOP total of every float type
         fields[field] = np.where(present, np.nan_to_num(fields.get(field, np.full(n, np.nan))) + values,
                                  fields.get(field, np.full(n, np.nan)))
-        if flop_weight(name) is None:
+        if field == INT_OPS:  # integer ops are kept apart from FLOPs
             continue
         flops = np.where(present, np.nan_to_num(flops) + values, flops)
         if "sass" in name:

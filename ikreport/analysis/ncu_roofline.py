@@ -37,8 +37,9 @@ import numpy as np
 from ikreport.analysis.units import SI_PREFIX, parse_number, to_number
 
 PRECISIONS = ("fp16", "fp32", "fp64", "tensor")
+INT_OPS = "int_ops"  # integer tensor ops: counted like FLOPs, kept apart from them
 # per-precision FLOP counts and integer ops of a launch (counts, from raw metric names)
-COUNT_FIELDS = tuple(f"flops_{p}" for p in PRECISIONS) + ("int_ops",)
+COUNT_FIELDS = tuple(f"flops_{p}" for p in PRECISIONS) + (INT_OPS,)
 # what a details page's roofline sections give (rates in base units: bytes/s, FLOP/s)
 SECTION_FIELDS = ("roofline_dram_bytes_per_s", "roofline_dram_peak_bytes_per_s") + tuple(
     f"roofline_{what}_{p}" for what in ("flops_per_s", "peak_flops_per_s") for p in PRECISIONS)
@@ -65,7 +66,7 @@ def flop_term(metric: str) -> tuple[str, float] | None:
         if not m:
             continue
         if precision is None:
-            return "int_ops", weight
+            return INT_OPS, weight
         if precision == "":
             precision = _LETTER[m.group(1)]
             weight *= HALF_PACKED if precision == "fp16" else 1.0
