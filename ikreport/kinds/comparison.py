@@ -47,8 +47,13 @@ def sample_units(data: dict[str, Any]) -> str:
     return "runs" if data.get("unit") == "run" else "launches"
 
 
+def runs(data: dict[str, Any], side: str) -> list[str]:
+    """The profiles of side "a" or "b" (a version-1 comparison names one a side)."""
+    return data.get(f"{side}_runs", [data[side]])
+
+
 def _cites(record_id: str, data: dict[str, Any]) -> list[str]:
-    return [record_id, *data.get("a_runs", [data["a"]]), *data.get("b_runs", [data["b"]])]
+    return [record_id, *runs(data, "a"), *runs(data, "b")]
 
 
 def ratio_text(k: dict[str, Any]) -> str:
@@ -105,12 +110,12 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
 def _sides(d: dict[str, Any], page: PageContext) -> Facts:
     """Each side's runs, when a side has several (one run a side is linked under the heading)."""
     facts: Facts = []
-    if len(d.get("a_runs", [])) < 2 and len(d.get("b_runs", [])) < 2:
+    if len(runs(d, "a")) < 2 and len(runs(d, "b")) < 2:
         return facts
     for label, key in (("A (before)", "a"), ("B (after)", "b")):
-        runs = d.get(f"{key}_runs", [d[key]])
-        facts.append((label, "; ".join(f"[{r[:8]}] {page.ref(r)['title']}" for r in runs)
-                      + (f" ({len(runs)} runs)" if len(runs) > 1 else "")))
+        side = runs(d, key)
+        facts.append((label, "; ".join(f"[{r[:8]}] {page.ref(r)['title']}" for r in side)
+                      + (f" ({len(side)} runs)" if len(side) > 1 else "")))
     return facts
 
 
@@ -145,7 +150,7 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     rank = {id(k): str(i + 1) for i, k in enumerate(matched)}  # as the chart numbers its bars
     ci = f" [{d['confidence_pct']}% interval]" if "version" in d else ""
     lacking = [f"{short_kernel(k['kernel'])}: {text}" for k in kernels
-               if (text := lacking_text(k, d.get("a_runs", [d["a"]]), d.get("b_runs", [d["b"]])))]
+               if (text := lacking_text(k, runs(d, "a"), runs(d, "b")))]
     tables.append({"title": "Kernels", "note": "; ".join(filter(None, [_config_note(kernels), *lacking])),
                    "columns": ["#", "kernel", f"A {units}", f"B {units}", "A median", "B median", f"B/A{ci}", "verdict"],
                    # an unmatched kernel has no samples: its launches are shown
@@ -187,7 +192,7 @@ def _answered(data: dict[str, Any]) -> dict[str, str]:
     capture the run-to-run variance one profile cannot show."""
     if data.get("unit") != "run":
         return {}
-    n_a, n_b = len(data.get("a_runs", [data["a"]])), len(data.get("b_runs", [data["b"]]))
+    n_a, n_b = len(runs(data, "a")), len(runs(data, "b"))
     return {ONE_RUN: f"Answered by this comparison, which takes {plural(n_a, 'run', 'runs')} in A and "
                      f"{plural(n_b, 'run', 'runs')} in B, each run's median one sample."}
 
@@ -234,7 +239,7 @@ def show(record: Mapping[str, Any]) -> list[str]:
     B/A ratio with its interval, the samples a side and the verdict (the first MAX_SHOW_KERNELS)."""
     d = record["data"]
     units = sample_units(d)
-    a_runs, b_runs = d.get("a_runs", [d["a"]]), d.get("b_runs", [d["b"]])
+    a_runs, b_runs = runs(d, "a"), runs(d, "b")
     lines = [f"  A (before): {plural(len(a_runs), 'run', 'runs')}: {', '.join(r[:12] for r in a_runs)}",
              f"  B (after):  {plural(len(b_runs), 'run', 'runs')}: {', '.join(r[:12] for r in b_runs)}",
              f"  rule:      threshold {d['threshold_pct']:g}%, at least {d['min_samples']} {units} a side"
