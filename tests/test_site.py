@@ -312,3 +312,20 @@ def test_the_state_a_build_keeps_holds_each_file_s_own_sha256(tmp_path):
     for path, (_fingerprint, size, sha, *_stamps) in state.items():
         data = (tmp_path / "site" / path).read_bytes()
         assert (len(data), hashlib.sha256(data).hexdigest()) == (size, sha), path
+
+
+def test_a_profile_whose_launches_are_a_blob_links_its_per_launch_table(tmp_path, monkeypatch):
+    """Profiles bigger than the record keeps inline (every big export) store their launches as a
+    CSV blob; the page must link it."""
+    import ikreport.store.profile_data as profile_data
+    from conftest import NCU
+    from ikreport.collect.context import Context
+    from ikreport.collect.ncu_import import import_csv
+
+    monkeypatch.setattr(profile_data, "INLINE_LAUNCHES", 2)
+    arch = Archive.create(tmp_path / "arch")
+    rid = import_csv(arch, [NCU / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"], Context(title="big enough"))
+    (blob,) = [s["id"] for s in arch.load(rid)["sources"] if s["role"] == profile_data.LAUNCH_TABLE_ROLE]
+    build_site(arch, tmp_path / "site", cache_dir=tmp_path / "c")
+    page = (tmp_path / "site" / "e" / f"{rid}.html").read_text("utf-8")
+    assert f'<a href="../b/{blob}.csv">the per-launch table (CSV)</a>' in page

@@ -307,12 +307,12 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
 def view(record: Record, page: PageContext) -> dict[str, Any]:
     """The profile's tables, its charts (time, throughput, roofline) and what changed in its environment."""
     us, peak_gbs = duration_digits(record["data"]), measured_peak(record, page.records)[1]
-    return {"profile": _profile_view(record, us, peak_gbs),
+    return {"profile": _profile_view(record, page, us, peak_gbs),
             "charts": profile_charts(record["data"], page, us, peak_gbs) + roofline_chart(record, page),
             "tables": _environment_changes(record)}
 
 
-def _profile_view(record: Record, us: int | None, peak_gbs: float | None) -> dict[str, Any]:
+def _profile_view(record: Record, page: PageContext, us: int | None, peak_gbs: float | None) -> dict[str, Any]:
     data = record["data"]
     gbs = rate_digits(data, peak_gbs)
     kernels = [{
