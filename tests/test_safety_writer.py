@@ -1,12 +1,15 @@
-"""Issue 12, the writer's part: `build -o` replaces only a site a build wrote, swaps it in
-with no moment without a site and cleans up after a killed build; the previous site and the
-cache are not trusted; a killed builder leaves no worker processes behind."""
+"""Issue 12, the writer's part: `build -o` replaces only a site a build wrote, puts it in
+place with no moment without a site and cleans up after a killed build; the previous site and
+the cache are not trusted; a killed builder leaves no worker processes behind. Issue 18 item 3:
+a rebuild updates the site in place, touching only what changed, and a failed build changes
+nothing while a killed one leaves a site whose links resolve."""
 
 from __future__ import annotations
 
 import errno
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -15,7 +18,9 @@ import sys
 import textwrap
 import threading
 import time
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import jinja2
 import pytest
@@ -91,19 +96,21 @@ def test_a_site_or_an_empty_folder_is_replaced(tmp_path, clean):
     assert tree(out) == tree(tmp_path / "copy") == clean
 
 
-def test_there_is_never_a_moment_with_no_site(tmp_path, monkeypatch, clean):
+@pytest.mark.parametrize("cache", ["c", "fresh"])  # updated in place; swapped in whole (nothing known of its files)
+def test_there_is_never_a_moment_with_no_site(tmp_path, monkeypatch, clean, cache):
     out = tmp_path / "site"
     build(out, tmp_path / "c")
     gaps = []
-    real = os.rename
+    for name in ("rename", "replace"):
+        real = getattr(os, name)
 
-    def rename(src, dst, *a, **kw):
-        real(src, dst, *a, **kw)
-        gaps.append(not out.is_dir())  # the moment right after each rename
+        def moved(src, dst, *a, _real=real, **kw):
+            _real(src, dst, *a, **kw)
+            gaps.append(not (out / "index.html").is_file())  # the moment right after each rename
 
-    monkeypatch.setattr(os, "rename", rename)
-    build(out, tmp_path / "c", templates=_changed_templates(tmp_path))
-    assert not any(gaps)
+        monkeypatch.setattr(os, name, moved)
+    build(out, tmp_path / cache, templates=_changed_templates(tmp_path))
+    assert gaps and not any(gaps)
     assert (out / "index.html").read_bytes() != clean["index.html"]
 
 
@@ -111,7 +118,7 @@ def test_without_an_atomic_exchange_the_two_renames_still_leave_a_whole_site(tmp
     monkeypatch.setattr(writer, "_exchange", lambda a, b: False)  # another platform or file system
     out = tmp_path / "site"
     build(out, tmp_path / "c")
-    build(out, tmp_path / "c")
+    build(out, tmp_path / "c2")  # a cache that knows nothing of the site: written whole and swapped
     assert tree(out) == clean
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
 
@@ -182,18 +189,34 @@ def test_an_edit_to_the_previous_site_does_not_survive_a_rebuild(tmp_path, clean
     assert tree(out) == clean
 
 
-def test_unchanged_files_of_the_previous_site_are_still_reused(tmp_path, clean, monkeypatch):
+def _stats(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.lstat().st_ino, p.lstat().st_ctime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+def test_unchanged_files_of_the_previous_site_are_left_untouched(tmp_path, clean, monkeypatch):
     out, cache = tmp_path / "site", tmp_path / "c"
     build(out, cache)
-    inodes = {p: os.lstat(out / p).st_ino for p in clean}
+    before = _stats(out)
+    build(out, cache)  # hashes only the files written within the file system clock's last tick
     hashed = []
     real = hashlib.file_digest
     monkeypatch.setattr(hashlib, "file_digest", lambda f, name: hashed.append(f) or real(f, name))
     build(out, cache)
     assert tree(out) == clean
-    assert {p: os.lstat(out / p).st_ino for p in clean if p.startswith(("e/", "b/", "charts/"))} == \
-        {p: n for p, n in inodes.items() if p.startswith(("e/", "b/", "charts/"))}
-    assert hashed == []  # inode and ctime unchanged since the last build noted them: no need to re-read
+    assert _stats(out) == before  # not one file replaced, linked or even chmod'ed
+    assert hashed == []  # inode and ctime unchanged since a build noted them: no need to re-read
+
+
+def test_a_rebuild_that_changes_one_file_touches_no_other(tmp_path, clean):
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build(out, cache)
+    before = _stats(out)
+    build(out, cache, templates=_changed_templates(tmp_path))
+    after = _stats(out)
+    assert sorted(p for p in after if after[p] != before[p]) == ["index.html"]
+    assert sorted(after) == sorted(before)
+    assert (out / "index.html").read_bytes() != clean["index.html"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
 
 
 def test_a_symbolic_link_in_the_previous_site_is_never_carried_forward(tmp_path, clean):
@@ -207,13 +230,11 @@ def test_a_symbolic_link_in_the_previous_site_is_never_carried_forward(tmp_path,
     with pytest.raises(NotASiteError, match=f"{page} is a symbolic link"):
         build(out, cache)
     assert (out / page).is_symlink() and secret.read_bytes() == clean[page]
-    # and the writer itself never links one, whatever the state says
-    target = tmp_path / "target"
+    # and the writer itself never keeps one, whatever the state says
     link = os.lstat(out / page)
     for inode, ctime in ((0, 0), (link.st_ino, link.st_ctime_ns)):
         before = ["fingerprint", len(clean[page]), hashlib.sha256(clean[page]).hexdigest(), inode, ctime]
-        assert not writer._reuse(str(out / page), str(target), before)
-    assert not target.exists()
+        assert writer._as_left(str(out / page), before, link.st_mode & 0o7777) is None
 
 
 def test_a_damaged_site_state_is_ignored(tmp_path, clean):
@@ -227,6 +248,151 @@ def test_a_damaged_site_state_is_ignored(tmp_path, clean):
             cache_module.keep(state, body)
         build(out, cache)
     assert tree(out) == clean
+
+
+
+# Issue 18 item 3: a rebuild updates the site in place. A failed build changes nothing; a
+# killed one leaves a site whose links resolve, and the next build finishes it.
+
+@pytest.fixture(scope="module")
+def grown(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
+    """A copy of the sample archive with two more B200 profiles of one workload (new record
+    pages, charts and a history page; the index, search index and manifest change), and the
+    clean site of it."""
+    root = tmp_path_factory.mktemp("grown")
+    shutil.copytree(SAMPLE, root / "arch")
+    arch = Archive.open(root / "arch")
+    for n in range(2):
+        import_csv(arch, [NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"],
+                   Context(title=f"decode {n}", workload="decode"))
+    build_site(arch, root / "site", cache_dir=root / "c")
+    return root / "arch", tree(root / "site")
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing the writer catches."""
+
+
+def _broken_links(site: Path) -> list[str]:
+    """Every relative link of every HTML page, and every file the manifest lists, that does not
+    resolve to a file of ``site``."""
+    broken = []
+    for page in sorted(site.rglob("*.html")):
+        finder = _Links()
+        finder.feed(page.read_text("utf-8"))
+        for link in finder.links:
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
+                continue
+            if not (page.parent / unquote(parts.path)).is_file():
+                broken.append(f"{page.relative_to(site)} -> {link}")
+    manifest = json.loads((site / "manifest.json").read_bytes())
+    listed = manifest["files"] + [b["path"] for b in manifest["blobs"]]
+    return broken + [f"manifest -> {path}" for path in listed if not (site / path).is_file()]
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.links += [value for name, value in attrs if name in ("href", "src") and value]
+
+
+@pytest.mark.parametrize("grow", [True, False])  # new files and changed ones; files the build drops
+@pytest.mark.parametrize("kill_after", [0, 1, 3, 6, 9, 12, 15])  # renames into the site
+def test_a_build_killed_between_renames_leaves_links_that_resolve(tmp_path, monkeypatch, clean, grown, grow, kill_after):
+    arch, clean_grown = grown
+    start, goal = (SAMPLE, arch) if grow else (arch, SAMPLE)
+    if not grow:
+        kill_after = min(kill_after, 5)  # the shrinking build renames 6 files (the index, search index and manifest)
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build_site(Archive.open(start), out, cache_dir=cache)
+    assert _broken_links(out) == []
+    done = []
+    real = os.replace
+
+    def replace(src, dst, *a, **kw):
+        if str(dst).startswith(f"{out}/"):
+            if len(done) == kill_after:
+                raise _Killed()
+            done.append(dst)
+        real(src, dst, *a, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(_Killed):
+        build_site(Archive.open(goal), out, cache_dir=cache)
+    assert len(done) == kill_after
+    assert _broken_links(out) == []
+    monkeypatch.undo()
+    build_site(Archive.open(goal), out, cache_dir=cache)
+    assert tree(out) == (clean_grown if grow else clean)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
+
+
+def test_files_the_new_build_drops_are_removed_with_their_folders(tmp_path, clean, grown):
+    arch, clean_grown = grown
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build_site(Archive.open(arch), out, cache_dir=cache)
+    assert tree(out) == clean_grown and (out / "h").is_dir()
+    build(out, cache)
+    assert tree(out) == clean
+    assert not (out / "h").exists()  # the history page's folder went with it
+
+
+def test_a_build_that_fails_while_producing_bytes_leaves_the_site_as_it_was(tmp_path, monkeypatch, grown):
+    arch, _ = grown
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build(out, cache)
+    before, stats = tree(out), _stats(out)
+    new = sorted(path for path in grown[1] if path.endswith(".json") and path not in before)
+    real = writer.SiteFiles.add_lazy
+
+    def add_lazy(self, path, load, *args, **kwargs):
+        if path == new[-1]:  # the last new record: pages, charts and a record come before it
+            load = lambda: (_ for _ in ()).throw(RuntimeError("disk gone"))  # noqa: E731
+        real(self, path, load, *args, **kwargs)
+
+    monkeypatch.setattr(writer.SiteFiles, "add_lazy", add_lazy)
+    with pytest.raises(RuntimeError, match="disk gone"):
+        build_site(Archive.open(arch), out, cache_dir=cache)
+    assert tree(out) == before
+    assert _stats(out) == stats  # not one file renamed, replaced or touched
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
+
+
+@pytest.mark.parametrize("damage", ["edit", "truncate", "chmod", "symlink"])
+def test_a_damaged_file_of_the_site_is_written_again(tmp_path, monkeypatch, clean, damage):
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build(out, cache)
+    build(out, cache)  # now every file carries a stamp
+    page = sorted(p for p in clean if p.startswith("e/") and p.endswith(".html"))[0]
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"not the page")
+
+    def spoil() -> None:
+        path = out / page
+        if damage == "edit":
+            with open(path, "r+b") as f:  # in place, same size: only the ctime and the hash tell
+                f.write(b"X")
+        elif damage == "truncate":
+            os.truncate(path, 10)
+        elif damage == "chmod":
+            path.chmod(0o600)  # the bytes are intact, but the web server may not read them
+        else:
+            path.unlink()
+            path.symlink_to(secret)
+
+    if damage == "symlink":  # after the check that refuses a site holding links, as a race would
+        real = writer._check_replaceable
+        monkeypatch.setattr(writer, "_check_replaceable", lambda o, ours: (real(o, ours), spoil())[0])
+    else:
+        spoil()
+    build(out, cache)
+    assert tree(out) == clean
+    assert os.lstat(out / page).st_mode == os.lstat(out / "index.html").st_mode
+    assert secret.read_bytes() == b"not the page"
 
 
 # Item 10: the cache is not trusted either; a cache fault is never an error.

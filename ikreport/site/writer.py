@@ -1,21 +1,30 @@
-"""The only writer of a site. Files are gathered first; the folder is written beside the
-output and swapped in whole, so a failed or killed build never leaves a half-written site
-in place of a good one, and there is never a moment with no site at all.
+"""The only writer of a site. Files are gathered first, then written.
+
+A first build (or one that knows nothing of the files at the output) writes the whole folder
+beside the output and swaps it in at once. A rebuild updates the site in place: a file the
+last build wrote with the same fingerprint (a content hash, a record id, a page key) and
+still as that build left it is not touched, not even opened, so a rebuild costs about one
+lstat per unchanged file. Every other file is produced and written beside the output first
+(``.NAME.tmp-…``), so a build that fails while producing bytes leaves the site as it was;
+then each is renamed into place, every file after the new files it links to and
+manifest.json last (``write_order.py``), and files the build no longer has are removed at
+the end. A build killed among those renames leaves a site whose every page is the old or
+the new version and whose links all resolve; the next build finishes it. There is never a
+moment with no site.
+
+"As that build left it" is judged as git and rsync judge: the (inode, ctime, size) noted
+when the file was put in place. Any write, truncation, chmod, link or replacement changes
+one of them, and such a file is hashed: kept only if it is a regular file (never a link)
+with the recorded sha256 and a fresh file's mode, written again otherwise, so an edit made
+to the previous site never survives a rebuild. No build waits for the clock: a file whose
+ctime is within a tick of the time it was noted gets no stamp and is hashed next time.
 
 A build replaces only a folder that an ikreport build wrote (a manifest.json of ours, and
 nothing in it but paths a build writes): `-o` pointed at a project folder is refused, never
 emptied. Leftovers of a killed build (``.NAME.tmp-…``, ``.NAME.old-…`` beside the output,
 holding only paths a build writes) are removed by the next build. Builds into one folder
 take turns (a lock on the folder that holds it).
-
-Each file may carry a fingerprint (a content hash, a record id, a page key). When the last
-build of this output wrote the same path with the same fingerprint, the file is hard-linked
-from the previous site instead of being produced and written again, but only if it is still
-a regular file (never a link) with the size and sha256 that build recorded: an edit made
-to the previous site never survives a rebuild. Only the previous site is ever linked from,
-never the archive or a cache, so editing a site file cannot change evidence.
 """
-
 from __future__ import annotations
 
 import ctypes
@@ -29,7 +38,7 @@ import secrets
 import shutil
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +46,13 @@ from typing import Any
 
 from ikreport.commands.verify_site import MANIFEST, MANIFEST_SCHEMA, read_manifest_bytes
 from ikreport.errors import BuildError, NotASiteError
+from ikreport.site.write_order import links_in, rename_order
 
-# path -> [fingerprint, size in bytes, sha256 hex, inode, ctime in ns] of each file the last
-# build wrote; the inode and ctime are taken once the site is in place (0 if they could not be)
+# path -> [fingerprint, size in bytes, sha256 hex, inode, ctime in ns] of each file of the site
+# the last build left (a file without a fingerprint is known by its sha256); the inode and
+# ctime are taken once the file is in place (0 if they could not be: it is hashed next time)
 State = dict[str, list[Any]]
+TICK_NS = 20_000_000  # more than the file system clock's lag behind time.time_ns() (a tick, 4-10 ms)
 
 
 @dataclass(frozen=True)
@@ -102,9 +114,11 @@ def write_site(files: SiteFiles, output: Path, previous: State | None = None,
     ``built`` matches every relative path (file or folder) a build may write (default: this
     build's); a folder holding anything else is not replaced."""
     output = Path(os.path.abspath(output))
-    mine = {"/".join(p.split("/")[:n]) for p in files.entries for n in range(1, p.count("/") + 2)}
-    ours = built.fullmatch if built is not None else mine.__contains__
-    previous = previous or {}
+    ours: Callable[[str], object]
+    if built is not None:
+        ours = built.fullmatch
+    else:
+        ours = {"/".join(p.split("/")[:n]) for p in files.entries for n in range(1, p.count("/") + 2)}.__contains__
     parent = output.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -112,107 +126,169 @@ def write_site(files: SiteFiles, output: Path, previous: State | None = None,
         raise BuildError(f"{parent}: cannot create the folder ({exc.strerror}); check the path") from exc
     with _turn(parent):
         _remove_leftovers(parent, output.name, ours)
-        _check_replaceable(output, ours)
+        found = _check_replaceable(output, ours)
         tmp = parent / f".{output.name}.tmp-{secrets.token_hex(4)}"
         try:
-            state = _write_all(files, tmp, output, previous)
-            old = _swap(tmp, output)
+            os.mkdir(tmp)
+            if found and previous:
+                return _update(files, tmp, output, previous, found)
+            return _write_whole(files, tmp, output)
         except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
             raise BuildError(f"{output}: cannot write the site ({exc.strerror}); check the folder is writable") from exc
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)  # a crash here leaves it for the next build to remove
-        _stamp(output, state)
+        finally:  # a crash before this leaves it for the next build to remove
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _write_whole(files: SiteFiles, tmp: Path, output: Path) -> State:
+    """Write every file beside the output and put the folder in place at once: for a first
+    build, or when nothing is known of the files there (every file is written anyway)."""
+    state: State = {}
+    made: set[str] = set()
+    for path in sorted(files.entries):  # plain strings: thousands of pathlib joins cost more than the writes
+        state[path] = _stage(files.entries[path], os.path.join(str(tmp), path), made)[0]
+    old = _swap(tmp, output)
+    if old is not None and old != tmp:
+        shutil.rmtree(old, ignore_errors=True)  # a crash here leaves it for the next build to remove
+    _stamp(output, state, state)
     return state
 
 
-def _stamp(output: Path, state: State) -> None:
-    """Note each file's inode and ctime now that the site is in place and the old one gone
-    (linking and unlinking change a file's ctime). Any later write, truncation, chmod, link
-    or replacement changes one of them, and only then does the next build re-hash the file."""
-    first = {path: _inode_ctime(os.path.join(output, path)) for path in state}
-    # The file system's clock is coarse (up to a tick, ~10 ms, behind time.time_ns): wait
-    # until a later edit must get a later ctime than any noted, then look again; a file
-    # that changed meanwhile gets no stamp and is hashed next time.
-    latest = max((ctime for _, ctime in first.values()), default=0)
-    deadline = time.monotonic() + 0.1
-    while time.time_ns() <= latest + 20_000_000 and time.monotonic() < deadline:
-        time.sleep(0.005)
-    settled = time.time_ns() > latest + 20_000_000  # else a clock from the future: no stamps
-    for path, entry in state.items():
-        now = _inode_ctime(os.path.join(output, path))
-        entry[3:] = list(now) if settled and now == first[path] else [0, 0]
-
-
-def _inode_ctime(path: str) -> tuple[int, int]:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return 0, 0
-    return st.st_ino, st.st_ctime_ns
-
-
-def _write_all(files: SiteFiles, tmp: Path, output: Path, previous: State) -> State:
+def _update(files: SiteFiles, tmp: Path, output: Path, previous: State, found: dict[str, bool]) -> State:
+    """Bring the site at ``output`` up to date in place. A file the last build wrote with the
+    same fingerprint, and still as it left it, is not touched. Every other file is produced
+    and written to ``tmp`` first, so an error while producing bytes changes nothing; then
+    they are renamed in, each after the new files it links to, and files no longer built
+    are removed last."""
+    mode = os.lstat(tmp).st_mode & 0o666  # what a file written now gets (the umask's)
     state: State = {}
+    staged: dict[str, set[str]] = {}  # path written to tmp -> the site paths its page links to
     made: set[str] = set()
-    os.mkdir(tmp)
-    for path in sorted(files.entries):  # plain strings: thousands of pathlib joins cost more than the writes
-        entry = files.entries[path]
-        target = os.path.join(tmp, path)
+    site, beside = f"{output}/", f"{tmp}/"  # plain strings: 5,000 path joins cost more than the lstats
+    for path, entry in files.entries.items():
+        fingerprint, data = entry.fingerprint, None
+        if fingerprint is None:
+            data = entry.load()
+            fingerprint = hashlib.sha256(data).hexdigest()
+        before = previous.get(path)
+        if before is not None:
+            sha256 = None
+            if before[0] != fingerprint:  # made anew under another key (a new template, a new ikreport)
+                data = entry.load()
+                sha256 = entry.sha256 or hashlib.sha256(data).hexdigest()
+            if sha256 in (None, before[2]) and (kept := _as_left(site + path, before, mode)) is not None:
+                state[path] = kept if sha256 is None else [fingerprint, *kept[1:]]
+                continue  # the same bytes need no rename
+        state[path], data = _stage(entry, beside + path, made, data)
+        staged[path] = links_in(path, data) if path.endswith(".html") else set()
+    made = set()
+    for path in rename_order(staged, found):
+        target = os.path.join(output, path)
         folder = os.path.dirname(target)
         if folder not in made:
             os.makedirs(folder, exist_ok=True)
             made.add(folder)
-        before = previous.get(path)
-        if entry.fingerprint is not None and before is not None and before[0] == entry.fingerprint \
-                and _reuse(os.path.join(output, path), target, before):
-            state[path] = before
-            continue
-        data = entry.load()
-        with open(target, "xb") as f:
-            f.write(data)
-        if entry.fingerprint is not None:
-            state[path] = [entry.fingerprint, len(data), entry.sha256 or hashlib.sha256(data).hexdigest(), 0, 0]
+        if found.get(path):
+            os.rmdir(target)  # an empty folder where a file goes: anything in it was a stray, refused above
+        os.replace(os.path.join(tmp, path), target)
+    _remove_dropped(output, found, files.entries)
+    _stamp(output, state, staged)
     return state
 
 
-def _reuse(source: str, target: str, before: list[Any]) -> bool:
-    """Hard-link ``source`` (the previous site's file) to ``target`` if it is a regular file
-    holding exactly the bytes recorded in ``before`` (a state entry); the link is checked to
-    be that same file. A file whose inode and ctime are those noted is unchanged since (as
-    git and rsync judge); any other is hashed."""
-    _fingerprint, size, sha256, inode, ctime_ns = before
+def _stage(entry: Entry, target: str, made: set[str], data: bytes | None = None) -> tuple[list[Any], bytes]:
+    """Write ``entry``'s bytes (``data`` when already loaded) to ``target``; returns its state
+    entry, not yet stamped, and the bytes. A file without a fingerprint is known by its sha256."""
+    folder = os.path.dirname(target)
+    if folder not in made:
+        os.makedirs(folder, exist_ok=True)
+        made.add(folder)
+    if data is None:
+        data = entry.load()
+    with open(target, "xb") as f:
+        f.write(data)
+    sha256 = entry.sha256 or hashlib.sha256(data).hexdigest()
+    return [entry.fingerprint or sha256, len(data), sha256, 0, 0], data
+
+
+def _as_left(path: str, before: list[Any], mode: int) -> list[Any] | None:
+    """The state entry of the site's file at ``path`` if it still holds what ``before`` (its
+    state entry) says, None if it must be written again. A regular file whose (inode, ctime,
+    size) are those stamped is unchanged since, as git and rsync judge; any other is hashed,
+    and kept (stamped anew) only as a regular file with the recorded size and sha256 and the
+    mode a fresh file gets (``mode``); never opened through a link."""
+    fingerprint, size, sha256, inode, ctime_ns = before
     try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+        st = os.lstat(path)
     except OSError:
-        return False  # gone, or a symbolic link
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+        return None
+    if inode and st.st_ino == inode and st.st_ctime_ns == ctime_ns:
+        return before
     try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None  # gone, or swapped for a link since
+    try:
+        now = time.time_ns()
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
-            return False
-        if (st.st_ino, st.st_ctime_ns) != (inode, ctime_ns) or not inode:
-            with os.fdopen(os.dup(fd), "rb") as f:
-                if hashlib.file_digest(f, "sha256").hexdigest() != sha256:
-                    return False
-        os.link(source, target, follow_symlinks=False)
-        linked = os.lstat(target)
-        if (linked.st_ino, linked.st_dev) != (st.st_ino, st.st_dev):  # replaced since it was hashed
-            os.unlink(target)
-            return False
-        return True
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size or st.st_mode & 0o7777 != mode:
+            return None  # after a chmod, say: written again with the mode a build gives
+        with os.fdopen(os.dup(fd), "rb") as f:
+            if hashlib.file_digest(f, "sha256").hexdigest() != sha256:
+                return None
     except OSError:
-        return False  # another file system, say: write it instead
+        return None
     finally:
         os.close(fd)
+    # stamped from before the read, so an edit made while hashing shows next time
+    return [fingerprint, size, sha256, *_stamp_of(st, now)]
 
 
-def _check_replaceable(output: Path, ours: Callable[[str], object]) -> None:
+def _stamp_of(st: os.stat_result, now: int) -> tuple[int, int]:
+    """(inode, ctime) to note for a file seen as ``st`` at time ``now`` (ns); (0, 0) when a
+    later edit could get the same ctime. The file system's clock is coarse (up to a tick,
+    ~4-10 ms, behind time.time_ns): an edit after ``now`` gets a ctime later than now - TICK_NS,
+    so a file whose ctime is older than that is told apart from any later edit of it."""
+    if not stat.S_ISREG(st.st_mode) or st.st_ctime_ns >= now - TICK_NS:
+        return 0, 0  # hashed by the next build, which stamps it then
+    return st.st_ino, st.st_ctime_ns
+
+
+def _stamp(output: Path, state: State, paths: Iterable[str]) -> None:
+    """Stamp each of ``paths`` as it now is in the site (renaming changes a file's ctime).
+    No waiting: files written within the last tick go unstamped and are hashed next time."""
+    for path in paths:
+        now = time.time_ns()
+        try:
+            state[path][3:] = _stamp_of(os.lstat(os.path.join(output, path)), now)
+        except OSError:
+            pass  # gone already: the next build writes it again
+
+
+def _remove_dropped(output: Path, found: dict[str, bool], built: dict[str, Entry]) -> None:
+    """Remove the files the last site had and this build does not, then their folders once
+    empty (deepest first). Last of all, when nothing links to them any more."""
+    for path, is_folder in found.items():
+        if not is_folder and path not in built:
+            os.unlink(os.path.join(output, path))
+    for path in sorted((p for p, is_folder in found.items() if is_folder), reverse=True):
+        try:
+            os.rmdir(os.path.join(output, path))
+        except OSError:
+            pass  # still holds files of this build
+
+
+def _check_replaceable(output: Path, ours: Callable[[str], object]) -> dict[str, bool]:
+    """Every path of the site at ``output`` (True for a folder); empty when there is no
+    folder there or an empty one. Raises NotASiteError unless it is a site a build wrote."""
     try:
         st = os.lstat(output)
     except FileNotFoundError:
-        return
+        return {}
     except OSError as exc:
         raise BuildError(f"{output}: cannot read it ({exc.strerror}); choose another output folder (-o)") from exc
+    found: dict[str, bool] = {}
     why = None
     if not stat.S_ISDIR(st.st_mode):
         why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a folder"
@@ -220,15 +296,17 @@ def _check_replaceable(output: Path, ours: Callable[[str], object]) -> None:
         try:
             with os.scandir(output) as entries:
                 empty = not any(entries)
-            why = None if empty else _foreign(output, ours)
+            why = None if empty else _foreign(output, ours, found)
         except OSError as exc:
             raise BuildError(f"{output}: cannot read it ({exc.strerror}); choose another output folder (-o)") from exc
     if why is not None:
         raise NotASiteError(f"{output}: exists and is not an ikreport site ({why}); choose another output folder (-o)")
+    return found
 
 
-def _foreign(folder: Path, ours: Callable[[str], object]) -> str | None:
-    """Why ``folder`` is not a site an ikreport build wrote; None when it is one."""
+def _foreign(folder: Path, ours: Callable[[str], object], found: dict[str, bool]) -> str | None:
+    """Why ``folder`` is not a site an ikreport build wrote; None when it is one (and then
+    ``found`` holds its paths)."""
     try:  # a FIFO planted as manifest.json must not hang the build: read as verify --site reads
         manifest = json.loads(read_manifest_bytes(folder / MANIFEST))
     except FileNotFoundError:
@@ -237,26 +315,32 @@ def _foreign(folder: Path, ours: Callable[[str], object]) -> str | None:
         return f"{MANIFEST} is not an ikreport build's"
     if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
         return f"{MANIFEST} is not an ikreport build's"
-    return _stray(folder, ours)
+    return _stray(folder, ours, found)
 
 
-def _stray(folder: Path, ours: Callable[[str], object]) -> str | None:
-    """The first thing under ``folder`` that a build does not write, said in words; None if none."""
-    for path, entry in _walk(folder, ""):
-        if entry.is_symlink():
-            return f"{path} is a symbolic link"
-        if not (entry.is_dir() or entry.is_file()) or not ours(path):
-            return f"{path} was not written by a build"
-    return None
-
-
-def _walk(folder: Path, prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    with os.scandir(folder) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            path = f"{prefix}{entry.name}"
-            yield path, entry
-            if entry.is_dir(follow_symlinks=False):
-                yield from _walk(Path(entry.path), f"{path}/")
+def _stray(folder: Path, ours: Callable[[str], object], found: dict[str, bool] | None = None) -> str | None:
+    """The first thing under ``folder`` (in path order) that a build does not write, said in
+    words; None if none. Each path seen goes in ``found`` (True for a folder)."""
+    strays: list[tuple[list[str], str]] = []
+    todo = [(str(folder), "")]
+    while todo:  # one readdir a folder, no stat: the file type comes with the name
+        top, prefix = todo.pop()
+        with os.scandir(top) as entries:
+            for entry in entries:
+                path = prefix + entry.name
+                is_folder = not entry.is_file(follow_symlinks=False)
+                if is_folder and not entry.is_dir(follow_symlinks=False):
+                    what = "is a symbolic link" if entry.is_symlink() else "was not written by a build"
+                elif not ours(path):  # a stray folder is not entered: it is refused whatever it holds
+                    what = "was not written by a build"
+                else:
+                    if found is not None:
+                        found[path] = is_folder
+                    if is_folder:
+                        todo.append((entry.path, path + "/"))
+                    continue
+                strays.append((path.split("/"), f"{path} {what}"))
+    return min(strays)[1] if strays else None
 
 
 def _remove_leftovers(parent: Path, name: str, ours: Callable[[str], object]) -> None:

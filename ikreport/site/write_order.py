@@ -1,0 +1,82 @@
+"""In what order an in-place update renames its new files into the site, so that every link of
+every page resolves at every moment: a build killed between two renames leaves a site whose
+pages are each the old or the new version, and none links to a file not there yet.
+
+A file waits for the new files (not yet in the site) its HTML links to; among those ready,
+leaves go first (record pages and files, blobs, charts, reports, history pages under ``e/ b/
+charts/ r/ h/``), then the listings, search index and assets, then the top-level pages, and
+``manifest.json``, which names every file, last of all. Files that replace one of the same
+name need no wait: the old one answers until then.
+"""
+
+from __future__ import annotations
+
+import heapq
+import posixpath
+import re
+from collections import defaultdict
+from urllib.parse import unquote, urlsplit
+
+from ikreport.commands.verify_site import MANIFEST
+
+LEAVES = frozenset({"e", "b", "charts", "r", "h"})
+_LINK = re.compile(rb'(?:href|src)="([^"]*)"')
+
+
+def links_in(page: str, html: bytes) -> set[str]:
+    """The site paths the HTML page at ``page`` (a site path) links to by relative links;
+    absolute URLs, fragments and links out of the site are left out."""
+    folder = posixpath.dirname(page)
+    found = set()
+    for raw in set(_LINK.findall(html)):
+        parts = urlsplit(raw.decode("utf-8", "replace").replace("&amp;", "&"))
+        if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
+            continue
+        target = posixpath.normpath(posixpath.join(folder, unquote(parts.path)))
+        if not target.startswith("../") and target not in (".", ".."):
+            found.add(target)
+    return found
+
+
+def rank(path: str) -> int:
+    """Which group ``path`` is renamed in: 0 leaves, 1 listings, search and assets, 2 the
+    top-level pages, 3 the manifest."""
+    if path == MANIFEST:
+        return 3
+    top, sep, _ = path.partition("/")
+    if not sep:
+        return 2
+    return 0 if top in LEAVES else 1
+
+
+def rename_order(staged: dict[str, set[str]], present: set[str] | dict[str, bool]) -> list[str]:
+    """Every path of ``staged`` (path -> the site paths its page links to), in the order to
+    rename them into a site that already holds ``present``: each after the new files it links
+    to, then by :func:`rank` and path. Pages that link to each other and are all new (two new
+    records, each naming the other) cannot all find the other there; the first in that order
+    goes first, and the others follow at once."""
+    waits = {p: {q for q in links if q in staged and q not in present and q != p} for p, links in staged.items()}
+    if MANIFEST in staged:
+        waits[MANIFEST] = set(staged) - {MANIFEST}
+    users: dict[str, list[str]] = defaultdict(list)
+    for path, targets in waits.items():
+        for target in targets:
+            users[target].append(path)
+    pending = {p: len(targets) for p, targets in waits.items()}
+    ready = [(rank(p), p) for p, n in pending.items() if n == 0]
+    heapq.heapify(ready)
+    order = []
+    while pending:
+        if not ready:  # a cycle of new pages: break it where the order would start
+            ready.append(min((rank(p), p) for p in pending))
+        _, path = heapq.heappop(ready)
+        if path not in pending:
+            continue
+        del pending[path]
+        order.append(path)
+        for user in users[path]:
+            if user in pending:
+                pending[user] -= 1
+                if pending[user] == 0:
+                    heapq.heappush(ready, (rank(user), user))
+    return order
