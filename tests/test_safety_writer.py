@@ -34,6 +34,7 @@ from ikreport.errors import NotASiteError
 from ikreport.site import writer
 from ikreport.site.build import build_site
 from ikreport.site.page_cache import PageCache
+from ikreport.site.write_order import links_in, rename_order
 
 SAMPLE = ROOT / "sample_evidence"
 COMMITTED = ROOT / "site"
@@ -386,13 +387,28 @@ def test_a_damaged_file_of_the_site_is_written_again(tmp_path, monkeypatch, clea
 
     if damage == "symlink":  # after the check that refuses a site holding links, as a race would
         real = writer._check_replaceable
-        monkeypatch.setattr(writer, "_check_replaceable", lambda o, ours: (real(o, ours), spoil())[0])
+        monkeypatch.setattr(writer, "_check_replaceable", lambda *a: (real(*a), spoil())[0])
     else:
         spoil()
     build(out, cache)
     assert tree(out) == clean
     assert os.lstat(out / page).st_mode == os.lstat(out / "index.html").st_mode
     assert secret.read_bytes() == b"not the page"
+
+
+
+def test_new_files_are_renamed_after_the_new_files_they_link_to():
+    html = b'<a href="../e/b.html#x">b</a><img src="../charts/c.svg"><a href="https://x.org/y"><a href="#top">'
+    assert links_in("e/a.html", html) == {"e/b.html", "charts/c.svg"}
+    staged = {"index.html": {"e/a.html"}, "e/a.html": {"e/b.html", "charts/c.svg"}, "e/b.html": {"e/a.html"},
+              "charts/c.svg": set(), "search/docs-0.json": set(), "manifest.json": set()}
+    # e/b.html is there already (an older version answers until the new one comes): no wait for it
+    assert rename_order(staged, {"index.html", "e/b.html"}) == \
+        ["charts/c.svg", "e/a.html", "e/b.html", "search/docs-0.json", "index.html", "manifest.json"]
+    # two new pages naming each other: no order keeps both links whole; they go one right
+    # after the other, and what links to them still waits
+    assert rename_order(staged, set()) == \
+        ["charts/c.svg", "search/docs-0.json", "e/a.html", "e/b.html", "index.html", "manifest.json"]
 
 
 # Item 10: the cache is not trusted either; a cache fault is never an error.

@@ -126,7 +126,7 @@ def write_site(files: SiteFiles, output: Path, previous: State | None = None,
         raise BuildError(f"{parent}: cannot create the folder ({exc.strerror}); check the path") from exc
     with _turn(parent):
         _remove_leftovers(parent, output.name, ours)
-        found = _check_replaceable(output, ours)
+        found = _check_replaceable(output, ours, (previous or {}).get(MANIFEST))
         tmp = parent / f".{output.name}.tmp-{secrets.token_hex(4)}"
         try:
             os.mkdir(tmp)
@@ -172,7 +172,16 @@ def _update(files: SiteFiles, tmp: Path, output: Path, previous: State, found: d
         before = previous.get(path)
         if before is not None:
             sha256 = None
-            if before[0] != fingerprint:  # made anew under another key (a new template, a new ikreport)
+            if before[0] == fingerprint and before[3]:  # the common case, inline: one lstat
+                try:
+                    st = os.lstat(site + path)
+                    if st.st_ctime_ns == before[4] and st.st_ino == before[3] and st.st_size == before[1] \
+                            and stat.S_ISREG(st.st_mode):
+                        state[path] = before
+                        continue
+                except OSError:
+                    pass
+            elif before[0] != fingerprint:  # made anew under another key (a new template, a new ikreport)
                 data = entry.load()
                 sha256 = entry.sha256 or hashlib.sha256(data).hexdigest()
             if sha256 in (None, before[2]) and (kept := _as_left(site + path, before, mode)) is not None:
@@ -269,8 +278,8 @@ def _stamp(output: Path, state: State, paths: Iterable[str]) -> None:
 def _remove_dropped(output: Path, found: dict[str, bool], built: dict[str, Entry]) -> None:
     """Remove the files the last site had and this build does not, then their folders once
     empty (deepest first). Last of all, when nothing links to them any more."""
-    for path, is_folder in found.items():
-        if not is_folder and path not in built:
+    for path in sorted(found.keys() - built.keys()):  # set arithmetic: 5,000 lookups in Python cost 1 ms
+        if not found[path]:
             os.unlink(os.path.join(output, path))
     for path in sorted((p for p, is_folder in found.items() if is_folder), reverse=True):
         try:
@@ -279,9 +288,10 @@ def _remove_dropped(output: Path, found: dict[str, bool], built: dict[str, Entry
             pass  # still holds files of this build
 
 
-def _check_replaceable(output: Path, ours: Callable[[str], object]) -> dict[str, bool]:
+def _check_replaceable(output: Path, ours: Callable[[str], object], manifest: list[Any] | None = None) -> dict[str, bool]:
     """Every path of the site at ``output`` (True for a folder); empty when there is no
-    folder there or an empty one. Raises NotASiteError unless it is a site a build wrote."""
+    folder there or an empty one. Raises NotASiteError unless it is a site a build wrote.
+    ``manifest``: the state entry of its manifest.json, if the last build wrote one there."""
     try:
         st = os.lstat(output)
     except FileNotFoundError:
@@ -296,7 +306,7 @@ def _check_replaceable(output: Path, ours: Callable[[str], object]) -> dict[str,
         try:
             with os.scandir(output) as entries:
                 empty = not any(entries)
-            why = None if empty else _foreign(output, ours, found)
+            why = None if empty else _foreign(output, ours, found, manifest)
         except OSError as exc:
             raise BuildError(f"{output}: cannot read it ({exc.strerror}); choose another output folder (-o)") from exc
     if why is not None:
@@ -304,17 +314,20 @@ def _check_replaceable(output: Path, ours: Callable[[str], object]) -> dict[str,
     return found
 
 
-def _foreign(folder: Path, ours: Callable[[str], object], found: dict[str, bool]) -> str | None:
+def _foreign(folder: Path, ours: Callable[[str], object], found: dict[str, bool],
+             known: list[Any] | None = None) -> str | None:
     """Why ``folder`` is not a site an ikreport build wrote; None when it is one (and then
-    ``found`` holds its paths)."""
-    try:  # a FIFO planted as manifest.json must not hang the build: read as verify --site reads
-        manifest = json.loads(read_manifest_bytes(folder / MANIFEST))
-    except FileNotFoundError:
-        return f"no {MANIFEST}"
-    except (OSError, ValueError):
-        return f"{MANIFEST} is not an ikreport build's"
-    if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
-        return f"{MANIFEST} is not an ikreport build's"
+    ``found`` holds its paths). ``known``: the state entry of the manifest the last build
+    wrote there; if the file is still as that build left it, it is not read again."""
+    if known is None or _as_left(str(folder / MANIFEST), known, -1) is not known:
+        try:  # a FIFO planted as manifest.json must not hang the build: read as verify --site reads
+            manifest = json.loads(read_manifest_bytes(folder / MANIFEST))
+        except FileNotFoundError:
+            return f"no {MANIFEST}"
+        except (OSError, ValueError):
+            return f"{MANIFEST} is not an ikreport build's"
+        if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
+            return f"{MANIFEST} is not an ikreport build's"
     return _stray(folder, ours, found)
 
 
