@@ -386,8 +386,8 @@ def test_a_damaged_file_of_the_site_is_written_again(tmp_path, monkeypatch, clea
             path.symlink_to(secret)
 
     if damage == "symlink":  # after the check that refuses a site holding links, as a race would
-        real = writer._check_replaceable
-        monkeypatch.setattr(writer, "_check_replaceable", lambda *a: (real(*a), spoil())[0])
+        real = writer.check_replaceable
+        monkeypatch.setattr(writer, "check_replaceable", lambda *a: (real(*a), spoil())[0])
     else:
         spoil()
     build(out, cache)

@@ -29,32 +29,27 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import fcntl
 import hashlib
-import json
 import os
 import re
 import secrets
 import shutil
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ikreport.commands.verify_site import MANIFEST, MANIFEST_SCHEMA, read_manifest_bytes
-from ikreport.errors import BuildError, NotASiteError
+from ikreport.commands.verify_site import MANIFEST
+from ikreport.errors import BuildError
+from ikreport.site.site_folder import FILE, Found, check_replaceable, remove_leftovers, take_turn
 from ikreport.site.write_order import links_in, rename_order
 
 # path -> [fingerprint, size in bytes, sha256 hex, inode, ctime in ns] of each file of the site
 # the last build left (a file without a fingerprint is known by its sha256); the inode and
 # ctime are taken once the file is in place (0 if they could not be: it is hashed next time)
 State = dict[str, list[Any]]
-# path -> FILE for a file, or the number of entries a folder holds, of each path of a site
-Found = dict[str, int]
-FILE = -1
 TICK_NS = 20_000_000  # more than the file system clock's lag behind time.time_ns() (a tick, 4-10 ms)
 
 
@@ -127,9 +122,10 @@ def write_site(files: SiteFiles, output: Path, previous: State | None = None,
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BuildError(f"{parent}: cannot create the folder ({exc.strerror}); check the path") from exc
-    with _turn(parent):
-        _remove_leftovers(parent, output.name, ours)
-        found = _check_replaceable(output, ours, (previous or {}).get(MANIFEST))
+    with take_turn(parent):
+        remove_leftovers(parent, output.name, ours)
+        known = (previous or {}).get(MANIFEST)
+        found = check_replaceable(output, ours, known is not None and _as_left(f"{output}/{MANIFEST}", known, -1) is known)
         tmp = parent / f".{output.name}.tmp-{secrets.token_hex(4)}"
         try:
             os.mkdir(tmp)
@@ -292,109 +288,6 @@ def _remove_dropped(output: Path, found: Found, built: dict[str, Entry]) -> None
             os.rmdir(os.path.join(output, path))
         except OSError:
             pass  # still holds files of this build
-
-
-def _check_replaceable(output: Path, ours: Callable[[str], object], manifest: list[Any] | None = None) -> Found:
-    """Every path of the site at ``output``; empty when there is no folder there or an
-    empty one. Raises NotASiteError unless it is a site a build wrote.
-    ``manifest``: the state entry of its manifest.json, if the last build wrote one there."""
-    try:
-        st = os.lstat(output)
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise BuildError(f"{output}: cannot read it ({exc.strerror}); choose another output folder (-o)") from exc
-    found: Found = {}
-    why = None
-    if not stat.S_ISDIR(st.st_mode):
-        why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a folder"
-    else:
-        try:
-            with os.scandir(output) as entries:
-                empty = not any(entries)
-            why = None if empty else _foreign(output, ours, found, manifest)
-        except OSError as exc:
-            raise BuildError(f"{output}: cannot read it ({exc.strerror}); choose another output folder (-o)") from exc
-    if why is not None:
-        raise NotASiteError(f"{output}: exists and is not an ikreport site ({why}); choose another output folder (-o)")
-    return found
-
-
-def _foreign(folder: Path, ours: Callable[[str], object], found: Found,
-             known: list[Any] | None = None) -> str | None:
-    """Why ``folder`` is not a site an ikreport build wrote; None when it is one (and then
-    ``found`` holds its paths). ``known``: the state entry of the manifest the last build
-    wrote there; if the file is still as that build left it, it is not read again."""
-    if known is None or _as_left(str(folder / MANIFEST), known, -1) is not known:
-        try:  # a FIFO planted as manifest.json must not hang the build: read as verify --site reads
-            manifest = json.loads(read_manifest_bytes(folder / MANIFEST))
-        except FileNotFoundError:
-            return f"no {MANIFEST}"
-        except (OSError, ValueError):
-            return f"{MANIFEST} is not an ikreport build's"
-        if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
-            return f"{MANIFEST} is not an ikreport build's"
-    return _stray(folder, ours, found)
-
-
-def _stray(folder: Path, ours: Callable[[str], object], found: Found | None = None) -> str | None:
-    """The first thing under ``folder`` (in path order) that a build does not write, said in
-    words; None if none. Each path seen goes in ``found``."""
-    strays: list[tuple[list[str], str]] = []
-    todo = [(str(folder), "")]
-    while todo:  # one readdir a folder, no stat: the file type comes with the name
-        top, prefix = todo.pop()
-        held = 0
-        with os.scandir(top) as entries:
-            for entry in entries:
-                held += 1
-                path = prefix + entry.name
-                is_folder = not entry.is_file(follow_symlinks=False)
-                if is_folder and not entry.is_dir(follow_symlinks=False):
-                    what = "is a symbolic link" if entry.is_symlink() else "was not written by a build"
-                elif not ours(path):  # a stray folder is not entered: it is refused whatever it holds
-                    what = "was not written by a build"
-                else:
-                    if found is not None:
-                        found[path] = 0 if is_folder else FILE  # a folder's count comes when it is read
-                    if is_folder:
-                        todo.append((entry.path, path + "/"))
-                    continue
-                strays.append((path.split("/"), f"{path} {what}"))
-        if found is not None and prefix:
-            found[prefix[:-1]] = held
-    return min(strays)[1] if strays else None
-
-
-def _remove_leftovers(parent: Path, name: str, ours: Callable[[str], object]) -> None:
-    """Remove the temp and old folders a killed build of ``name`` left: named as this writer
-    names them and holding only paths a build writes, so no user folder is ever taken."""
-    leftover = re.compile(rf"\.{re.escape(name)}\.(?:tmp|old)-[0-9a-f]{{8}}")
-    try:
-        found = [e for e in os.scandir(parent) if leftover.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
-    except OSError:
-        return
-    for entry in found:
-        try:
-            if _stray(Path(entry.path), ours) is None:
-                shutil.rmtree(entry.path)
-        except OSError:
-            pass  # not ours to worry about: the build goes on
-
-
-@contextmanager
-def _turn(parent: Path) -> Iterator[None]:
-    """Builds into the same folder take turns: an exclusive lock on the folder holding the
-    output (released by the kernel if a build dies, so it is never stale)."""
-    try:
-        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as exc:
-        raise BuildError(f"{parent}: cannot open the folder to lock it ({exc.strerror}); check its permissions") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 RENAME_EXCHANGE = 2  # linux/fs.h
