@@ -256,10 +256,11 @@ def test_a_damaged_site_state_is_ignored(tmp_path, clean):
 # killed one leaves a site whose links resolve, and the next build finishes it.
 
 @pytest.fixture(scope="module")
-def grown(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
+def grown(tmp_path_factory) -> tuple[Path, dict[str, bytes], dict[bool, int]]:
     """A copy of the sample archive with two more B200 profiles of one workload (new record
-    pages, charts and a history page; the index, search index and manifest change), and the
-    clean site of it."""
+    pages, charts and a history page; the index, search index and manifest change), the clean
+    site of it, and how many files an in-place build renames going from the sample's site to
+    it (True) and back (False)."""
     root = tmp_path_factory.mktemp("grown")
     shutil.copytree(SAMPLE, root / "arch")
     arch = Archive.open(root / "arch")
@@ -267,7 +268,17 @@ def grown(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
         import_csv(arch, [NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"],
                    Context(title=f"decode {n}", workload="decode"))
     build_site(arch, root / "site", cache_dir=root / "c")
-    return root / "arch", tree(root / "site")
+    renames = {}
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        real = os.replace
+        for grow, goal in ((True, root / "arch"), (False, SAMPLE)):
+            build_site(Archive.open(SAMPLE if grow else root / "arch"), root / "counted", cache_dir=root / "c")
+            done: list[str] = []
+            monkeypatch.setattr(os, "replace", lambda src, dst, *a, **kw: done.append(dst) or real(src, dst, *a, **kw))
+            build_site(Archive.open(goal), root / "counted", cache_dir=root / "c")
+            monkeypatch.undo()
+            renames[grow] = sum(str(d).startswith(f"{root / 'counted'}/") for d in done)
+    return root / "arch", tree(root / "site"), renames
 
 
 class _Killed(BaseException):
@@ -301,13 +312,14 @@ class _Links(HTMLParser):
         self.links += [value for name, value in attrs if name in ("href", "src") and value]
 
 
-@pytest.mark.parametrize("grow", [True, False])  # new files and changed ones; files the build drops
-@pytest.mark.parametrize("kill_after", [0, 1, 3, 6, 9, 12, 15])  # renames into the site
-def test_a_build_killed_between_renames_leaves_links_that_resolve(tmp_path, monkeypatch, clean, grown, grow, kill_after):
-    arch, clean_grown = grown
+# growing, 16 renames (charts, record files, a history page, the search index, index, manifest);
+# shrinking, 6 (the search index, index, manifest), then 10 files removed: killed after a share of them
+@pytest.mark.parametrize("grow, share", [(True, f) for f in (0, 0.1, 0.3, 0.5, 0.7, 0.9, 1)] + [(False, f) for f in (0.3, 1)])
+def test_a_build_killed_between_renames_leaves_links_that_resolve(tmp_path, monkeypatch, clean, grown, grow, share):
+    arch, clean_grown, renames = grown
+    assert renames[grow] >= (12 if grow else 4)  # else the sample no longer makes the case
+    kill_after = min(int(share * renames[grow]), renames[grow] - 1)  # 1: all but the manifest
     start, goal = (SAMPLE, arch) if grow else (arch, SAMPLE)
-    if not grow:
-        kill_after = min(kill_after, 5)  # the shrinking build renames 6 files (the index, search index and manifest)
     out, cache = tmp_path / "site", tmp_path / "c"
     build_site(Archive.open(start), out, cache_dir=cache)
     assert _broken_links(out) == []
@@ -333,7 +345,7 @@ def test_a_build_killed_between_renames_leaves_links_that_resolve(tmp_path, monk
 
 
 def test_files_the_new_build_drops_are_removed_with_their_folders(tmp_path, clean, grown):
-    arch, clean_grown = grown
+    arch, clean_grown, _ = grown
     out, cache = tmp_path / "site", tmp_path / "c"
     build_site(Archive.open(arch), out, cache_dir=cache)
     assert tree(out) == clean_grown and (out / "h").is_dir()
@@ -343,7 +355,7 @@ def test_files_the_new_build_drops_are_removed_with_their_folders(tmp_path, clea
 
 
 def test_a_build_that_fails_while_producing_bytes_leaves_the_site_as_it_was(tmp_path, monkeypatch, grown):
-    arch, _ = grown
+    arch, _, _ = grown
     out, cache = tmp_path / "site", tmp_path / "c"
     build(out, cache)
     before, stats = tree(out), _stats(out)

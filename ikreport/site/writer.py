@@ -108,9 +108,10 @@ def parse_state(value: Any) -> State:
 
 def write_site(files: SiteFiles, output: Path, previous: State | None = None,
                built: re.Pattern[str] | None = None) -> State:
-    """Write the site to ``output``; returns the state to pass as ``previous`` next time.
-    ``built`` matches every relative path (file or folder) a build may write (default: this
-    build's); a folder holding anything else is not replaced."""
+    """Write the site to ``output``, in place when a site is there and ``previous`` (the state
+    the last build returned) knows its files; returns the state to pass as ``previous`` next
+    time. ``built`` matches every relative path (file or folder) a build may write (default:
+    this build's); a folder holding anything else is neither written into nor replaced."""
     output = Path(os.path.abspath(output))
     ours: Callable[[str], object]
     if built is not None:
