@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -407,6 +408,24 @@ def test_a_damaged_file_of_the_site_is_written_again(tmp_path, monkeypatch, clea
     assert os.lstat(out / page).st_mode == os.lstat(out / "index.html").st_mode
     assert secret.read_bytes() == b"not the page"
 
+
+
+def _site_files(paths: dict[str, bytes]) -> writer.SiteFiles:
+    files = writer.SiteFiles()
+    for path, data in sorted(paths.items()):
+        files.add(path, data)
+    files.add("manifest.json", json.dumps({"schema": "ikreport.manifest/1", "files": sorted(paths)}))
+    return files
+
+
+def test_a_file_where_the_new_build_has_a_folder_and_the_other_way_round(tmp_path):
+    out = tmp_path / "site"  # say, the layout of another ikreport release: either is a build's path
+    built = re.compile(r"index\.html|manifest\.json|l(?:/profiles-1\.html)?|search(?:/docs-0\.json)?")
+    old = {"index.html": b"1", "l": b"a file", "search/docs-0.json": b"[]"}
+    state = writer.write_site(_site_files(old), out, None, built)
+    new = {"index.html": b"2", "l/profiles-1.html": b"page", "search": b"a file now"}
+    writer.write_site(_site_files(new), out, state, built)
+    assert {k: v for k, v in tree(out).items() if k != "manifest.json"} == new
 
 
 def test_new_files_are_renamed_after_the_new_files_they_link_to():
