@@ -74,6 +74,8 @@ class LocalFiles(Protocol):
 def stat_key_of(path: str) -> StatKey | None:
     """The StatKey of the regular file at ``path`` (a link is not followed); None otherwise.
     ``path`` is a plain string: for a thousand files, pathlib's joins cost more than the stats."""
+    if os.name != "posix":  # Windows' st_ctime is the file's creation time, which a write leaves as it was
+        return None
     try:
         st = os.lstat(path)
     except OSError:
