@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +46,7 @@ class StatIndex:
         self.archive = archive
         self.path = path
         self.started = time.time_ns()
-        self.kept, self.strings = _read(path)  # id -> [key or None, packed summary]; _pack's table
+        self.kept, self.tables = _read(path)  # id -> [key or None, packed summary]; what the packing shares
         self.seen: dict[str, tuple[StatKey | None, Summary]] = {}
 
     @classmethod
@@ -63,7 +62,8 @@ class StatIndex:
         """``check_record``, unless the record's file is unchanged since a build hashed it: then
         its kept summary, the file neither opened nor hashed."""
         key = self.archive.stat_key("records", record_id)  # before the read: a later change shows next time
-        summary = _unpack(self.kept.get(record_id), key, self.strings) if key is not None else None
+        kept = self.kept.get(record_id)
+        summary = self.tables.unpack(kept[1]) if key is not None and _key(kept) == key else None
         if summary is not None:
             self.seen[record_id] = (key, summary)
             return summary, None
@@ -77,30 +77,93 @@ class StatIndex:
         changed, or newly settled); if it cannot be kept, the next build hashes more."""
         if {rid: key for rid, (key, _) in self.seen.items()} == {rid: _key(kept) for rid, kept in self.kept.items()}:
             return
-        strings: dict[str, int] = {}
-        records = {rid: [key, _pack(summary, strings)] for rid, (key, summary) in sorted(self.seen.items())}
+        tables = Tables()
+        records = {rid: [key, tables.pack(summary)] for rid, (key, summary) in sorted(self.seen.items())}
         try:
-            body = orjson.dumps({"format": FORMAT, "summary_version": SUMMARY_VERSION,
-                                 "strings": list(strings), "records": records})
+            body = orjson.dumps({"format": FORMAT, "summary_version": SUMMARY_VERSION, "strings": tables.strings,
+                                 "lists": tables.lists, "records": records})
         except TypeError:  # a value orjson cannot write (none in a valid record): keep nothing
             return
         keep(self.path, body)
 
 
-def _read(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """The kept records of the file at ``path`` and its table of strings; nothing on any miss
-    (missing, damaged, written by another version)."""
+class Tables:
+    """What the kept summaries share: each value of a head or facts that is a list of strings
+    (kernel names, limitations, cited ids) is kept as a position in a table of such lists, each
+    a list of positions in a table of strings. Profiles of one workload share most of them:
+    1,000 bench summaries are 11 MB of JSON as they are (11 ms to hash, 21 ms to parse), 1 MB
+    so. A value keeps its place (None) in its dict, so the unpacked dict has the record's key
+    order; each record gets its own copy of a list."""
+
+    def __init__(self, strings: list[str] | None = None, lists: list[list[int]] | None = None) -> None:
+        self.strings = strings if strings is not None else []
+        self.lists = lists if lists is not None else []
+        self._string_at: dict[str, int] = {}
+        self._list_at: dict[tuple[int, ...], int] = {}
+        self._made: dict[int, list[str]] = {}
+
+    def pack(self, summary: Summary) -> list[Any]:
+        """[head, its lists, facts, their lists]: each lists maps a key to a list's position."""
+        out: list[Any] = []
+        for part in (summary["head"], summary["facts"]):
+            plain: dict[str, Any] = {}
+            lists: dict[str, int] = {}
+            for key, value in part.items():
+                if isinstance(value, list) and value and all(isinstance(s, str) for s in value):
+                    plain[key] = None
+                    lists[key] = self._at(tuple(self._string(s) for s in value))
+                else:
+                    plain[key] = value
+            out += [plain, lists]
+        return out
+
+    def _string(self, value: str) -> int:
+        at = self._string_at.setdefault(value, len(self.strings))
+        if at == len(self.strings):
+            self.strings.append(value)
+        return at
+
+    def _at(self, positions: tuple[int, ...]) -> int:
+        at = self._list_at.setdefault(positions, len(self.lists))
+        if at == len(self.lists):
+            self.lists.append(list(positions))
+        return at
+
+    def unpack(self, packed: Any) -> Summary | None:
+        """The summary ``pack`` kept; None when it is not one (then the record is hashed again)."""
+        try:
+            head, head_lists, facts, facts_lists = packed
+            for part, lists in ((head, head_lists), (facts, facts_lists)):
+                for key, at in lists.items():
+                    part[key] = self._list(at)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+            return None
+        if not (isinstance(head, dict) and isinstance(facts, dict) and isinstance(head.get("kind"), str)):
+            return None
+        return {"head": head, "facts": facts}
+
+    def _list(self, at: int) -> list[str]:
+        made = self._made.get(at)
+        if made is None:
+            made = self._made[at] = [self.strings[i] for i in self.lists[at]]
+        return made.copy()
+
+
+def _read(path: Path) -> tuple[dict[str, Any], Tables]:
+    """The kept records of the file at ``path`` and their tables; nothing on any miss (missing,
+    damaged, written by another version)."""
     body = recall(path)
-    if body is None:
-        return {}, []
-    try:
-        kept = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return {}, []
+    kept = None
+    if body is not None:
+        try:
+            kept = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
     if not (isinstance(kept, dict) and kept.get("format") == FORMAT and kept.get("summary_version") == SUMMARY_VERSION
-            and isinstance(kept.get("strings"), list) and isinstance(kept.get("records"), dict)):
-        return {}, []
-    return kept["records"], kept["strings"]
+            and isinstance(kept.get("strings"), list) and isinstance(kept.get("lists"), list)
+            and isinstance(kept.get("records"), dict)):
+        return {}, Tables()
+    return kept["records"], Tables(kept["strings"], kept["lists"])
 
 
 def _key(kept: Any) -> StatKey | None:
@@ -109,40 +172,3 @@ def _key(kept: Any) -> StatKey | None:
         return tuple(kept[0]) if kept[0] is not None else None  # type: ignore[return-value]
     except (TypeError, IndexError, KeyError):
         return None
-
-
-def _pack(summary: Summary, strings: dict[str, int]) -> list[Any]:
-    """A summary as kept: each value of its head and facts that is a list of strings (kernel
-    names, limitations, cited ids) as positions in one table of strings, which profiles of one
-    workload share (1,000 bench summaries: 11 MB of JSON, 11 ms to hash and 21 ms to parse,
-    where the table makes it a tenth). The value keeps its place (None), so the dict unpacked
-    has the record's key order."""
-    out: list[Any] = []
-    for part in (summary["head"], summary["facts"]):
-        plain: dict[str, Any] = {}
-        lists: dict[str, list[int]] = {}
-        for key, value in part.items():
-            if isinstance(value, list) and value and all(isinstance(s, str) for s in value):
-                plain[key] = None
-                lists[key] = [strings.setdefault(s, len(strings)) for s in value]
-            else:
-                plain[key] = value
-        out += [plain, lists]
-    return out
-
-
-def _unpack(kept: Any, key: StatKey, strings: list[str]) -> Summary | None:
-    """The summary of a kept entry whose StatKey is ``key``; None when the key differs or the
-    entry is not one (then the record is hashed again)."""
-    if kept is None or _key(kept) != key:
-        return None
-    try:
-        head, head_lists, facts, facts_lists = kept[1]
-        for part, lists in ((head, head_lists), (facts, facts_lists)):
-            for key, at in lists.items():
-                part[key] = [strings[i] for i in at]
-    except (TypeError, ValueError, IndexError, AttributeError):
-        return None
-    if not (isinstance(head, Mapping) and isinstance(facts, Mapping) and isinstance(head.get("kind"), str)):
-        return None
-    return {"head": head, "facts": facts}
