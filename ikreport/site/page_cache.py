@@ -82,8 +82,7 @@ class PageCache:
         if self.root is None:
             return None
         meta = recall_json(self.root / f"{key}.json")
-        if not (isinstance(meta, dict) and isinstance(meta.get("claims"), int) and _sizes(meta.get("charts"))
-                and _sizes(meta.get("sizes")) and set(meta["sizes"]) == {"html", "md"}):
+        if not is_meta(meta):
             return None
         if any(kept_size(self.root / f"{key}.{ext}") != meta["sizes"][ext] for ext in ("html", "md")):
             return None
@@ -111,6 +110,12 @@ class PageCache:
             if not keep(self.root / f"{key}.{ext}", data):  # the .json last: a page is whole or absent
                 break
         return meta
+
+
+def is_meta(meta: Any) -> bool:
+    """Whether ``meta`` has the shape ``put`` gives a page's meta."""
+    return (isinstance(meta, dict) and isinstance(meta.get("claims"), int) and _sizes(meta.get("charts"))
+            and _sizes(meta.get("sizes")) and set(meta["sizes"]) == {"html", "md"})
 
 
 def _sizes(value: Any) -> bool:
