@@ -174,7 +174,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     warnings = budget_warnings(files)
     state = write_site(files, output, parse_state(recall_json(state_file)), BUILT_PATHS)
     # if it cannot be kept, the next build writes every file again: slower, not wrong
-    keep(state_file, json.dumps(state, sort_keys=True))
+    keep(state_file, json.dumps(state, separators=(",", ":"), check_circular=False))
     memo.save()
     return BuildResult(len(pages) + len(listings) + len(keys), len(records.records), claims, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),

@@ -68,4 +68,4 @@ class BuildMemo:
         """Keep what this build asked for and added, when it differs from what was kept."""
         body = {"version": VERSION, **{name: t.now for name, t in self._tables.items()}}
         if self.path is not None and body != self._kept:
-            keep(self.path, json.dumps(body, sort_keys=True, separators=(",", ":")))  # if it cannot be, the next build reads the per-entry files
+            keep(self.path, json.dumps(body, separators=(",", ":"), check_circular=False))  # if it cannot be, the next build reads the per-entry files
