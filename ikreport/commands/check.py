@@ -85,14 +85,16 @@ def default_reports_dir(archive: Archive) -> Path | None:
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
-          validated: Validated | None = None) -> Checked:
-    """Load every record and render every report without writing anything; return what was found."""
+          validated: Validated | None = None, trust_unchanged: bool = True) -> Checked:
+    """Load every record and render every report without writing anything; return what was
+    found. With a ``validated`` cache (a build's), a record file unchanged since a build hashed
+    it is trusted unread unless ``trust_unchanged`` is False (store/stat_index.py)."""
     findings: list[CheckFinding] = []
 
     def damaged(rid: str, exc: IkreportError) -> None:
         findings.append(CheckFinding(archive.where(rid), None, "IK108", _after_path(str(exc))))
 
-    records = recordset.load(archive, validated or Validated(None), damaged)
+    records = recordset.load(archive, validated or Validated(None), damaged, trust_unchanged)
     blobs = set(archive.blob_ids())
     for rid, what, ref in records.dangling(blobs):
         code = "IK102" if what == "blob" else "IK101"

@@ -15,19 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ikreport.store.archive import Archive
-from ikreport.store.cache import default_cache_dir, keep, kept_size, recall, recall_json
+from ikreport.store.cache import default_cache_dir, keep, recall, recall_json
 from ikreport.commands.check import check
 from ikreport.commands.verify_site import MANIFEST_SCHEMA
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
 from ikreport import links
+from ikreport.site.build_memo import BuildMemo, Table
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.history import find_series, history_page, series_links
-from ikreport.site.page_cache import PageCache, record_page_key, templates_digest
+from ikreport.site.page_cache import PageCache, is_meta, record_page_key, templates_digest
 from ikreport.site.record_pages import OBJECTS, Job, render_record_pages, start_early
 from ikreport.site.listing import paginate
-from ikreport.site.search_index import archive_docs, search_files
+from ikreport.site.search_index import archive_docs, search_files, terms
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
@@ -75,6 +76,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     archive.fetch("records", ids)
     start_early(len(ids) - PageCache(cache / "pages").count(), workers)  # a guess: only time depends on it
     state_file = _state_path(cache, output)
+    memo = BuildMemo(state_file.with_suffix(".memo.json"))  # what the last build of this site learnt
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
     if failures:  # one line, as every error: 'ikreport check' lists them all
@@ -87,7 +89,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
     offered = [(blob_id, media_type) for blob_id, media_type, size in sources if size <= max_blob_mb * MiB]
     archive.fetch("blobs", [blob_id for blob_id, _ in offered])
-    published = {blob_id: offered_suffix(archive, blob_id, media_type, cache) for blob_id, media_type in offered}
+    suffixes = memo.table("offered", lambda v: v in (".csv", ".txt"))
+    published = {blob_id: offered_suffix(archive, blob_id, media_type, cache, suffixes) for blob_id, media_type in offered}
     env = environment(templates, cache / "jinja")
     files = SiteFiles()
 
@@ -95,11 +98,10 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     digest = templates_digest(env.loader.searchpath)  # type: ignore[union-attr]
     page_cache = PageCache(cache / "pages")
     keys = {rid: record_page_key(rid, records, published, digest) for rid in sorted(records.records)}
-    metas = {rid: page_cache.get(key) for rid, key in keys.items()}
+    # a page or chart gone from the cache since is made again when the writer needs it (_kept_or)
+    known = memo.table("pages", is_meta)
+    metas = {rid: known.get(key) or page_cache.get(key) for rid, key in keys.items()}
     chart_dir = cache / "charts"
-    for rid, meta in metas.items():  # a page whose charts are gone from the cache is a miss too
-        if meta is not None and any(kept_size(chart_dir / f"{k}.svg") != n for k, n in meta["charts"].items()):
-            metas[rid] = None
     todo = [rid for rid, meta in metas.items() if meta is None]
     job = Job(archive.location, records, published, templates, cache)
     chart_svgs: dict[str, str] = {}
@@ -115,6 +117,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     for rid, key in keys.items():
         meta = metas[rid]
         assert meta is not None
+        known.put(key, meta)
         claims += meta["claims"]
         for chart, size in meta["charts"].items():
             chart_owner.setdefault(chart, (rid, size))
@@ -149,7 +152,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         files.add(f"{page.path}.html", html)
         files.add(f"{page.path}.md", md)
         claims += page.context.get("cited_paragraphs", 0)
-    for path, text in search_files(archive_docs(records, checked.reports, [(p.title, f"{p.path}.html") for p in history])).items():
+    docs = archive_docs(records, checked.reports, [(p.title, f"{p.path}.html") for p in history])
+    for path, text in search_files(docs, functools.partial(_kept_terms, memo.table("terms", _is_terms))).items():
         files.add(path, text)
     for rid in sorted(records.records):
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
@@ -170,7 +174,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     warnings = budget_warnings(files)
     state = write_site(files, output, parse_state(recall_json(state_file)), BUILT_PATHS)
     # if it cannot be kept, the next build writes every file again: slower, not wrong
-    keep(state_file, json.dumps(state, sort_keys=True))
+    keep(state_file, json.dumps(state, separators=(",", ":"), check_circular=False))
+    memo.save()
     return BuildResult(len(pages) + len(listings) + len(keys), len(records.records), claims, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),
                        findings=tuple(str(f) for f in checked.findings))  # warnings only: errors stopped it
@@ -193,22 +198,40 @@ def _render_again(job: Job, done: dict[str, dict[int | str, bytes]], record_id: 
     return done[record_id][part]
 
 
-def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path) -> str:
+def _kept_terms(known: Table, text: str) -> list[str]:
+    """A search document's terms, as the last build worked them out when it had the same text."""
+    found = known.get(text)
+    if found is None:
+        found = sorted(terms(text))
+        known.put(text, found)
+    return found
+
+
+def _is_terms(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(t, str) for t in value)
+
+
+def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path, known: Table | None = None) -> str:
     """The file name suffix the site offers a blob under: its media type's, except that a CSV
     holding cells a spreadsheet would run as formulas is offered as .txt. Exports are kept
     verbatim (a blob's name is its hash), so they cannot be neutralised as the CSVs ikreport
     writes are; a .txt opens in a text editor or the browser, not a spreadsheet. The answer
-    for a blob never changes, so it is kept in the cache."""
+    for a blob never changes, so it is kept in the cache (and in ``known``, the build memo's table)."""
     suffix = MEDIA_EXT.get(media_type, "")
     if suffix != ".csv":
         return suffix
-    memo = cache / "offered" / blob_id
-    kept = recall(memo)  # None when missing or damaged: looked at again
-    if kept in (b".csv", b".txt"):
-        return kept.decode()
-    suffix = ".txt" if has_formula_cells(archive.read_blob(blob_id)) else ".csv"
-    keep(memo, suffix)  # if it cannot be kept, the next build looks again
-    return suffix
+    found = known.get(blob_id) if known is not None else None
+    if found is None:
+        memo = cache / "offered" / blob_id
+        kept = recall(memo)  # None when missing or damaged: looked at again
+        if kept in (b".csv", b".txt"):
+            found = kept.decode()
+        else:
+            found = ".txt" if has_formula_cells(archive.read_blob(blob_id)) else ".csv"
+            keep(memo, found)  # if it cannot be kept, the next build looks again
+    if known is not None:
+        known.put(blob_id, found)
+    return found
 
 
 def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: list[str]) -> bytes:

@@ -14,6 +14,7 @@ time), and the page says so.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from ikreport.store.cache import keep, recall_json
 from ikreport.store.profile_data import launch_rows
 from ikreport.store.recordset import RecordSet
 
+_SECOND = re.compile(r":(\d\d)Z$")
 HISTORY_VERSION = "2"  # bump when what kernel_history computes changes, to drop kept histories
 SERIES_KEYS = ("gpu", "workload", "engine", "model")
 MAX_KERNELS = 8  # the kernels taking the most time over the series
@@ -73,8 +75,6 @@ class Series:
 
 def find_series(records: RecordSet) -> list[Series]:
     """Every series of two or more current profiles that name their GPU and workload."""
-    import pandas as pd
-
     profiles = records.by_kind.get(NCU_PROFILE, [])
     corrects = _corrected(records, profiles)
     rows = []
@@ -84,20 +84,16 @@ def find_series(records: RecordSet) -> list[Series]:
         if subject.get("gpu") and subject.get("workload") and records.superseded_by(rid) is None:
             # a correction stands where the record it corrects stood, not at the later time it was made
             when = min([records.records[r]["collected_at"] or "" for r in (rid, *corrects.get(rid, ()))])
-            rows.append({"id": rid, "when": when, **{k: subject.get(k) or "" for k in SERIES_KEYS}})
-    if not rows:
-        return []
-    # the id only makes the order of profiles of the same second reproducible; it is no order in time
-    frame = pd.DataFrame(rows)
-    # a time to the second sorts before the milliseconds of that second (it was truncated), never after
-    frame["order"] = frame["when"].str.replace(r":(\d\d)Z$", r":\1.000Z", regex=True)
-    frame = frame.sort_values(["order", "id"])
+            key = tuple(subject.get(k) or "" for k in SERIES_KEYS)
+            # a time to the second sorts before the milliseconds of that second (it was truncated),
+            # never after; the id only makes the order of profiles of the same second reproducible
+            rows.append((key, _SECOND.sub(r":\1.000Z", when), rid, when))
     out = []
-    for key, group in frame.groupby(list(SERIES_KEYS), sort=True):
-        if len(group) >= 2:
-            subject = {k: v for k, v in zip(SERIES_KEYS, key) if v}
-            ids = tuple(group["id"])
-            out.append(Series(subject, ids, tuple(group["when"]),
+    for key, group in itertools.groupby(sorted(rows), key=lambda row: row[0]):
+        members = list(group)
+        if len(members) >= 2:
+            ids = tuple(row[2] for row in members)
+            out.append(Series({k: v for k, v in zip(SERIES_KEYS, key) if v}, ids, tuple(row[3] for row in members),
                               tuple((r, corrects[r]) for r in ids if r in corrects)))
     return out
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ikreport.claims.kernel_names import short_kernel
@@ -81,8 +81,8 @@ def record_doc(records: RecordSet, rid: str) -> SearchDoc:
                      superseded_by=newer["title"] if newer else "")
 
 
-def _doc_terms(doc: SearchDoc) -> set[str]:
-    return terms(" ".join((doc.title, doc.kind, doc.gpu, *doc.words)))
+def _doc_text(doc: SearchDoc) -> str:
+    return " ".join((doc.title, doc.kind, doc.gpu, *doc.words))
 
 
 def archive_docs(records: RecordSet, reports: Iterable[RenderedReport],
@@ -100,13 +100,14 @@ def _compact(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def search_files(docs: Iterable[SearchDoc]) -> dict[str, str]:
+def search_files(docs: Iterable[SearchDoc], terms_of: Callable[[str], Iterable[str]] = terms) -> dict[str, str]:
     """Every file of the index, path under the site root -> JSON text, for the documents in
-    the order given (their numbers)."""
+    the order given (their numbers). ``terms_of`` gives a document's terms from its text (a
+    build passes one that remembers them between builds)."""
     docs = list(docs)
     postings: dict[str, list[int]] = {}
     for n, doc in enumerate(docs):
-        for term in _doc_terms(doc):
+        for term in terms_of(_doc_text(doc)):
             postings.setdefault(term, []).append(n)
     size = sum(len(t) + 6 * len(ns) for t, ns in postings.items())  # about a posting's JSON bytes
     shards = max(1, math.ceil(size / SHARD_BYTES))

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ikreport.store import records
-from ikreport.store.backend import ID_RX, Area, Backend
+from ikreport.store.backend import ID_RX, Area, Backend, StatKey
 from ikreport.store.bucket import Bucket, check_location, is_url
 from ikreport.store.local import LocalFolder, Survey
 from ikreport.errors import (
@@ -188,6 +188,12 @@ class Archive:
     def blob_size(self, blob_id: str) -> int | None:
         """The blob's size in bytes; None when absent."""
         return self.backend.size("blobs", check_id(blob_id))
+
+    def stat_key(self, area: Area, file_id: str) -> StatKey | None:
+        """The StatKey of the local file a read of this one reads (backend.py's LocalFiles);
+        None when there is none, or the backend cannot say (then nothing is trusted unread)."""
+        stat_key = getattr(self.backend, "stat_key", None)  # optional: LocalFiles
+        return stat_key(area, check_id(file_id)) if stat_key is not None else None
 
     def resolve(self, prefix: str) -> str:
         """The one record id that starts with ``prefix`` (at least 8 hex digits)."""

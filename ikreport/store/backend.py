@@ -10,13 +10,19 @@ storage is meant to be the second, so every call here is one an object store can
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterable
 from typing import Literal, Protocol
 
 Area = Literal["records", "blobs"]
 AREAS: tuple[Area, ...] = ("records", "blobs")
 ID_RX = re.compile(r"^[0-9a-f]{64}$")
+# What a build compares to trust a file it hashed before: (st_ino, st_size, st_mtime_ns,
+# st_ctime_ns, st_dev) of the file ``read`` reads. Any change to the file (a write, a chmod,
+# a rename over it, os.utime putting its times back) moves its ctime or its inode.
+StatKey = tuple[int, int, int, int, int]
 
 
 class Backend(Protocol):
@@ -53,3 +59,27 @@ class Backend(Protocol):
     def where(self, area: Area, file_id: str) -> str:
         """The file's name for messages (a path, a URL)."""
         ...
+
+
+class LocalFiles(Protocol):
+    """A backend whose reads come from files on this machine (a folder, or a bucket's local
+    copies): it can say whether a file is unchanged without reading it (store/stat_index.py).
+    Optional: an archive whose backend lacks it re-hashes every record on every build."""
+
+    def stat_key(self, area: Area, file_id: str) -> StatKey | None:
+        """The StatKey of the regular file ``read`` would read now; None when there is none."""
+        ...
+
+
+def stat_key_of(path: str) -> StatKey | None:
+    """The StatKey of the regular file at ``path`` (a link is not followed); None otherwise.
+    ``path`` is a plain string: for a thousand files, pathlib's joins cost more than the stats."""
+    if os.name != "posix":  # Windows' st_ctime is the file's creation time, which a write leaves as it was
+        return None
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ikreport.errors import ArchiveError, UnknownIdError
-from ikreport.store.backend import AREAS, ID_RX, Area
+from ikreport.store.backend import AREAS, ID_RX, Area, StatKey, stat_key_of
 from ikreport.store.local import SUFFIX, Survey
 
 URL_RX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
@@ -160,6 +160,14 @@ class Bucket:
 
     def _copy(self, area: Area, file_id: str) -> Path | None:
         return self.copies / area / file_id[:2] / file_id[2:] if self.copies is not None else None
+
+    def stat_key(self, area: Area, file_id: str) -> StatKey | None:
+        """The StatKey (backend.py) of the local copy ``read`` would use; None without one.
+        Objects never change once written, so an unchanged copy that hashed to its name when a
+        build read it still does."""
+        if self.copies is None:
+            return None
+        return stat_key_of(os.path.join(str(self.copies), area, file_id[:2], file_id[2:]))
 
     def read(self, area: Area, file_id: str) -> bytes:
         """The object's bytes: its local copy when reading through ``copies`` and the copy

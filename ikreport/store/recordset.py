@@ -24,6 +24,7 @@ from ikreport.errors import AmbiguousIdError, IkreportError, UnknownIdError
 from ikreport.store.schema_parts import record_facts, successor_key
 from ikreport.store.archive import Archive, references as record_references
 from ikreport.store.summaries import LazyRecord, Summary, summarize
+from ikreport.store.stat_index import StatIndex
 from ikreport.store.validated import Validated, check_record
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
@@ -175,22 +176,27 @@ class RecordSet:
 
 
 def load(archive: Archive, validated: Validated | None = None,
-         failed: Callable[[str, IkreportError], None] | None = None) -> RecordSet:
-    """Every record of ``archive``, each re-hashed against its id. A record ``validated`` knows
-    with its summary is not parsed (a LazyRecord reads it when its data is asked for); the rest
-    are parsed, validated and remembered there. A record that does not load goes to ``failed``
-    and is left out; without ``failed`` the error is raised."""
+         failed: Callable[[str, IkreportError], None] | None = None, trust_unchanged: bool = False) -> RecordSet:
+    """Every record of ``archive``, each re-hashed against its id; with ``trust_unchanged`` (a
+    build's), each whose file is unchanged since a build hashed it is trusted unread instead
+    (stat_index.py; ``verify`` never trusts). A record ``validated`` knows with its summary is
+    not parsed (a LazyRecord reads it when its data is asked for); the rest are parsed,
+    validated and remembered there. A record that does not load goes to ``failed`` and is left
+    out; without ``failed`` the error is raised."""
     validated = validated or Validated(None)
+    index = StatIndex.of(archive, validated) if trust_unchanged else None
     loaded: dict[str, Record] = {}
     for rid in archive.record_ids():
         try:
-            summary, record = check_record(archive, rid, validated)
+            summary, record = index.check(rid, validated) if index is not None else check_record(archive, rid, validated)
             loaded[rid] = record if record is not None else LazyRecord(
                 summary, partial(archive.load, rid, known_valid=True))
         except IkreportError as exc:
             if failed is None:
                 raise
             failed(rid, exc)
+    if index is not None:
+        index.save()
     return RecordSet.of(loaded)
 
 

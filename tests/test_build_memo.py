@@ -1,0 +1,87 @@
+"""Issue 18 item 3: what a build of a site remembers for its next build, in one kept file
+(site/build_memo.py), makes a rebuild read one file where it read one per page and per blob,
+and is a cache like the rest: damaged, it is a miss and the site comes out the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from ikreport.site import build as build_module
+from ikreport.site.build import build_site
+from ikreport.site.build_memo import BuildMemo
+from ikreport.site.page_cache import PageCache
+from ikreport.store.archive import Archive
+from ikreport.store.cache import keep, recall_json
+
+SAMPLE = ROOT / "sample_evidence"
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def clean() -> dict[str, bytes]:
+    return tree(ROOT / "site")
+
+
+def build(out: Path, cache: Path) -> None:
+    build_site(Archive.open(SAMPLE), out, cache_dir=cache)
+
+
+def memo_file(cache: Path) -> Path:
+    (found,) = (cache / "sites").glob("*.memo.json")
+    return found
+
+
+def test_a_rebuild_takes_page_metas_and_blob_suffixes_from_the_memo(tmp_path, monkeypatch, clean):
+    cache = tmp_path / "c"
+    build(tmp_path / "site", cache)
+    kept = recall_json(memo_file(cache))
+    assert kept["pages"] and kept["offered"] and kept["terms"]
+    looked_up: list[str] = []
+    monkeypatch.setattr(PageCache, "get", lambda self, key: looked_up.append(key))
+    monkeypatch.setattr(build_module, "recall", lambda path: looked_up.append(str(path)))
+    build(tmp_path / "site", cache)
+    assert looked_up == []  # no per-page meta, no per-blob suffix file was read
+    assert tree(tmp_path / "site") == clean
+
+
+def _wrong(kept: dict) -> dict:
+    """Every entry of every table in a shape its table does not take."""
+    return {"version": kept["version"],
+            "pages": {key: {"claims": "many", "charts": {}, "sizes": {"html": 1}} for key in kept["pages"]},
+            "offered": {blob: ".exe" for blob in kept["offered"]},
+            "terms": {text: "not a list" for text in kept["terms"]}}
+
+
+@pytest.mark.parametrize("damage", ["garbage", "wrong-shapes", "other-version", "empty-tables"])
+def test_a_damaged_memo_is_a_miss(tmp_path, damage, clean):
+    cache = tmp_path / "c"
+    build(tmp_path / "site", cache)
+    path = memo_file(cache)
+    kept = recall_json(path)
+    if damage == "garbage":
+        path.write_bytes(b"\xff\x00garbage")
+    elif damage == "wrong-shapes":
+        keep(path, json.dumps(_wrong(kept)))
+    elif damage == "other-version":
+        keep(path, json.dumps({**kept, "version": -1}))
+    else:
+        keep(path, json.dumps({"version": kept["version"], "pages": [], "offered": None}))
+    build(tmp_path / "site", cache)
+    assert tree(tmp_path / "site") == clean
+    assert recall_json(path) == kept  # and the memo is whole again
+
+
+def test_a_memo_that_cannot_be_kept_costs_only_time(tmp_path):
+    memo = BuildMemo(tmp_path / "not-a-folder" / "memo.json")
+    (tmp_path / "not-a-folder").write_text("")
+    table = memo.table("pages", lambda v: isinstance(v, int))
+    table.put("k", 1)
+    memo.save()  # nothing kept, no error
+    assert BuildMemo(tmp_path / "not-a-folder" / "memo.json").table("pages", lambda v: True).get("k") is None

@@ -1,0 +1,204 @@
+"""A build trusts a record file unchanged since a build hashed it (store/stat_index.py): a
+second build of an unchanged archive opens no record file, any change to a file makes the
+next build hash it again (so tampering is the same IK108 error as ever), a damaged or foreign
+index is only a miss, and ``verify`` re-hashes every record whatever the index holds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from conftest import ROOT
+from ikreport.commands.check import check
+from ikreport.commands.verify import verify
+from ikreport.errors import BuildError
+from ikreport.site.build import build_site
+from ikreport.store import stat_index
+from ikreport.store.archive import Archive
+from ikreport.store.bucket import Bucket
+from ikreport.store.cache import default_cache_dir, keep, recall
+from ikreport.store.local import LocalFolder
+from ikreport.store.validated import Validated
+
+SAMPLE = ROOT / "sample_evidence"
+HASH_ERROR = "IK108 the bytes do not hash to the file's name"
+
+
+@pytest.fixture
+def arch(tmp_path):
+    shutil.copytree(SAMPLE, tmp_path / "arch")
+    shutil.rmtree(tmp_path / "arch" / "reports")  # a report's values are read from whole records, on every build
+    return Archive.open(tmp_path / "arch")
+
+
+@pytest.fixture
+def settled(monkeypatch):
+    """Files the test has just copied count as settled (see stat_index.SETTLED_NS)."""
+    monkeypatch.setattr(stat_index, "SETTLED_NS", 0)
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The ids of the record files opened, in order."""
+    seen: list[str] = []
+    for backend in (LocalFolder, Bucket):
+        def spy(self, area, file_id, real=backend.read):
+            if area == "records":
+                seen.append(file_id)
+            return real(self, area, file_id)
+
+        monkeypatch.setattr(backend, "read", spy)
+    return seen
+
+
+def index_files(cache):
+    return sorted((cache / "validated").rglob("unchanged/*.idx"))
+
+
+def test_a_second_build_of_an_unchanged_archive_opens_no_record_file(arch, tmp_path, settled, reads):
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(arch, out, cache_dir=cache)
+    first = (out / "index.html").read_bytes()
+    assert sorted(set(reads)) == arch.record_ids()
+    [index] = index_files(cache)
+    written = index.stat()
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert reads == []
+    assert (out / "index.html").read_bytes() == first
+    assert (index.stat().st_ino, index.stat().st_mtime_ns) == (written.st_ino, written.st_mtime_ns)  # nothing changed: not rewritten
+
+
+def _put_back_times(path, st):
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def rewritten(path):
+    path.chmod(0o644)
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b'"title":"', b'"title":"X', 1)[: len(data)])  # same size
+
+
+def truncated(path):
+    path.chmod(0o644)
+    os.truncate(path, path.stat().st_size - 1)
+
+
+def times_put_back(path):
+    st = path.stat()
+    rewritten(path)
+    path.chmod(0o444)
+    _put_back_times(path, st)  # same size, mode and mtime: only the ctime tells
+
+
+def replaced(path):
+    st = path.stat()
+    other = path.with_name(".tampered")
+    other.write_bytes(path.read_bytes().replace(b'"title":"', b'"title":"Y', 1))
+    other.chmod(0o444)
+    _put_back_times(other, st)
+    os.replace(other, path)  # another inode under the same name
+
+
+def test_each_kind_of_tampering_after_a_build_is_caught_by_the_next(arch, tmp_path, settled):
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(arch, out, cache_dir=cache)
+    tampered = {}
+    for tamper, rid in zip((rewritten, truncated, times_put_back, replaced), arch.record_ids()):
+        tamper(arch.record_path(rid))
+        tampered[str(arch.record_path(rid))] = tamper.__name__
+    with pytest.raises(BuildError, match=HASH_ERROR):
+        build_site(arch, out, cache_dir=cache)
+    # what the build's own check finds, with the index the builds kept: each file, one line each
+    # (records citing a damaged one are IK101 too, as without the index)
+    found = [f for f in check(arch, validated=Validated(cache / "validated")).findings if f.code == "IK108"]
+    assert sorted(f.file for f in found) == sorted(tampered)
+    assert all(str(f).startswith(f"{f.file}: {HASH_ERROR} (truncated or tampered)") for f in found)
+    with pytest.raises(BuildError, match=HASH_ERROR):  # and the next build again: a failing file is never trusted
+        build_site(arch, out, cache_dir=cache)
+
+
+def test_a_chmod_alone_makes_the_next_build_hash_that_file_again(arch, tmp_path, settled, reads):
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(arch, out, cache_dir=cache)
+    rid = arch.record_ids()[3]
+    arch.record_path(rid).chmod(0o644)
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert reads == [rid]
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert reads == []  # its new key was kept
+
+
+@pytest.mark.parametrize("damage", ["flipped", "truncated", "emptied"])
+def test_a_damaged_index_is_only_a_miss(arch, tmp_path, settled, reads, damage):
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(arch, out, cache_dir=cache)
+    first = (out / "index.html").read_bytes()
+    [index] = index_files(cache)
+    data = index.read_bytes()
+    index.write_bytes({"flipped": data[:-7] + bytes([data[-7] ^ 1]) + data[-6:],
+                       "truncated": data[: len(data) // 2], "emptied": b""}[damage])
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert sorted(reads) == arch.record_ids()  # every record hashed again, none trusted
+    assert (out / "index.html").read_bytes() == first
+    assert recall(index) is not None  # kept anew
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert reads == []
+
+
+def test_an_index_kept_by_other_code_is_not_used(arch, tmp_path, settled, reads):
+    cache = tmp_path / "cache"
+    validated = Validated(cache / "validated")
+    check(arch, validated=validated)
+    [index] = index_files(cache)
+    body = recall(index)
+    assert body is not None and b'"summary_version":"' in body
+    keep(index, body.replace(b'"summary_version":"', b'"summary_version":"other-', 1))
+    reads.clear()
+    check(arch, validated=validated)
+    assert sorted(reads) == arch.record_ids()
+
+
+def test_a_file_changed_just_before_a_build_is_hashed_again_by_the_next(arch, tmp_path, monkeypatch, reads):
+    # its ctime may share a tick of the file system's clock with the build's read, so a change
+    # right after that read could leave the key unchanged: git's "racily clean" files
+    monkeypatch.setattr(stat_index, "SETTLED_NS", 3600 * 10**9)
+    validated = Validated(tmp_path / "cache" / "validated")
+    check(arch, validated=validated)
+    reads.clear()
+    check(arch, validated=validated)
+    assert sorted(reads) == arch.record_ids()
+
+
+def test_verify_rehashes_every_record_even_when_the_index_is_warm(arch, tmp_path, settled, reads):
+    build_site(arch, tmp_path / "site", cache_dir=default_cache_dir())  # the cache verify reads
+    for use_cache in (True, False):
+        reads.clear()
+        assert verify(arch, use_cache=use_cache).problems == ()
+        assert sorted(reads) == arch.record_ids()
+    victim = arch.record_path(arch.record_ids()[0])
+    times_put_back(victim)
+    assert [p.split(": ")[0] for p in verify(arch).problems] == [str(victim)]
+
+
+def test_a_bucket_build_trusts_its_unchanged_local_copies(arch, tmp_path, settled, reads, run):
+    url = f"memory://{tmp_path.name}/evidence"
+    assert run("sync", arch.root, url).exit_code == 0
+    bucket, out, cache = Archive.open(url), tmp_path / "site", tmp_path / "cache"
+    build_site(bucket, out, cache_dir=cache)
+    reads.clear()
+    build_site(bucket, out, cache_dir=cache)
+    assert reads == []
+    # a damaged copy is a miss: hashed again, fetched again, and the build is right
+    rid = bucket.record_ids()[0]
+    copy = next((cache / "objects" / "records").rglob(rid[2:]))
+    copy.write_bytes(b"damaged")
+    reads.clear()
+    build_site(bucket, out, cache_dir=cache)
+    assert reads == [rid]
