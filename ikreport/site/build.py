@@ -10,6 +10,8 @@ import functools
 import hashlib
 import json
 import re
+
+import orjson
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,7 +176,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     warnings = budget_warnings(files)
     state = write_site(files, output, parse_state(recall_json(state_file)), BUILT_PATHS)
     # if it cannot be kept, the next build writes every file again: slower, not wrong
-    keep(state_file, json.dumps(state, separators=(",", ":"), check_circular=False))
+    keep(state_file, orjson.dumps(state))
     memo.save()
     return BuildResult(len(pages) + len(listings) + len(keys), len(records.records), claims, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),
@@ -238,8 +240,6 @@ def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: lis
     """Every record (and published blob) in the site, for 'ikreport verify --site', and every
     file the build wrote but this one (``files``), so that 'ikreport publish' can refuse a
     file nobody built."""
-    import json
-
     body = {"schema": MANIFEST_SCHEMA, "records": record_ids, "blobs": blobs, "files": paths}
     return (json.dumps(body, sort_keys=True, indent=1) + "\n").encode("utf-8")
 
