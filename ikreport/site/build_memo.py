@@ -34,6 +34,11 @@ class Table:
         self._valid = valid
         self.now: dict[str, Any] = {}
 
+    @property
+    def kept(self) -> int:
+        """How many entries the last build kept (whatever their shape)."""
+        return len(self._kept)
+
     def get(self, key: str) -> Any:
         """The answer kept for ``key``; None when there is none of the table's shape."""
         value = self.now.get(key)
