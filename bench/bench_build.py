@@ -38,6 +38,7 @@ def main() -> None:
     from ikreport.collect.ncu_import import import_csv
     from ikreport.cli.main import one_pass
     from ikreport.site.build import build_site as library_build
+    from ikreport.store.stat_index import SETTLED_NS
 
     def build_site(*args: Any, **kwargs: Any) -> Any:  # as 'ikreport build' runs it: the CLI entry's gc settings
         with one_pass():
@@ -50,6 +51,9 @@ def main() -> None:
         work = Path(tmp)
         archive_dir = work / "archive"
         shutil.copytree(source, archive_dir, copy_function=os.link)  # records are read-only: links are safe
+        # linking gives every file a new ctime, and a build re-hashes a file changed within
+        # SETTLED_NS of the build that hashed it: wait, as an archive is written before it is built
+        time.sleep(SETTLED_NS / 1e9 + 0.1)
         archive = Archive.open(archive_dir)
         records = len(archive.record_ids())
         site, cache = work / "site", work / "cache"
@@ -84,7 +88,7 @@ def main() -> None:
         ("full build", f"{full_s:.1f} s", f"{full.pages_rendered / full_s:.1f} record pages/s", ">= 20 pages/s"),
         ("largest page", f"{largest_size / 1e6:.2f} MB", largest_name[:20] + "…", "<= 2 MB"),
         ("incremental (+1 record)", f"{inc_s:.2f} s", f"{100 * inc_s / full_s:.1f}% of full, "
-         f"{inc.pages_rendered} page(s) rendered", "<= 5%"),
+         f"{inc.pages_rendered} page(s) rendered", "<= 2%"),
         ("incremental == clean", "yes" if same else "NO", "byte for byte", "yes"),
         ("ikreport --help", f"{statistics.median(helps):.3f} s", "median of 5", "<= 0.3 s"),
         *verify_lines,

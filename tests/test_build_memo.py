@@ -85,3 +85,16 @@ def test_a_memo_that_cannot_be_kept_costs_only_time(tmp_path):
     table.put("k", 1)
     memo.save()  # nothing kept, no error
     assert BuildMemo(tmp_path / "not-a-folder" / "memo.json").table("pages", lambda v: True).get("k") is None
+
+
+def test_kept_json_reads_back_as_json_wrote_it(tmp_path):
+    # recall_json reads with orjson first; what only json reads (NaN, Infinity) must still read back
+    path = tmp_path / "kept.json"
+    value = {"ratio": float("inf"), "rows": [1, 2.5, "x", None], "big": 2**70}
+    keep(path, json.dumps(value))
+    back = recall_json(path)
+    assert back == value and isinstance(back["big"], int)
+    keep(path, json.dumps({"nan": float("nan")}))
+    assert recall_json(path)["nan"] != recall_json(path)["nan"]  # NaN, not None or a miss
+    keep(path, "{not json")
+    assert recall_json(path) is None

@@ -10,6 +10,8 @@ import functools
 import hashlib
 import json
 import re
+
+import orjson
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,9 +76,12 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     archive = archive.read_through(cache / OBJECTS)  # a bucket's objects are fetched once, then kept
     ids = archive.record_ids()
     archive.fetch("records", ids)
-    start_early(len(ids) - PageCache(cache / "pages").count(), workers)  # a guess: only time depends on it
     state_file = _state_path(cache, output)
     memo = BuildMemo(state_file.with_suffix(".memo.json"))  # what the last build of this site learnt
+    known = memo.table("pages", is_meta)
+    # a guess at how many pages need rendering (only time depends on it): this site's last
+    # build's pages, else all the cache holds, as a first build of a site may reuse another's
+    start_early(len(ids) - (known.kept or PageCache(cache / "pages").count()), workers)
     checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
     failures = checked.failures(strict)
     if failures:  # one line, as every error: 'ikreport check' lists them all
@@ -99,7 +104,6 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     page_cache = PageCache(cache / "pages")
     keys = {rid: record_page_key(rid, records, published, digest) for rid in sorted(records.records)}
     # a page or chart gone from the cache since is made again when the writer needs it (_kept_or)
-    known = memo.table("pages", is_meta)
     metas = {rid: known.get(key) or page_cache.get(key) for rid, key in keys.items()}
     chart_dir = cache / "charts"
     todo = [rid for rid, meta in metas.items() if meta is None]
@@ -174,7 +178,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     warnings = budget_warnings(files)
     state = write_site(files, output, parse_state(recall_json(state_file)), BUILT_PATHS)
     # if it cannot be kept, the next build writes every file again: slower, not wrong
-    keep(state_file, json.dumps(state, separators=(",", ":"), check_circular=False))
+    keep(state_file, orjson.dumps(state))
     memo.save()
     return BuildResult(len(pages) + len(listings) + len(keys), len(records.records), claims, tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),
@@ -238,8 +242,6 @@ def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], paths: lis
     """Every record (and published blob) in the site, for 'ikreport verify --site', and every
     file the build wrote but this one (``files``), so that 'ikreport publish' can refuse a
     file nobody built."""
-    import json
-
     body = {"schema": MANIFEST_SCHEMA, "records": record_ids, "blobs": blobs, "files": paths}
     return (json.dumps(body, sort_keys=True, indent=1) + "\n").encode("utf-8")
 

@@ -15,10 +15,11 @@ the entries the last build asked for or added, so it never outgrows the site.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from ikreport.store.cache import keep, recall_json
 
@@ -32,6 +33,11 @@ class Table:
         self._kept = kept
         self._valid = valid
         self.now: dict[str, Any] = {}
+
+    @property
+    def kept(self) -> int:
+        """How many entries the last build kept (whatever their shape)."""
+        return len(self._kept)
 
     def get(self, key: str) -> Any:
         """The answer kept for ``key``; None when there is none of the table's shape."""
@@ -68,4 +74,4 @@ class BuildMemo:
         """Keep what this build asked for and added, when it differs from what was kept."""
         body = {"version": VERSION, **{name: t.now for name, t in self._tables.items()}}
         if self.path is not None and body != self._kept:
-            keep(self.path, json.dumps(body, separators=(",", ":"), check_circular=False))  # if it cannot be, the next build reads the per-entry files
+            keep(self.path, orjson.dumps(body))  # if it cannot be, the next build reads the per-entry files
