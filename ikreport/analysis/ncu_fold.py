@@ -89,9 +89,9 @@ class LaunchCsv:
 
 @dataclass(frozen=True)
 class Profile:
-    """What a set of exports says: the per-kernel table, the launches a record keeps (the first
-    INLINE_LAUNCHES and the LONGEST_LAUNCHES longest), the facts and clocks its limitations and
-    provenance come from, and the per-launch CSV."""
+    """What a set of exports says: the per-kernel table, the launches a record keeps (all of
+    them up to INLINE_LAUNCHES, else the LONGEST_LAUNCHES longest), the facts and clocks its
+    limitations and provenance come from, and the per-launch CSV."""
 
     pages: dict[str, Page]  # export name -> page
     launch_count: int
@@ -101,20 +101,21 @@ class Profile:
     profiled_time_us: float | None
     facts: Facts
     clocks: dict[str, Tally]  # ncu_clocks.CLOCK_FIELDS -> the launches' values
-    kept: dict[int, Summary]  # launch row -> summary
+    kept: dict[int, Summary]  # launch row -> summary: the longest, and every launch of a small profile
     longest_rows: tuple[int, ...]  # the longest launches' rows, longest first (ties: earlier first)
     launch_csv: LaunchCsv
     messages: tuple[str, ...] = ()  # ncu's ==ERROR==/==WARNING== lines in the exports
 
     def launch(self, i: int) -> Summary:
-        """Launch row ``i``'s summary: one of the first INLINE_LAUNCHES or of the longest."""
+        """Launch row ``i``'s summary: one of the longest, or any of a profile of at most
+        INLINE_LAUNCHES launches."""
         return self.kept[i]
 
     @cached_property
     def launches(self) -> list[Summary]:
         """Every launch's summary, for a profile of at most INLINE_LAUNCHES launches."""
         if self.launch_count > INLINE_LAUNCHES:
-            raise ValueError(f"{self.launch_count} launches: only the first {INLINE_LAUNCHES} and the longest are kept")
+            raise ValueError(f"{self.launch_count} launches: only the {LONGEST_LAUNCHES} longest are kept")
         return [self.kept[i] for i in range(self.launch_count)]
 
     def longest(self, n: int) -> list[int]:
@@ -147,7 +148,8 @@ class _Kernels:
 
     def _grow(self, k: int) -> None:
         more = k - len(self.launches)
-        self.launches, self.timed = (np.concatenate([a, np.zeros(more, dtype=np.int64)]) for a in (self.launches, self.timed))
+        self.launches = np.concatenate([self.launches, np.zeros(more, dtype=np.int64)])
+        self.timed = np.concatenate([self.timed, np.zeros(more, dtype=np.int64)])
         self.total = np.concatenate([self.total, np.zeros(more)])
         self.low = np.concatenate([self.low, np.full(more, np.inf)])
         self.high = np.concatenate([self.high, np.full(more, -np.inf)])
@@ -209,7 +211,8 @@ class Fold:
     out: BinaryIO = field(default_factory=io.BytesIO)
     n: int = 0
     kernels: _Kernels = field(default_factory=_Kernels)
-    kept: dict[int, Summary] = field(default_factory=dict)
+    kept: dict[int, Summary] = field(default_factory=dict)  # row -> summary of the longest launches so far
+    head: list[tuple[LaunchTable, Derived, int]] = field(default_factory=list)  # (block, its columns, first row)
     top: list[tuple[float, int]] = field(default_factory=list)  # (-duration or 1.0 when untimed, row), in order
     times: list[np.ndarray] = field(default_factory=list)  # each block's durations in µs, 0 when untimed
     devices: set[str] = field(default_factory=set)
@@ -225,8 +228,9 @@ class Fold:
             return
         start, self.n = self.n, self.n + t.n
         self.kernels.add(t, d, start)
-        for i in range(min(t.n, INLINE_LAUNCHES - start)):
-            self.kept[start + i] = launch_summary(t, d, i, start)
+        # the blocks are kept while they could be every launch a record holds (summaries are
+        # made at the end, only if they are: 500 summaries cost as much as 20,000 launches' CSV)
+        self.head = self.head + [(t, d, start)] if self.n <= INLINE_LAUNCHES else []
         self._longest(t, d, start)
         self.times.append(np.where(np.isnan(d.duration_us), 0.0, d.duration_us))
         self.devices.update(v for v in t.text["device"] if v)
@@ -247,8 +251,7 @@ class Fold:
         rows = np.lexsort((np.arange(t.n), -times))[:LONGEST_LAUNCHES]
         merged = sorted(self.top + [(float(-times[r]), start + int(r)) for r in rows])[:LONGEST_LAUNCHES]
         for _, row in set(self.top) - set(merged):
-            if row >= INLINE_LAUNCHES:
-                del self.kept[row]
+            del self.kept[row]
         for _, row in merged:
             if row >= start and row not in self.kept:
                 self.kept[row] = launch_summary(t, d, row - start, start)
@@ -259,9 +262,12 @@ class Fold:
         times = np.concatenate(self.times) if self.times else np.zeros(0)
         profiled = float(times.sum())
         self.out.flush()
+        for t, d, start in self.head:  # a profile of at most INLINE_LAUNCHES: its record holds them all
+            self.kept.update((start + i, launch_summary(t, d, i, start)) for i in range(t.n))
         return Profile(
             pages=pages, launch_count=self.n, kernels=self.kernels.summaries(profiled),
             devices=sorted(self.devices), compute_capabilities=sorted(self.ccs),
-            profiled_time_us=round(profiled, 3) if self.facts.timed else None, facts=self.facts, clocks=self.clocks, kept=self.kept, longest_rows=tuple(row for _, row in self.top),
+            profiled_time_us=round(profiled, 3) if self.facts.timed else None, facts=self.facts, clocks=self.clocks,
+            kept=self.kept, longest_rows=tuple(row for _, row in self.top),
             launch_csv=LaunchCsv(self.out, self.digest.hexdigest(), self.size), messages=messages,
         )

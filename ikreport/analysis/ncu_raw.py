@@ -4,7 +4,9 @@ Layout: header row of metric names (``gpu__time_duration.sum``...), then a units
 (``ns``, ``%``, ``byte``, ``""``), then one row per launch. Values may carry thousands
 separators (``"2,104,704"``, ``"112,183.50"``), be ``n/a``, or be strings in columns that
 look numeric. Only the columns a summary needs are parsed, column-wise with pyarrow and
-numpy, so a 20,000-launch export with 475 columns costs little more than reading it.
+numpy, so a 20,000-launch export with 475 columns costs little more than reading it, and a
+block of rows at a time (``raw_blocks``), so the page's launches are never whole in memory
+unless the caller joins the blocks (``LaunchTable.concat``, to merge with a details page).
 A row of another width than the header (cut short, or its quoting broken) is refused, naming
 its line: skipping it would drop a launch without a word.
 """
