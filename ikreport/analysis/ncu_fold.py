@@ -16,6 +16,7 @@ distinct clock value (ncu_clocks.Tally). Nothing else grows with the launch coun
 
 from __future__ import annotations
 
+import array
 import hashlib
 import io
 from dataclasses import dataclass, field
@@ -214,7 +215,9 @@ class Fold:
     kept: dict[int, Summary] = field(default_factory=dict)  # row -> summary of the longest launches so far
     head: list[tuple[LaunchTable, Derived, int]] = field(default_factory=list)  # (block, its columns, first row)
     top: list[tuple[float, int]] = field(default_factory=list)  # (-duration or 1.0 when untimed, row), in order
-    times: list[np.ndarray] = field(default_factory=list)  # each block's durations in µs, 0 when untimed
+    # every launch's duration in µs (0 when untimed), 8 bytes each: an array.array grows in
+    # place (realloc) and numpy reads it without a copy, where joining blocks would copy them all
+    times: array.array[float] = field(default_factory=lambda: array.array("d"))
     devices: set[str] = field(default_factory=set)
     ccs: set[str] = field(default_factory=set)
     clocks: dict[str, Tally] = field(default_factory=lambda: {name: Tally() for name in CLOCK_FIELDS})
@@ -232,7 +235,7 @@ class Fold:
         # made at the end, only if they are: 500 summaries cost as much as 20,000 launches' CSV)
         self.head = self.head + [(t, d, start)] if self.n <= INLINE_LAUNCHES else []
         self._longest(t, d, start)
-        self.times.append(np.where(np.isnan(d.duration_us), 0.0, d.duration_us))
+        self.times.frombytes(np.where(np.isnan(d.duration_us), 0.0, d.duration_us).tobytes())
         self.devices.update(v for v in t.text["device"] if v)
         self.ccs.update(v for v in t.text["cc"] if v)
         for name, tally in self.clocks.items():
@@ -259,8 +262,7 @@ class Fold:
 
     def profile(self, pages: dict[str, Page], messages: tuple[str, ...] = ()) -> Profile:
         """The profile of every block added."""
-        times = np.concatenate(self.times) if self.times else np.zeros(0)
-        profiled = float(times.sum())
+        profiled = float(np.frombuffer(self.times, dtype=np.float64).sum())
         self.out.flush()
         for t, d, start in self.head:  # a profile of at most INLINE_LAUNCHES: its record holds them all
             self.kept.update((start + i, launch_summary(t, d, i, start)) for i in range(t.n))
