@@ -23,7 +23,7 @@ from ikreport.analysis.ncu_summary import derive
 from ikreport.analysis.ncu_table import LaunchTable
 from ikreport.collect import big_export, ncu_import
 from ikreport.collect.context import Context
-from ikreport.errors import ImplausibleValueError
+from ikreport.errors import ImplausibleValueError, TruncatedExportError
 from ikreport.store import profile_data
 from ikreport.store.archive import Archive
 
@@ -118,6 +118,19 @@ def test_a_bad_value_deep_in_a_streamed_export_is_refused_naming_its_line(tmp_pa
         imported(tmp_path, [path], monkeypatch, block, streamed)
     assert str(caught.value).startswith(f"{path}:{line}: duration_ns is -")
     assert not list(Path(tmp_path).glob("a-*/blobs/*/*"))  # nothing written
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "read-whole"])
+@pytest.mark.parametrize("block", [4096, ONE_BLOCK])
+def test_a_short_row_deep_in_an_export_is_refused_naming_its_line(tmp_path, monkeypatch, block, streamed):
+    lines = varied(tmp_path, 60).read_text("utf-8").split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith('"57",'))
+    lines[at] = lines[at][:lines[at].rindex(',"')]  # its last field lost: quotes still close
+    path = tmp_path / "short.csv"
+    path.write_text("\n".join(lines), "utf-8")
+    with pytest.raises(TruncatedExportError) as caught:
+        imported(tmp_path, [path], monkeypatch, block, streamed)
+    assert str(caught.value).startswith(f"{path}:{at + 1}: a row of ")
 
 
 def test_the_launches_a_record_keeps_are_the_first_and_the_longest(tmp_path, monkeypatch):
