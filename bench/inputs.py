@@ -49,8 +49,7 @@ def big_archive(profiles: int, launches: int, path: Path | None = None) -> Path:
     import os
 
     from ikreport.store import records
-    from ikreport.analysis.ncu import Profile, read_exports
-    from ikreport.analysis.ncu_summary import by_kernel, derive
+    from ikreport.analysis.ncu import read_page, summarise
     from ikreport.store.archive import Archive
     from ikreport.collect.context import Context
     from ikreport.collect.env import write_env_record
@@ -75,17 +74,13 @@ def big_archive(profiles: int, launches: int, path: Path | None = None) -> Path:
               "samples": []},
         limitations=["Generated for the benchmark: not a measurement."], environment=env, cites=[env])
     archive.put_record(peak)
-    base = read_exports({"b200.csv": big_raw_export(launches).read_bytes()})
-    names = [f"{k}_v{i % 25}" for i, k in enumerate(base.table.kernels)]
+    page, table, _ = read_page(big_raw_export(launches).read_bytes(), "b200.csv")
+    table.kernels = [f"{k}_v{i % 25}" for i, k in enumerate(table.kernels)]
+    original = table.fields["duration_ns"].copy()
     for n in range(profiles):
-        table = base.table
-        table.kernels = names
         scale = 1.0 + n / profiles
-        original = table.fields["duration_ns"].copy()
         table.fields["duration_ns"] = original * scale
-        derived = derive(table)
-        profile = Profile(pages=base.pages, table=table, derived=derived, kernels=by_kernel(table, derived),
-                          devices=base.devices, compute_capabilities=base.compute_capabilities)
+        profile = summarise(table, {"b200.csv": page})
         sources = launch_table_source(archive, profile)
         record = records.new_record(
             "ncu-profile", f"Bench profile {n:04d}", collected_at="2026-12-02T00:00:00Z",
@@ -95,7 +90,6 @@ def big_archive(profiles: int, launches: int, path: Path | None = None) -> Path:
             limitations=[x for x in profile_limitations(profile, "NVIDIA B200") if x != LIMIT_IMPORTED]
             + ["Generated for the benchmark from a real B200 export: not a measurement."])
         archive.put_record(record)
-        table.fields["duration_ns"] = original
     return path
 
 

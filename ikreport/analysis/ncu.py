@@ -1,78 +1,75 @@
 """Read one or two ncu CSV exports (any page, any release) into a profile.
 
 The single entry point for importers: ``read_exports({"name.csv": text, ...})`` detects
-each export's page, parses it, merges raw with details, and derives the summaries.
+each export's page, parses it, merges raw with details, and folds the launches into the
+profile (analysis/ncu_fold.py). One export alone is folded a block of rows at a time as it is
+read, so a big raw export is never whole in memory; a raw and a details page are read whole,
+merged, and folded as one block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
-
-import numpy as np
+from collections.abc import Iterator, Mapping
+from typing import BinaryIO
 
 from ikreport.analysis.ncu_details import parse_details
 from ikreport.analysis.ncu_export import Export, Page, locate
-from ikreport.analysis.ncu_raw import parse_raw
-from ikreport.analysis.ncu_summary import Derived, Summary, by_kernel, derive, launch_csv, launch_summary
+from ikreport.analysis.ncu_fold import Fold, Profile
+from ikreport.analysis.ncu_raw import raw_blocks
+from ikreport.analysis.ncu_summary import derive
 from ikreport.analysis.ncu_table import LaunchTable, check_same_run, merge
 from ikreport.errors import NcuExportError
 
+__all__ = ["Profile", "read_exports", "read_page", "summarise"]
 
-@dataclass(frozen=True)
-class Profile:
-    """What a set of exports says, as columns plus the per-kernel summaries."""
 
-    pages: dict[str, Page]  # export name -> page
-    table: LaunchTable
-    derived: Derived
-    kernels: list[Summary]
-    devices: list[str]  # GPU names the exports name, sorted
-    compute_capabilities: list[str]
-    messages: tuple[str, ...] = ()  # ncu's ==ERROR==/==WARNING== lines in the exports
-    _cache: dict[str, object] = field(default_factory=dict, compare=False)
+def _blocks(export: Export) -> Iterator[LaunchTable]:
+    """An export's launches, a block of rows at a time (a details page is one block)."""
+    if export.page == "raw":
+        yield from raw_blocks(export)
+    else:
+        yield parse_details(export)
 
-    @property
-    def launch_count(self) -> int:
-        return self.table.n
 
-    @property
-    def profiled_time_us(self) -> float | None:
-        times = self.derived.duration_us
-        return round(float(np.nansum(times)), 3) if (~np.isnan(times)).any() else None
+def _no_launches(name: str, page: Page) -> NcuExportError:
+    return NcuExportError(f"{name}: the {page} page has a header but no kernel launches")
 
-    def launch(self, i: int) -> Summary:
-        return launch_summary(self.table, self.derived, i)
 
-    @cached_property
-    def launches(self) -> list[Summary]:
-        """Every launch's summary (builds one dict per launch: for small profiles and tests)."""
-        return [self.launch(i) for i in range(self.table.n)]
-
-    def longest(self, n: int) -> list[int]:
-        """Rows of the ``n`` longest launches, in profiling order."""
-        times = np.where(np.isnan(self.derived.duration_us), -1.0, self.derived.duration_us)
-        order = np.lexsort((np.arange(self.table.n), -times))[:n]
-        return sorted(int(i) for i in order)
-
-    def csv(self) -> bytes:
-        return launch_csv(self.table, self.derived)
+def _fold(launch_csv: BinaryIO | None) -> Fold:
+    return Fold() if launch_csv is None else Fold(launch_csv)
 
 
 def read_page(data: bytes | str | Export, name: str) -> tuple[Page, LaunchTable, tuple[str, ...]]:
     """One export's page, its launches, and ncu's own error and warning lines in it (``data``
     may be an export already located, e.g. a big one streamed from its file)."""
     export = data if isinstance(data, Export) else locate(data, name)
-    table = parse_raw(export) if export.page == "raw" else parse_details(export)
+    table = LaunchTable.concat(list(_blocks(export)))
     if table.n == 0:
-        raise NcuExportError(f"{name}: the {export.page} page has a header but no kernel launches")
+        raise _no_launches(name, export.page)
     return export.page, table, export.messages
 
 
-def read_exports(texts: Mapping[str, bytes | str | Export]) -> Profile:
+def summarise(table: LaunchTable, pages: dict[str, Page], messages: tuple[str, ...] = (),
+              launch_csv: BinaryIO | None = None) -> Profile:
+    """The profile of one whole table of launches, folded as one block."""
+    fold = _fold(launch_csv)
+    fold.add(table, derive(table))
+    return fold.profile(pages, messages)
+
+
+def read_exports(texts: Mapping[str, bytes | str | Export], launch_csv: BinaryIO | None = None) -> Profile:
     """Parse at most one raw and one details export, as UTF-8 bytes or text or located
-    exports (names are used in error messages)."""
+    exports (names are used in error messages). The per-launch CSV is written to
+    ``launch_csv`` as it is made (kept in memory when none is given)."""
+    if len(texts) == 1:  # one page: folded a block of rows at a time, never whole
+        [(name, data)] = texts.items()
+        export = data if isinstance(data, Export) else locate(data, name)
+        fold = _fold(launch_csv)
+        for block in _blocks(export):
+            fold.add(block, derive(block))
+        if not fold.n:
+            raise _no_launches(name, export.page)
+        return fold.profile({name: export.page}, export.messages)
     pages: dict[str, Page] = {}
     found: dict[Page, LaunchTable] = {}
     messages: list[str] = []
@@ -87,11 +84,4 @@ def read_exports(texts: Mapping[str, bytes | str | Export]) -> Profile:
     if "raw" in found and "details" in found:
         by_page = {p: n for n, p in pages.items()}
         check_same_run(found["raw"], found["details"], by_page["raw"], by_page["details"])
-    table = merge(found.get("raw"), found.get("details"))
-    derived = derive(table)
-    return Profile(
-        pages=pages, table=table, derived=derived, kernels=by_kernel(table, derived),
-        devices=sorted({d for d in table.text["device"] if d}),
-        compute_capabilities=sorted({c for c in table.text["cc"] if c}),
-        messages=tuple(messages),
-    )
+    return summarise(merge(found.get("raw"), found.get("details")), pages, tuple(messages), launch_csv)

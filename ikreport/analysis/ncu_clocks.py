@@ -43,27 +43,58 @@ def durations_ns(fields: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]
     return np.where(use, derived, measured), use
 
 
-def _median(values: np.ndarray) -> float | None:
-    known = values[values > 0]
-    return float(np.median(known)) if len(known) else None
+CLOCK_FIELDS = ("sm_hz", "dram_hz", "max_sm_khz")  # the columns clock_summary takes medians of
 
 
-def clock_summary(fields: dict[str, np.ndarray], max_sm_khz: float | None = None,
+class Tally:
+    """The positive values of a column and how often each occurs, added a block of launches at
+    a time: an exact median without a value kept per launch (a clock column holds few distinct
+    values: ncu prints a clock to a few digits, and the device's top clock is one value)."""
+
+    def __init__(self) -> None:
+        self.values = np.zeros(0)  # distinct, ascending
+        self.counts = np.zeros(0, dtype=np.int64)
+
+    def add(self, column: np.ndarray) -> None:
+        """Count the positive values of one block of launches (NaN and <= 0 give no clock)."""
+        new, counts = np.unique(column[column > 0], return_counts=True)
+        if not len(new):
+            return
+        values, where = np.unique(np.concatenate([self.values, new]), return_inverse=True)
+        merged = np.zeros(len(values), dtype=np.int64)
+        np.add.at(merged, where, np.concatenate([self.counts, counts]))
+        self.values, self.counts = values, merged
+
+    @property
+    def count(self) -> int:
+        return int(self.counts.sum())
+
+    def median(self) -> float | None:
+        """numpy's median of the values counted: the middle one, or the mean of the middle two."""
+        n = self.count
+        if not n:
+            return None
+        ends = np.cumsum(self.counts)  # the value at sorted position p is the first with ends > p
+        low, high = (self.values[np.searchsorted(ends, p, side="right")] for p in ((n - 1) // 2, n // 2))
+        return float((low + high) / 2)  # as np.median; exact when the two are one value
+
+
+def clock_summary(tallies: dict[str, Tally], max_sm_khz: float | None = None,
                   max_source: str | None = None) -> dict[str, Any] | None:
     """What the exports say of the clocks: the median SM (and DRAM) clock over the launches
     that give one, and the device's top SM clock with where it came from; None when no launch
-    gives an SM clock. ``max_sm_khz`` (e.g. from a session page) wins over the export's column."""
-    sm = _median(fields["sm_hz"])
+    gives an SM clock. ``tallies`` counts the launches' CLOCK_FIELDS; ``max_sm_khz`` (e.g. from
+    a session page) wins over the export's column."""
+    sm = tallies["sm_hz"].median()
     if sm is None:
         return None
-    out: dict[str, Any] = {"sm_hz": round(sm), "sm_source": SOURCES["sm_hz"],
-                           "launches": int((fields["sm_hz"] > 0).sum())}
-    dram = _median(fields["dram_hz"])
+    out: dict[str, Any] = {"sm_hz": round(sm), "sm_source": SOURCES["sm_hz"], "launches": tallies["sm_hz"].count}
+    dram = tallies["dram_hz"].median()
     if dram is not None:
         out["dram_hz"] = round(dram)
         out["dram_source"] = SOURCES["dram_hz"]
     if max_sm_khz is None:
-        max_sm_khz = _median(fields["max_sm_khz"])
+        max_sm_khz = tallies["max_sm_khz"].median()
         max_source = SOURCES["max_sm_khz"]
     if max_sm_khz:
         out["max_sm_hz"] = round(max_sm_khz * 1e3)

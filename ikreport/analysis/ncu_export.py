@@ -17,7 +17,7 @@ from __future__ import annotations
 import codecs
 import csv
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -57,13 +57,21 @@ class Export:
     file: str | None = None
     file_offset: int = 0
 
-    def whole_body(self) -> bytes:
-        """Every body line, read from the file for a streamed export (error path only)."""
+    def body_lines(self) -> Iterator[bytes]:
+        """Every body line without its line end, as splitting the body at line ends gives them; for a
+        streamed export read from the file a line at a time, so naming a line deep in an export
+        of millions of launches never holds the file whole (error path only)."""
         if self.file is None:
-            return bytes(self.body)
+            yield from bytes(self.body).split(b"\n")
+            return
         with open(self.file, "rb") as f:
             f.seek(self.file_offset)
-            return f.read()
+            ended = True
+            for line in f:
+                ended = line.endswith(b"\n")
+                yield line[:-1] if ended else line
+            if ended:  # split gives an empty last piece after a last line end
+                yield b""
 
     def file_line(self, body_line: int) -> int:
         """The file's line number (from 1) of body line ``body_line`` (from 0). Error path only:
@@ -80,15 +88,15 @@ class Export:
 
     def row_line(self, row: bytes) -> int:
         """The file line of the first body line that is ``row`` (error path only)."""
-        body = self.whole_body()
-        found = re.search(rb"^" + re.escape(row.rstrip(b"\r")) + rb"\r?$", body, re.MULTILINE)
-        return self.file_line(body.count(b"\n", 0, found.start()) if found else 0)
+        wanted = row.rstrip(b"\r")
+        return self.file_line(next((index for index, line in enumerate(self.body_lines())
+                                    if line in (wanted, wanted + b"\r")), 0))
 
     def record_line(self, record: int, skip: int = 0) -> int:
         """The file line of CSV record ``record`` (from 0) after the first ``skip`` body lines,
         not counting blank lines, which CSV readers pass over (error path only)."""
         seen = -1
-        for index, line in enumerate(self.whole_body().split(b"\n")):
+        for index, line in enumerate(self.body_lines()):
             if index >= skip and line.strip(b"\r"):
                 seen += 1
                 if seen == record:

@@ -4,7 +4,9 @@ Layout: header row of metric names (``gpu__time_duration.sum``...), then a units
 (``ns``, ``%``, ``byte``, ``""``), then one row per launch. Values may carry thousands
 separators (``"2,104,704"``, ``"112,183.50"``), be ``n/a``, or be strings in columns that
 look numeric. Only the columns a summary needs are parsed, column-wise with pyarrow and
-numpy, so a 20,000-launch export with 475 columns costs little more than reading it.
+numpy, so a 20,000-launch export with 475 columns costs little more than reading it, and a
+block of rows at a time (``raw_blocks``), so the page's launches are never whole in memory
+unless the caller joins the blocks (``LaunchTable.concat``, to merge with a details page).
 A row of another width than the header (cut short, or its quoting broken) is refused, naming
 its line: skipping it would drop a launch without a word.
 """
@@ -129,6 +131,7 @@ class _Columns:
     roof: dict[str, int]  # ncu roofline section metric -> column
     flops: dict[str, int]
     stalls: dict[str, int]  # reason -> column, from the one stall source the page is read by
+    stall_source: str | None
 
 
 @dataclass(frozen=True)
@@ -140,11 +143,11 @@ class _Part:
     stalls: dict[str, np.ndarray]
     flops: np.ndarray
     sass: np.ndarray
-    problems: dict[int, list[str]]  # launch row (in the whole page) -> what was unreadable
+    problems: dict[int, list[str]]  # launch row (in the block) -> what was unreadable
 
 
-def _convert(table: pa.Table, start: int, columns: _Columns) -> _Part:
-    """Read one block of rows (the first is launch ``start``) into numbers and text."""
+def _convert(table: pa.Table, columns: _Columns) -> _Part:
+    """Read one block of rows into numbers and text."""
     n = table.num_rows
     units = columns.units
 
@@ -167,7 +170,7 @@ def _convert(table: pa.Table, start: int, columns: _Columns) -> _Part:
         if bad.any():
             cells = column(i).to_pylist()
             for row in np.flatnonzero(bad):
-                problems.setdefault(start + int(row), []).append(f"{field}: {cells[row]!r} {unit!r}")
+                problems.setdefault(int(row), []).append(f"{field}: {cells[row]!r} {unit!r}")
         fields[field] = values
     for field, dims in (("grid", "grid_dims"), ("block", "block_dims")):
         if field not in fields and dims in text:
@@ -195,7 +198,9 @@ def _convert(table: pa.Table, start: int, columns: _Columns) -> _Part:
     return _Part(text=text, fields=fields, stalls=stalls, flops=flops, sass=sass, problems=problems)
 
 
-def parse_raw(export: Export) -> LaunchTable:
+def _plan(export: Export) -> tuple[_Columns, list[int]] | None:
+    """Which columns hold what, from the header and units row, and the columns to read; None
+    when the page has no rows."""
     if not len(export.body):
         raise TruncatedExportError(f"{export.name}: the raw page has a header but no units row; export it again")
     first = bytes(export.body[:65536 * 16])
@@ -222,40 +227,39 @@ def parse_raw(export: Export) -> LaunchTable:
     # the metrics behind ncu's roofline sections (--set full), read as the sections read them
     roof_cols = {name: i for name, i in col.items() if metric_label(name) != name}
     if b"\n" not in first:
-        return LaunchTable(ids=[], kernels=[], text={}, fields={})
+        return None
     wanted = sorted({*text_cols.values(), *field_cols.values(), *flop_cols.values(), *roof_cols.values(),
                      *(i for reasons in stall_cols.values() for i in reasons.values())})
     source = next((s for s, _ in STALL_PATTERNS if s in stall_cols), None)
     columns = _Columns(units=units, text=text_cols, fields=field_cols, roof=roof_cols, flops=flop_cols,
-                       stalls=dict(sorted(stall_cols.get(source, {}).items())) if source else {})
-    parts: list[_Part] = []
-    text: dict[str, list[str]] = {role: [] for role in text_cols}
-    shared: dict[str, str] = {}  # one str object per distinct kernel name, device, grid...: they repeat
-    start = 0
-    for batch in _batches(export, wanted):  # each block of rows folded into columns as it comes
-        part = _convert(batch, start, columns)
-        for role, cells in part.text.items():
-            text[role] += cells if role == "id" else [shared.setdefault(v, v) for v in cells]
-        part.text.clear()  # its cells are in ``text`` now (repeated ones as the shared str)
-        parts.append(part)
-        start += batch.num_rows
-    if not parts:
-        return LaunchTable(ids=[], kernels=[], text={}, fields={})
-    n = start
-    # a column's blocks are let go as soon as it is joined, so the blocks and the joined
-    # columns are not all held at once
-    fields = {f: np.concatenate([part.fields.pop(f) for part in parts]) for f in list(parts[0].fields)}
-    stalls = {r: np.concatenate([part.stalls.pop(r) for part in parts]) for r in list(parts[0].stalls)}
-    flops = np.concatenate([part.flops for part in parts])
-    sass = np.concatenate([part.sass for part in parts])
-    problems = {row: said for part in parts for row, said in part.problems.items()}
-    table = LaunchTable(
-        ids=text["id"], kernels=text.get("kernel", [""] * n),
-        text={k: [v or None for v in text[k]] for k in ("device", "cc", "grid_dims", "block_dims") if k in text},
-        fields=fields, stalls=stalls, stall_source=source if stalls else None, flops=flops, flops_sass=sass,
-        problems=problems,
-    )
-    # launch row i is CSV record i after the units row (body line 0)
-    check_plausible(table, lambda i, _field: f"{export.name}:{export.record_line(i, skip=1)}")
-    return table
+                       stalls=dict(sorted(stall_cols.get(source, {}).items())) if source else {},
+                       stall_source=source)
+    return columns, wanted
 
+
+def raw_blocks(export: Export) -> Iterator[LaunchTable]:
+    """The page's launches a block of rows at a time, in profiling order, each refused as it
+    comes if it holds a value no GPU can produce (naming the value's file line): the reader of
+    a big export that never holds it whole. Repeated text (kernel names, device, grid) shares
+    one ``str`` across blocks."""
+    plan = _plan(export)
+    if plan is None:
+        return
+    columns, wanted = plan
+    shared: dict[str, str] = {}
+    start = 0
+    for batch in _batches(export, wanted):
+        part = _convert(batch, columns)
+        n = batch.num_rows
+        text = {role: cells if role == "id" else [shared.setdefault(v, v) for v in cells]
+                for role, cells in part.text.items()}
+        table = LaunchTable(
+            ids=text["id"], kernels=text.get("kernel", [""] * n),
+            text={k: [v or None for v in text[k]] for k in ("device", "cc", "grid_dims", "block_dims") if k in text},
+            fields=part.fields, stalls=part.stalls, stall_source=columns.stall_source if part.stalls else None,
+            flops=part.flops, flops_sass=part.sass, problems=part.problems,
+        )
+        # launch row i is CSV record i after the units row (body line 0)
+        check_plausible(table, lambda i, _field, at=start: f"{export.name}:{export.record_line(at + i, skip=1)}")
+        yield table
+        start += n

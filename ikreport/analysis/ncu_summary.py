@@ -1,5 +1,7 @@
-"""Turn a LaunchTable into summaries: per launch (for the launches a record keeps), per
-kernel, and as a per-launch CSV table. Derived values are computed column-wise.
+"""Turn a LaunchTable into summaries: per launch (for the launches a record keeps) and as rows
+of the per-launch CSV table. Derived values are computed column-wise, and row by row alike, so
+a block of rows gives what the whole table gives for those rows (the per-kernel figures are
+folded from such blocks in ncu_fold.py).
 
 Derived values: DRAM GB/s (bytes moved / duration, else ncu's own DRAM byte rate), the
 occupancy limiter, the top warp-stall reasons as % of warp-active cycles with the coverage of
@@ -251,11 +253,12 @@ def _num(x: float, digits: int | None = None) -> float | int | None:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
-def launch_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
-    """The summary of launch row ``i``: the fields a record keeps for one launch."""
+def launch_summary(t: LaunchTable, d: Derived, i: int, start: int = 0) -> Summary:
+    """The summary of launch row ``i`` of ``t``, a block of rows whose first is launch
+    ``start`` of the page: the fields a record keeps for one launch."""
     f = t.fields
     return {
-        "index": i,
+        "index": start + i,
         "id": t.ids[i],
         "kernel": t.kernels[i],
         "device": t.text["device"][i],
@@ -324,46 +327,6 @@ def roofline_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
     return {key: value for key, value in fields.items() if value is not None}
 
 
-def by_kernel(t: LaunchTable, d: Derived) -> list[Summary]:
-    """Per kernel name: launches, total/mean/min/max time, share of profiled time, the most
-    common bound label, and the summary of its first launch. Longest total time first."""
-    codes: dict[str, int] = {}
-    code = np.array([codes.setdefault(k, len(codes)) for k in t.kernels], dtype=np.int64)
-    k = len(codes)
-    timed = ~np.isnan(d.duration_us)
-    times = np.where(timed, d.duration_us, 0.0)
-    total = np.bincount(code, weights=times, minlength=k)
-    count_timed = np.bincount(code, weights=timed.astype(float), minlength=k)
-    launches = np.bincount(code, minlength=k)
-    low = np.full(k, np.inf)
-    high = np.full(k, -np.inf)
-    np.minimum.at(low, code[timed], d.duration_us[timed])
-    np.maximum.at(high, code[timed], d.duration_us[timed])
-    first = np.full(k, t.n)
-    np.minimum.at(first, code, np.arange(t.n))
-    votes = np.bincount(code * len(LABELS) + d.bound, minlength=k * len(LABELS)).reshape(k, len(LABELS))
-    profiled = float(times.sum())
-    out = []
-    for name, c in codes.items():
-        has = count_timed[c] > 0
-        bound = int(np.argmax(votes[c]))
-        out.append({
-            "kernel": name,
-            "launches": int(launches[c]),
-            "first_index": int(first[c]),
-            "total_us": round(float(total[c]), 3) if has else None,
-            "mean_us": round(float(total[c] / count_timed[c]), 3) if has else None,
-            "min_us": float(low[c]) if has else None,
-            "max_us": float(high[c]) if has else None,
-            "share_pct": round(100 * float(total[c]) / profiled, 1) if has and profiled else None,
-            "bound": LABELS[bound],
-            "bound_launches": int(votes[c][bound]),
-            "first_launch": launch_summary(t, d, int(first[c])),
-            **_derived_flag(d, code == c),
-        })
-    return sorted(out, key=lambda x: (-(x["total_us"] or 0.0), x["kernel"]))
-
-
 CSV_COLUMNS = ("index", "id", "kernel", "duration_us", "dram_gbs", "dram_pct", "sm_pct", "mem_pct", "memory_pct",
                "occupancy_achieved_pct", "occupancy_theoretical_pct", "occupancy_limiter", "registers", "grid",
                "block", "flops", "bound")
@@ -372,10 +335,12 @@ CSV_COLUMNS = ("index", "id", "kernel", "duration_us", "dram_gbs", "dram_pct", "
 CSV_SLICE = 20_000  # rows of the launch CSV converted and written at a time
 
 
-def launch_csv(t: LaunchTable, d: Derived) -> bytes:
-    """Every launch as CSV (one row each, profiling order): the table a big profile's record
-    cites as a blob. Deterministic for the same input. Text cells are neutralised against
-    CSV injection (``ikreport.csv_cells``); readers undo it with ``csv_cells.restore``."""
+def launch_csv(t: LaunchTable, d: Derived, start: int = 0) -> bytes:
+    """The launches of ``t`` as CSV rows (one each, profiling order), ``t`` being a block of rows
+    whose first is launch ``start``; the header comes with the block at 0. Joined, the blocks'
+    rows are the table a big profile's record cites as a blob, whatever the blocks: each cell is
+    formatted alone. Text cells are neutralised against CSV injection (``ikreport.csv_cells``);
+    readers undo it with ``csv_cells.restore``."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -386,7 +351,7 @@ def launch_csv(t: LaunchTable, d: Derived) -> bytes:
     codes, where = np.unique(d.limiter, return_inverse=True)  # a few codes, named once each, not per launch
     limiter = np.array([limiter_name(int(c)) or "" for c in codes], dtype=object)[where]
     columns = {
-        "index": np.arange(t.n), "id": t.ids, "kernel": t.kernels,
+        "index": start + np.arange(t.n), "id": t.ids, "kernel": t.kernels,
         "duration_us": np.round(d.duration_us, 3), "dram_gbs": np.round(d.dram_gbs, 1),
         "dram_pct": f["dram_pct"], "sm_pct": f["sm_pct"], "mem_pct": f["mem_pct"], "memory_pct": d.memory_pct,
         "occupancy_achieved_pct": f["occupancy_achieved_pct"],
@@ -397,8 +362,9 @@ def launch_csv(t: LaunchTable, d: Derived) -> bytes:
     out = io.BytesIO()
     # written CSV_SLICE rows at a time: a whole table of a 200,000-launch profile's text
     # cells (twice, neutralised) cost about 100 MB at the peak of an import
-    for start in range(0, max(t.n, 1), CSV_SLICE):
-        part = {name: column(columns[name][start:start + CSV_SLICE]) for name in CSV_COLUMNS}
+    for at in range(0, max(t.n, 1), CSV_SLICE):
+        part = {name: column(columns[name][at:at + CSV_SLICE]) for name in CSV_COLUMNS}
         # kernel names and ids are anyone's text: no cell may reach a spreadsheet as a formula
-        pacsv.write_csv(neutralise(pa.table(part)), out, write_options=pacsv.WriteOptions(include_header=start == 0))
+        pacsv.write_csv(neutralise(pa.table(part)), out,
+                        write_options=pacsv.WriteOptions(include_header=start == 0 and at == 0))
     return out.getvalue()

@@ -54,6 +54,28 @@ class LaunchTable:
         return len(self.ids)
 
     @classmethod
+    def concat(cls, blocks: list[LaunchTable]) -> LaunchTable:
+        """One table of blocks of rows read in turn (a page's launches, whole). A block's
+        columns are let go as they are joined, so the blocks and the whole are not all held at
+        once; a field every block lacks stays the one shared read-only column."""
+        if len(blocks) == 1:
+            return blocks[0]
+        offsets = np.cumsum([0] + [b.n for b in blocks])
+        first = blocks[0] if blocks else cls(ids=[], kernels=[], text={}, fields={})
+        fields = {name: np.concatenate([b.fields.pop(name) for b in blocks]) for name in list(first.fields)
+                  if any(b.fields[name].flags.writeable for b in blocks)}
+        return cls(
+            ids=[i for b in blocks for i in b.ids], kernels=[k for b in blocks for k in b.kernels],
+            text={name: [v for b in blocks for v in b.text[name]] for name in TEXT}, fields=fields,
+            stalls={r: np.concatenate([b.stalls.pop(r) for b in blocks]) for r in list(first.stalls)},
+            stall_source=first.stall_source,
+            flops=np.concatenate([b.flops for b in blocks]) if blocks else None,  # type: ignore[misc]
+            flops_sass=np.concatenate([b.flops_sass for b in blocks]) if blocks else None,  # type: ignore[misc]
+            problems={start + i: said for b, start in zip(blocks, offsets) for i, said in b.problems.items()},
+            rules={start + i: said for b, start in zip(blocks, offsets) for i, said in b.rules.items()},
+        )
+
+    @classmethod
     def from_launches(cls, launches: list[Launch]) -> LaunchTable:
         """Columns from per-launch objects (the details reader's rows come one metric at a time)."""
         n = len(launches)

@@ -6,15 +6,14 @@ per-kernel table, and the limitations that follow from what an export does not s
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from ikreport.claims.kernel_names import profile_title
 from ikreport.store import records
 from ikreport.analysis.ncu import Profile, read_exports
-import numpy as np
-
-from ikreport.analysis.ncu_summary import LABELS, SOL_RULE
+from ikreport.analysis.ncu_summary import SOL_RULE
 from ikreport.store.archive import Archive, sha256
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.ncu_session import SESSION_ROLE, check_session, method, observed_limitation, provenance_data, split_session
@@ -24,7 +23,7 @@ from ikreport.errors import NcuExportError
 from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE, ONE_RUN
-from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
+from ikreport.store.profile_data import INLINE_LAUNCHES, LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
 
 BIG_EXPORT = 10_000_000  # bytes: an import this big takes long enough to say what it is doing
 LIMIT_REPLAY = (
@@ -51,9 +50,9 @@ LIMIT_NO_SOL = (
 def sol_limitation(profile: Profile) -> str:
     """Why no launch has a bound label, naming only what the export lacks: an export holding
     DRAM bytes per second but no % of peak must not be said to have no DRAM metric."""
-    derived, sm = profile.derived, profile.table.fields["sm_pct"]
-    has_gbs = bool((~np.isnan(derived.dram_gbs)).any())
-    missing = [what for what, column in (("memory", derived.memory_pct), ("SM", sm)) if np.isnan(column).all()]
+    facts = profile.facts
+    has_gbs = facts.dram_gbs
+    missing = [what for what, has in (("memory", facts.memory_pct), ("SM", facts.sm_pct)) if not has]
     if len(missing) == 2 and not has_gbs:
         return LIMIT_NO_SOL
     said = (f"The export has no {' or '.join(missing)} throughput as a % of peak" if missing
@@ -81,21 +80,20 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
     ran ncu states them itself)."""
     out = [stated_limitation(stated or {}, observed), LIMIT_REPLAY] if imported else []
     out += [ONE_RUN, LIMIT_BOUND]
-    table, derived = profile.table, profile.derived
-    if not table.stalls:
+    facts = profile.facts
+    if not facts.stalls:
         out.append(LIMIT_NO_STALLS)
-    if bool((derived.bound == LABELS.index("unknown")).all()):
+    if not facts.bound:
         out.append(sol_limitation(profile))
-    derived_count = int(derived.duration_derived.sum()) if derived.duration_derived is not None else 0
+    derived_count = facts.derived_durations
     if derived_count:
         out.append(f"{plural(derived_count, 'launch has', 'launches have')} no gpu__time_duration in the export: "
                    "their durations are derived from elapsed cycles over the SM clock (gpc__cycles_elapsed.max / "
                    "gpc__cycles_elapsed.avg.per_second), not measured, and are marked derived.")
-    if bool(np.isnan(derived.duration_us).all()):
+    if not facts.timed:
         out.append("The export has no kernel durations (gpu__time_duration), so no time shares can be given.")
-    unread = sorted({p.split(":")[0] for problems in table.problems.values() for p in problems})
-    if unread:
-        out.append(f"Some values had units that could not be read and were left out ({', '.join(unread)}).")
+    if facts.unread:
+        out.append(f"Some values had units that could not be read and were left out ({', '.join(facts.unread)}).")
     errors = [m for m in profile.messages if m.startswith("==ERROR==")]
     if errors:  # e.g. '==ERROR== Failed to profile "gemm"': those launches are not in the export
         out.append(f"ncu reported {plural(len(errors), 'error', 'errors')} while profiling, so the export may be "
@@ -109,13 +107,21 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
     return out
 
 
-def launch_table_source(archive: Archive, profile: Profile) -> list[dict[str, Any]]:
-    """The per-launch CSV blob of a profile too big to keep every launch in its record."""
-    table = launch_table_blob(profile)
-    if table is None:
-        return []
-    return [{"role": LAUNCH_TABLE_ROLE, "id": archive.put_blob(table), "size": len(table), "media_type": "text/csv",
-             "name": "launches.csv"}]
+def launch_table_source(archive: Archive, profile: Profile, written: Path | None = None) -> list[dict[str, Any]]:
+    """The per-launch CSV blob of a profile too big to keep every launch in its record;
+    ``written``: the file it was written to as it was made (a streamed import), copied from
+    there in chunks rather than read back whole."""
+    if written is not None:
+        if profile.launch_count <= INLINE_LAUNCHES:
+            return []
+        archive.put_blob_file(written, profile.launch_csv.sha256)
+        blob_id, size = profile.launch_csv.sha256, profile.launch_csv.size
+    else:
+        table = launch_table_blob(profile)
+        if table is None:
+            return []
+        blob_id, size = archive.put_blob(table), len(table)
+    return [{"role": LAUNCH_TABLE_ROLE, "id": blob_id, "size": size, "media_type": "text/csv", "name": "launches.csv"}]
 
 
 def import_csv(archive: Archive, paths: list[Path], context: Context,
@@ -145,13 +151,19 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     session, rest = split_session(texts)  # a streamed export is a raw page, never the session page
     exports = {str(p): streamed[str(p)].export if str(p) in streamed else rest[str(p)]
                for p in paths if str(p) in streamed or str(p) in rest}
-    profile = read_exports(exports)  # parse everything before writing anything
-    stated = dict(context.stated)
-    if session is not None:
-        check_session(session, profile, stated)
-    if progress and size > BIG_EXPORT:
-        progress.step(f"writing the record of {plural(profile.launch_count, 'launch', 'launches')}")
-    sources = launch_table_source(archive, profile)
+    # a streamed export's per-launch CSV goes to a file as it is made, never whole in memory
+    spool = tempfile.NamedTemporaryFile(prefix="ikreport-launches-", suffix=".csv") if streamed else None
+    try:
+        profile = read_exports(exports, spool)  # parse everything before writing anything
+        stated = dict(context.stated)
+        if session is not None:
+            check_session(session, profile, stated)
+        if progress and size > BIG_EXPORT:
+            progress.step(f"writing the record of {plural(profile.launch_count, 'launch', 'launches')}")
+        sources = launch_table_source(archive, profile, Path(spool.name) if spool else None)
+    finally:
+        if spool is not None:
+            spool.close()  # and so deleted
     for name in map(str, paths):
         if name in streamed:
             blob_id, blob_size = streamed[name].sha256, streamed[name].size

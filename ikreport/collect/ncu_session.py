@@ -107,6 +107,6 @@ def provenance_data(profile: Profile, session: Session | None) -> dict[str, Any]
     """The record data this module adds: the clocks the counters show (with the device's top
     SM clock from the session page when it has one), only when the export holds a clock."""
     top = session.max_sm_khz if session else None
-    clocks = clock_summary(profile.table.fields, top, "the session page's device attribute max_gpu_frequency_khz"
+    clocks = clock_summary(profile.clocks, top, "the session page's device attribute max_gpu_frequency_khz"
                            if top else None)
     return {"clocks": clocks} if clocks else {}
