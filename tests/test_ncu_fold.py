@@ -24,7 +24,6 @@ from ikreport.analysis.ncu_table import LaunchTable
 from ikreport.collect import big_export, ncu_import
 from ikreport.collect.context import Context
 from ikreport.errors import ImplausibleValueError, TruncatedExportError
-from ikreport.store import profile_data
 from ikreport.store.archive import Archive
 
 B200 = NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
@@ -143,8 +142,6 @@ def test_the_launches_a_record_keeps_are_the_first_and_the_longest(tmp_path, mon
     assert profile.longest(LONGEST_LAUNCHES) == sorted(by_sort)
     assert sorted(profile.kept) == sorted(by_sort)  # nothing else kept: the record holds these alone
     assert [profile.launch(i)["index"] for i in by_sort] == by_sort
-    # the record's layout (store/profile_data.py) is the one the fold keeps launches for
-    assert (profile_data.INLINE_LAUNCHES, profile_data.LONGEST_LAUNCHES) == (INLINE_LAUNCHES, LONGEST_LAUNCHES)
 
 
 def blocks_of(kernels: list[str], durations: list[float], cuts: list[int]) -> list[LaunchTable]:

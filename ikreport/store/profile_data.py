@@ -17,11 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ikreport.analysis.ncu import Profile
+from ikreport.analysis.ncu_fold import INLINE_LAUNCHES, LONGEST_LAUNCHES  # the fold keeps those launches' summaries
 from ikreport.csv_cells import restore
 from ikreport.errors import RecordError
 
-INLINE_LAUNCHES = 500
-LONGEST_LAUNCHES = 50
 LAUNCH_TABLE_ROLE = "ncu-launch-table"
 
 Data = dict[str, Any]
