@@ -22,25 +22,20 @@ def measured_peak_for(record: Record, records: RecordSet) -> str | None:
     """The peak-bandwidth record of the same GPU model: the latest collected (then the
     smallest id), so the choice is stable. None when there is none or the GPU is unnamed."""
     key = gpu_key((record.get("subject") or {}).get("gpu"))  # a record being built may have no subject yet
-    return _latest_peaks(records).get(key) if key is not None else None
-
-
-_PEAKS: list[tuple[RecordSet, dict[str, str]]] = []  # the last archive's choices: one per process
+    return records.once("latest_peaks", _latest_peaks).get(key) if key is not None else None
 
 
 def _latest_peaks(records: RecordSet) -> dict[str, str]:
-    """GPU model -> its latest peak-bandwidth record, worked out once per loaded archive (every
-    profile page asks, and a build keys each page by the answer)."""
-    if not _PEAKS or _PEAKS[0][0] is not records:
-        latest: dict[str, str] = {}
-        ordered = sorted(records.by_kind.get(NAME, []), key=lambda rid: (records.records[rid]["collected_at"] or "", rid),
-                         reverse=True)
-        for rid in ordered:
-            key = gpu_key(records.records[rid]["subject"].get("gpu"))
-            if key is not None and records.facts(rid).get("peak_gbs"):  # a fact: see peak_bandwidth.schema.json
-                latest.setdefault(key, rid)
-        _PEAKS[:] = [(records, latest)]
-    return _PEAKS[0][1]
+    """GPU model -> its latest peak-bandwidth record (every profile page asks, and a build
+    keys each page by the answer)."""
+    latest: dict[str, str] = {}
+    ordered = sorted(records.by_kind.get(NAME, []), key=lambda rid: (records.records[rid]["collected_at"] or "", rid),
+                     reverse=True)
+    for rid in ordered:
+        key = gpu_key(records.records[rid]["subject"].get("gpu"))
+        if key is not None and records.facts(rid).get("peak_gbs"):  # a fact: see peak_bandwidth.schema.json
+            latest.setdefault(key, rid)
+    return latest
 
 
 CAVEAT_OTHER_MACHINE = ("The kernel's DRAM throughput and the measured peak come from different machines of this GPU "

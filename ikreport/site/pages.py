@@ -32,15 +32,10 @@ def blob_href(source: Mapping[str, Any], page: str, published: Mapping[str, str]
     return links.url(links.blob_file(source["id"], suffix), page)
 
 
-_TITLES: list[tuple[RecordSet, dict[str, str]]] = []  # the last archive's titles: one per process
-
-
 def shown_titles(records: RecordSet) -> dict[str, str]:
     """Every record's title as pages show it (claims/kernel_names.py visible_titles), worked out
     once per loaded archive: each page shows a few, but which are alike depends on all."""
-    if not _TITLES or _TITLES[0][0] is not records:
-        _TITLES[:] = [(records, visible_titles({rid: r["title"] for rid, r in records.records.items()}))]
-    return _TITLES[0][1]
+    return records.once("shown_titles", lambda rs: visible_titles({rid: r["title"] for rid, r in rs.records.items()}))
 
 
 def replacement(rid: str, records: RecordSet, page: str) -> dict[str, str] | None:

@@ -155,15 +155,18 @@ def render_record_pages(job: Job, record_ids: list[str], workers: int | None = N
                         progress: Progress | None = None) -> list[RenderedPage]:
     """Render the pages of ``record_ids``, in worker processes when there are many; in order."""
     global _JOB
-    _JOB = job
     total = len(record_ids)
     context = _pool_context(total, workers)
     if context is None:
+        _JOB = job
         out = []
-        for i, rid in enumerate(record_ids, start=1):
-            out.append(_render_one(rid))
-            if progress:
-                progress.count(i, total)
+        try:
+            for i, rid in enumerate(record_ids, start=1):
+                out.append(_render_one(rid))
+                if progress:
+                    progress.count(i, total)
+        finally:
+            _JOB = None  # the build's records go with it: freeing them fell on the next build
         return out
     light = replace(job, records=None, summaries=recordset.summaries(job.records))  # not the records' data
     results = []

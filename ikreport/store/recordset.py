@@ -18,7 +18,7 @@ import bisect
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from ikreport.errors import AmbiguousIdError, IkreportError, UnknownIdError
 from ikreport.store.schema_parts import record_facts, successor_key
@@ -28,6 +28,7 @@ from ikreport.store.stat_index import StatIndex
 from ikreport.store.validated import Validated, check_record
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,14 @@ class RecordSet:
         """Every replacement the set's records state (broken ones too), by record id."""
         stating = sorted(rid for kind, ids in self.by_kind.items() if successor_key(kind) for rid in ids)
         return [edge for rid in stating for edge in of_record(rid, self.records[rid])]
+
+    def once(self, name: str, make: Callable[[RecordSet], T]) -> T:
+        """``make(self)``, worked out on first use and kept with the set, which never changes:
+        what every page asks of the whole archive (titles told apart, each GPU's peak) is
+        worked out once per build, and let go with the set rather than kept by a module."""
+        if name not in self._index:
+            self._index[name] = make(self)
+        return self._index[name]
 
     def kinds(self) -> dict[str, str]:
         """Each record's kind, by id."""
