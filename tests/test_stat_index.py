@@ -202,3 +202,33 @@ def test_a_bucket_build_trusts_its_unchanged_local_copies(arch, tmp_path, settle
     reads.clear()
     build_site(bucket, out, cache_dir=cache)
     assert reads == [rid]
+
+
+def test_a_record_added_or_removed_keeps_the_index_right(arch, tmp_path, settled, reads, monkeypatch):
+    # a new record is packed onto the kept tables (the others' entries are kept as they are);
+    # one gone starts the tables anew: either way the next build trusts the rest, and a clean
+    # build says the same
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    ids = arch.record_ids()
+    loaded = check(arch).records
+    gone = arch.record_path(next(rid for rid in ids if not loaded.cited_by(rid)))  # nothing dangles without it
+    held = gone.read_bytes()
+    gone.unlink()
+    build_site(arch, out, cache_dir=cache)
+    packed = []
+    monkeypatch.setattr(stat_index.Tables, "pack", lambda self, s, real=stat_index.Tables.pack: packed.append(s) or real(self, s))
+    gone.write_bytes(held)  # back, as a record added since
+    build_site(arch, out, cache_dir=cache)
+    assert len(packed) == 1  # only the new one
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert reads == []
+    gone.unlink()
+    packed.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert len(packed) == len(ids) - 1  # a record gone: packed anew, so its strings go too
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert reads == []
+    build_site(arch, tmp_path / "clean", cache_dir=tmp_path / "fresh")
+    assert (out / "index.html").read_bytes() == (tmp_path / "clean" / "index.html").read_bytes()

@@ -50,6 +50,7 @@ class StatIndex:
         self.started = time.time_ns()
         self.kept, self.tables = _read(path)  # id -> [key or None, packed summary]; what the packing shares
         self.seen: dict[str, tuple[StatKey | None, Summary]] = {}
+        self.reused: dict[str, Any] = {}  # id -> its kept packed summary, for those taken from it
 
     @classmethod
     def of(cls, archive: Archive, validated: Validated) -> StatIndex | None:
@@ -68,6 +69,7 @@ class StatIndex:
         summary = self.tables.unpack(kept[1]) if key is not None and _key(kept) == key else None
         if summary is not None:
             self.seen[record_id] = (key, summary)
+            self.reused[record_id] = kept[1]
             return summary, None
         summary, record = check_record(self.archive, record_id, validated)
         settled = key is not None and key[3] < self.started - SETTLED_NS  # ctime, in ns
@@ -79,8 +81,13 @@ class StatIndex:
         changed, or newly settled); if it cannot be kept, the next build hashes more."""
         if {rid: key for rid, (key, _) in self.seen.items()} == {rid: _key(kept) for rid, kept in self.kept.items()}:
             return
-        tables = Tables()
-        records = {rid: [key, tables.pack(summary)] for rid, (key, summary) in sorted(self.seen.items())}
+        # with nothing gone, the kept tables and packed summaries stay and only new ones are
+        # packed (repacking 1,000 took 40 ms of a rebuild that adds one); else all start anew
+        tables = self.tables.extended() if self.kept.keys() <= self.seen.keys() else None
+        reused = self.reused if tables is not None else {}
+        tables = tables or Tables()
+        records = {rid: [key, reused[rid] if rid in reused else tables.pack(summary)]
+                   for rid, (key, summary) in sorted(self.seen.items())}
         try:
             body = orjson.dumps({"format": FORMAT, "summary_version": SUMMARY_VERSION, "strings": tables.strings,
                                  "lists": tables.lists, "records": records})
@@ -103,6 +110,16 @@ class Tables:
         self._string_at: dict[str, int] = {}
         self._list_at: dict[tuple[int, ...], int] = {}
         self._made: dict[int, list[str]] = {}
+
+    def extended(self) -> Tables | None:
+        """These tables, ready to pack more summaries into (positions already kept stay); None
+        when the kept ones are not tables (a damaged file whose records all missed)."""
+        try:
+            self._string_at = {s: at for at, s in enumerate(self.strings)}
+            self._list_at = {tuple(positions): at for at, positions in enumerate(self.lists)}
+        except TypeError:
+            return None
+        return self
 
     def pack(self, summary: Summary) -> list[Any]:
         """[head, its lists, facts, their lists]: each lists maps a key to a list's position."""
@@ -135,6 +152,7 @@ class Tables:
         """The summary ``pack`` kept; None when it is not one (then the record is hashed again)."""
         try:
             head, head_lists, facts, facts_lists = packed
+            head, facts = dict(head), dict(facts)  # the packed form stays, to be kept again as it is
             for part, lists in ((head, head_lists), (facts, facts_lists)):
                 for key, at in lists.items():
                     part[key] = self._list(at)
