@@ -147,11 +147,11 @@ class RecordSet:
     def cited_by(self, record_id: str) -> list[str]:
         """The ids of the records that point at ``record_id`` (cite, environment, supersede), sorted."""
         if "cited_by" not in self._index:
-            index: dict[str, list[str]] = {}
+            index: dict[str, dict[str, None]] = {}  # ordered sets: a record every profile cites has thousands
             for rid in sorted(self.records):
                 for what, ref in self.references(rid):
-                    if what == "record" and rid not in index.setdefault(ref, []):
-                        index[ref].append(rid)
+                    if what == "record":
+                        index.setdefault(ref, {})[rid] = None
             self._index["cited_by"] = index
         return list(self._index["cited_by"].get(record_id, []))
 
