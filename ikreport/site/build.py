@@ -82,7 +82,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     # a guess at how many pages need rendering (only time depends on it): this site's last
     # build's pages, else all the cache holds, as a first build of a site may reuse another's
     start_early(len(ids) - (known.kept or PageCache(cache / "pages").count()), workers)
-    checked = check(archive, reports_dir, validated=Validated(cache / "validated"))
+    checked = check(archive, reports_dir, validated=Validated(cache / "validated"), ids=ids)  # the ids fetched
     failures = checked.failures(strict)
     if failures:  # one line, as every error: 'ikreport check' lists them all
         more = f" (and {len(failures) - 1} more: 'ikreport check' lists them)" if len(failures) > 1 else ""

@@ -185,17 +185,19 @@ class RecordSet:
 
 
 def load(archive: Archive, validated: Validated | None = None,
-         failed: Callable[[str, IkreportError], None] | None = None, trust_unchanged: bool = False) -> RecordSet:
+         failed: Callable[[str, IkreportError], None] | None = None, trust_unchanged: bool = False,
+         ids: list[str] | None = None) -> RecordSet:
     """Every record of ``archive``, each re-hashed against its id; with ``trust_unchanged`` (a
     build's), each whose file is unchanged since a build hashed it is trusted unread instead
     (stat_index.py; ``verify`` never trusts). A record ``validated`` knows with its summary is
     not parsed (a LazyRecord reads it when its data is asked for); the rest are parsed,
     validated and remembered there. A record that does not load goes to ``failed`` and is left
-    out; without ``failed`` the error is raised."""
+    out; without ``failed`` the error is raised. ``ids``: the archive's record ids, when the
+    caller has just listed them (a build has, to fetch them)."""
     validated = validated or Validated(None)
     index = StatIndex.of(archive, validated) if trust_unchanged else None
     loaded: dict[str, Record] = {}
-    for rid in archive.record_ids():
+    for rid in archive.record_ids() if ids is None else ids:
         try:
             summary, record = index.check(rid, validated) if index is not None else check_record(archive, rid, validated)
             loaded[rid] = record if record is not None else LazyRecord(
