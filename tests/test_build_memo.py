@@ -14,6 +14,7 @@ from ikreport.site import build as build_module
 from ikreport.site.build import build_site
 from ikreport.site.build_memo import BuildMemo
 from ikreport.site.page_cache import PageCache
+from ikreport.site.render import default_templates_dir
 from ikreport.store.archive import Archive
 from ikreport.store.cache import keep, recall_json
 
@@ -42,7 +43,7 @@ def test_a_rebuild_takes_page_metas_and_blob_suffixes_from_the_memo(tmp_path, mo
     cache = tmp_path / "c"
     build(tmp_path / "site", cache)
     kept = recall_json(memo_file(cache))
-    assert kept["pages"] and kept["offered"] and kept["terms"]
+    assert kept["pages"] and kept["offered"] and kept["terms"] and any(name.startswith("rows ") for name in kept)
     looked_up: list[str] = []
     monkeypatch.setattr(PageCache, "get", lambda self, key: looked_up.append(key))
     monkeypatch.setattr(build_module, "recall", lambda path: looked_up.append(str(path)))
@@ -52,11 +53,9 @@ def test_a_rebuild_takes_page_metas_and_blob_suffixes_from_the_memo(tmp_path, mo
 
 
 def _wrong(kept: dict) -> dict:
-    """Every entry of every table in a shape its table does not take."""
-    return {"version": kept["version"],
-            "pages": {key: {"claims": "many", "charts": {}, "sizes": {"html": 1}} for key in kept["pages"]},
-            "offered": {blob: ".exe" for blob in kept["offered"]},
-            "terms": {text: "not a list" for text in kept["terms"]}}
+    """Every entry of every table (page metas, blob suffixes, search terms, index rows) in a
+    shape no table takes."""
+    return {"version": kept["version"], **{name: {key: 5 for key in table} for name, table in kept.items() if name != "version"}}
 
 
 @pytest.mark.parametrize("damage", ["garbage", "wrong-shapes", "other-version", "empty-tables"])
@@ -98,3 +97,15 @@ def test_kept_json_reads_back_as_json_wrote_it(tmp_path):
     assert recall_json(path)["nan"] != recall_json(path)["nan"]  # NaN, not None or a miss
     keep(path, "{not json")
     assert recall_json(path) is None
+
+
+def test_index_rows_kept_for_other_templates_are_not_used(tmp_path):
+    cache = tmp_path / "c"
+    build(tmp_path / "site", cache)
+    mine = tmp_path / "templates"
+    mine.mkdir()
+    text = (default_templates_dir() / "_rows.html").read_text().replace('<td class="rid">', '<td class="rid mine">')
+    (mine / "_rows.html").write_text(text)
+    build_site(Archive.open(SAMPLE), tmp_path / "site", cache_dir=cache, templates=mine)
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert page.count('<td class="rid mine">') == len(Archive.open(SAMPLE).record_ids())

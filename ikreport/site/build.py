@@ -27,7 +27,7 @@ from ikreport import links
 from ikreport.site.build_memo import BuildMemo, Table
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.history import find_series, history_page, series_links
-from ikreport.site.page_cache import PageCache, is_meta, record_page_key, templates_digest
+from ikreport.site.page_cache import PageCache, code_digest, is_meta, record_page_key, templates_digest
 from ikreport.site.record_pages import OBJECTS, Job, render_record_pages, start_early
 from ikreport.site.listing import paginate
 from ikreport.site.search_index import archive_docs, search_files, terms
@@ -97,10 +97,13 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     suffixes = memo.table("offered", lambda v: v in (".csv", ".txt"))
     published = {blob_id: offered_suffix(archive, blob_id, media_type, cache, suffixes) for blob_id, media_type in offered}
     env = environment(templates, cache / "jinja")
+    digest = templates_digest(env.loader.searchpath)  # type: ignore[union-attr]
+    # rows of the index's tables, by their values, for these templates and this code
+    env.rows = memo.table(f"rows {hashlib.sha256((digest + code_digest()).encode()).hexdigest()[:16]}",  # type: ignore[attr-defined]
+                          lambda text: isinstance(text, str))
     files = SiteFiles()
 
     # Record pages: reuse what a key says is unchanged, render the rest (in parallel).
-    digest = templates_digest(env.loader.searchpath)  # type: ignore[union-attr]
     page_cache = PageCache(cache / "pages")
     keys = {rid: record_page_key(rid, records, published, digest) for rid in sorted(records.records)}
     # a page or chart gone from the cache since is made again when the writer needs it (_kept_or)

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from ikreport import __version__
 from ikreport.errors import BuildError
 from ikreport.formatting import Markdown, md_code, md_text
+from ikreport.site.build_memo import Table
 from ikreport.site.model import Page
 
 ENVIRONMENT_REVISION = "md-finalize-1"  # change with any option of environment() below
@@ -71,6 +73,23 @@ def _finalize(context: jinja2.runtime.Context, value: object) -> object:
     return md_text(value)
 
 
+@jinja2.pass_context
+def _row(context: jinja2.runtime.Context, row: dict[str, Any], table: str) -> object:
+    """``row`` as a row of ``table``: the macro of that name in _rows.html or _rows.md, made
+    once for these values and kept (``rows``, a build memo's table between builds): an index
+    of thousands of records renders only the rows it has not shown before. The row's values
+    are all the macro reads, so its repr names the output (with the templates and code, which
+    name the table)."""
+    env = context.environment
+    ext = "md" if context.name is not None and context.name.endswith(".md") else "html"
+    key = f"{ext} {table} {row!r}"
+    text = env.rows.get(key)  # type: ignore[attr-defined]
+    if text is None:
+        text = str(getattr(env.get_template(f"_rows.{ext}").module, table)(row))
+        env.rows.put(key, text)  # type: ignore[attr-defined]
+    return Markup(text) if ext == "html" else Markdown(text)
+
+
 _DICT_NAMES = frozenset(dir(dict))
 
 
@@ -106,6 +125,8 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> jinj
     )
     env.filters["md"] = md_text
     env.filters["mdcode"] = md_code
+    env.filters["row"] = _row
+    env.rows = Table({}, lambda text: isinstance(text, str))  # type: ignore[attr-defined]  # a build gives its memo's
     env.globals["version"] = __version__
     return env
 
