@@ -5,6 +5,7 @@ Templates come from ``--templates DIR`` first, then the ones shipped with the pa
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 from importlib import resources
 from pathlib import Path
@@ -78,11 +79,11 @@ def _row(context: jinja2.runtime.Context, row: dict[str, Any], table: str) -> ob
     """``row`` as a row of ``table``: the macro of that name in _rows.html or _rows.md, made
     once for these values and kept (``rows``, a build memo's table between builds): an index
     of thousands of records renders only the rows it has not shown before. The row's values
-    are all the macro reads, so its repr names the output (with the templates and code, which
-    name the table)."""
+    are all the macro reads, so a digest of their repr names the output (with the templates
+    and code, which name the table)."""
     env = context.environment
     ext = "md" if context.name is not None and context.name.endswith(".md") else "html"
-    key = f"{ext} {table} {row!r}"
+    key = hashlib.blake2b(f"{ext} {table} {row!r}".encode(), digest_size=12).hexdigest()  # short: the memo is read every build
     text = env.rows.get(key)  # type: ignore[attr-defined]
     if text is None:
         text = str(getattr(env.get_template(f"_rows.{ext}").module, table)(row))
