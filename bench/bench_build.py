@@ -1,11 +1,13 @@
 """Build benchmarks on a big archive: full build, incremental build, start-up, verify.
 
-    .venv/bin/python bench/bench_build.py [--profiles 1000] [--launches 1000] [--verify-only] [--repeat 1]
+    .venv/bin/python bench/bench_build.py [--profiles 1000] [--launches 1000] [--rebuilds 5]
+                                          [--verify-only] [--repeat 1]
 
-Goals (issue 7): full build >= 20 record pages/s on this machine's cores; largest page
-<= 2 MB; after adding one record, a rebuild takes <= 5% of the full build and gives the same
-bytes as a clean build; `ikreport --help` within 0.3 s; `ikreport verify` at least half the
-speed of reading and hashing the same files.
+Goals (issue 7, issue 18): full build >= 20 record pages/s on this machine's cores (issue 18:
+>= 60); largest page <= 2 MB; after adding one record, a rebuild takes <= 2% of the full build
+(issue 7: 5%; the median of --rebuilds rebuilds, each after one more record) and gives the
+same bytes as a clean build; `ikreport --help` within 0.3 s; `ikreport verify` at least half
+the speed of reading and hashing the same files.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def main() -> None:
     parser.add_argument("--launches", type=int, default=1000)
     parser.add_argument("--verify-only", action="store_true", help="time only verify against reading and hashing")
     parser.add_argument("--repeat", type=int, default=1, help="times each verify is run (min/median/max)")
+    parser.add_argument("--rebuilds", type=int, default=5, help="rebuilds timed, each after one new record")
     args = parser.parse_args()
     from ikreport.store.archive import Archive
     from ikreport.collect.context import Context
@@ -67,10 +70,14 @@ def main() -> None:
         largest = max((p for p in site.rglob("*.html")), key=lambda p: p.stat().st_size)
         largest_name, largest_size = largest.name, largest.stat().st_size
 
-        import_csv(archive, [B200], Context(title="one more profile", gpu="NVIDIA B200"))
-        t = time.perf_counter()
-        inc = build_site(archive, site, cache_dir=cache)
-        inc_s = time.perf_counter() - t
+        incs, rendered = [], []
+        for n in range(args.rebuilds):  # one new record each time: a rebuild's time spreads by a quarter
+            import_csv(archive, [B200], Context(title=f"one more profile {n + 1}", gpu="NVIDIA B200"))
+            os.sync()  # what the builds wrote reaches the disk first: its writeback is not the rebuild's time
+            t = time.perf_counter()
+            rendered.append(build_site(archive, site, cache_dir=cache).pages_rendered)
+            incs.append(time.perf_counter() - t)
+        inc_s = statistics.median(incs)
         clean = work / "clean"
         build_site(archive, clean, cache_dir=work / "cache2")
         same = tree_equal(site, clean)
@@ -87,8 +94,8 @@ def main() -> None:
     rows = [
         ("full build", f"{full_s:.1f} s", f"{full.pages_rendered / full_s:.1f} record pages/s", ">= 20 pages/s"),
         ("largest page", f"{largest_size / 1e6:.2f} MB", largest_name[:20] + "…", "<= 2 MB"),
-        ("incremental (+1 record)", f"{inc_s:.2f} s", f"{100 * inc_s / full_s:.1f}% of full, "
-         f"{inc.pages_rendered} page(s) rendered", "<= 2%"),
+        ("incremental (+1 record)", f"{inc_s:.2f} s", f"{100 * inc_s / full_s:.1f}% of full (median of {len(incs)}: "
+         f"{min(incs):.2f} to {max(incs):.2f} s), {max(rendered)} page(s) rendered", "<= 2%"),
         ("incremental == clean", "yes" if same else "NO", "byte for byte", "yes"),
         ("ikreport --help", f"{statistics.median(helps):.3f} s", "median of 5", "<= 0.3 s"),
         *verify_lines,
