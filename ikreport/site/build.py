@@ -215,7 +215,7 @@ def _kept_terms(known: Table, text: str) -> list[str]:
 
 
 def _is_terms(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(t, str) for t in value)
+    return type(value) is list and set(map(type, value)) <= {str}  # at C speed: 14,000 terms a build
 
 
 def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path, known: Table | None = None) -> str:

@@ -72,8 +72,10 @@ class SiteFiles:
         self.entries: dict[str, Entry] = {}
 
     def _check(self, path: str) -> None:
-        parts = path.split("/")
-        if not path or path.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        # no part is empty, "." or "..": no "//", "/." or a "." or "/" at either end (a part
+        # may start with a dot, as .nojekyll does, so those are looked at part by part)
+        plain = path and "//" not in path and "/." not in path and path[0] not in "./" and path[-1] not in "./"
+        if not plain and (not path or path.startswith("/") or any(part in ("", ".", "..") for part in path.split("/"))):
             raise BuildError(f"{path}: not a relative path inside the site")
         if path in self.entries:
             raise BuildError(f"{path}: written twice in one build; two pages claim the same file")
