@@ -249,7 +249,8 @@ def test_large_blobs_are_left_out_with_their_hash_and_the_budget_warns(tmp_path)
     ]
 
 
-@pytest.mark.parametrize("path", ["../escape.html", "/etc/passwd", "e//x.html", "e/./x.html", "", "e/../../x"])
+@pytest.mark.parametrize("path", ["../escape.html", "/etc/passwd", "e//x.html", "e/./x.html", "", "e/../../x", "e/",
+                                  "e/..", "e/.", ".", "..", "./x.html"])
 def test_the_writer_refuses_paths_outside_the_site(path):
     from ikreport.site.writer import SiteFiles
 
