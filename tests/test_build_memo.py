@@ -43,7 +43,8 @@ def test_a_rebuild_takes_page_metas_and_blob_suffixes_from_the_memo(tmp_path, mo
     cache = tmp_path / "c"
     build(tmp_path / "site", cache)
     kept = recall_json(memo_file(cache))
-    assert kept["pages"] and kept["offered"] and kept["terms"] and any(name.startswith("rows ") for name in kept)
+    assert kept["pages"] and all(any(name.startswith(f"{table} ") and kept[name] for name in kept)
+                                 for table in ("offered", "terms", "rows"))
     looked_up: list[str] = []
     monkeypatch.setattr(PageCache, "get", lambda self, key: looked_up.append(key))
     monkeypatch.setattr(build_module, "recall", lambda path: looked_up.append(str(path)))
@@ -109,3 +110,18 @@ def test_index_rows_kept_for_other_templates_are_not_used(tmp_path):
     build_site(Archive.open(SAMPLE), tmp_path / "site", cache_dir=cache, templates=mine)
     page = (tmp_path / "site" / "index.html").read_text()
     assert page.count('<td class="rid mine">') == len(Archive.open(SAMPLE).record_ids())
+
+
+def test_answers_kept_by_other_code_are_not_used(tmp_path, monkeypatch):
+    # an upgrade that changes what a search term is: the memo's terms, kept under the digest of
+    # the code that worked them out, are not used by the new code (the rebuild equals a clean one)
+    cache = tmp_path / "c"
+    build(tmp_path / "site", cache)
+    real_terms, real_digest = build_module.terms, build_module.source_digest
+    monkeypatch.setattr(build_module, "terms", lambda text: {t for t in real_terms(text) if len(t) >= 3})
+    monkeypatch.setattr(build_module, "source_digest", lambda module: "upgraded" + real_digest(module))
+    build(tmp_path / "site", cache)
+    build(tmp_path / "clean", tmp_path / "fresh")
+    assert tree(tmp_path / "site") == tree(tmp_path / "clean")
+    terms = json.loads((tmp_path / "site" / "search" / "terms-0.json").read_text())
+    assert terms and min(len(t) for t in terms) == 3

@@ -15,11 +15,13 @@ import orjson
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from ikreport.store.archive import Archive
 from ikreport.store.cache import default_cache_dir, keep, recall, recall_json
 from ikreport.commands.check import check
 from ikreport.commands.verify_site import MANIFEST_SCHEMA
+from ikreport import csv_cells
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
@@ -30,6 +32,7 @@ from ikreport.site.history import find_series, history_page, series_links
 from ikreport.site.page_cache import PageCache, code_digest, is_meta, record_page_key, templates_digest
 from ikreport.site.record_pages import OBJECTS, Job, render_record_pages, start_early
 from ikreport.site.listing import paginate
+from ikreport.site import search_index
 from ikreport.site.search_index import archive_docs, search_files, terms
 from ikreport.site.pages import MEDIA_EXT, changelog_page, index_page, report_page
 from ikreport.site.render import asset, environment, render
@@ -94,7 +97,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
     offered = [(blob_id, media_type) for blob_id, media_type, size in sources if size <= max_blob_mb * MiB]
     archive.fetch("blobs", [blob_id for blob_id, _ in offered])
-    suffixes = memo.table("offered", lambda v: v in (".csv", ".txt"))
+    suffixes = memo.table(f"offered {source_digest(csv_cells)}", lambda v: v in (".csv", ".txt"))
     published = {blob_id: offered_suffix(archive, blob_id, media_type, cache, suffixes) for blob_id, media_type in offered}
     env = environment(templates, cache / "jinja")
     digest = templates_digest(env.loader.searchpath)  # type: ignore[union-attr]
@@ -160,7 +163,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
         files.add(f"{page.path}.md", md)
         claims += page.context.get("cited_paragraphs", 0)
     docs = archive_docs(records, checked.reports, [(p.title, f"{p.path}.html") for p in history])
-    for path, text in search_files(docs, functools.partial(_kept_terms, memo.table("terms", _is_terms))).items():
+    terms_known = memo.table(f"terms {source_digest(search_index)}", _is_terms)  # another terms() starts anew
+    for path, text in search_files(docs, functools.partial(_kept_terms, terms_known)).items():
         files.add(path, text)
     for rid in sorted(records.records):
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
@@ -205,6 +209,13 @@ def _render_again(job: Job, done: dict[str, dict[int | str, bytes]], record_id: 
     return done[record_id][part]
 
 
+@functools.lru_cache(maxsize=None)
+def source_digest(module: ModuleType) -> str:
+    """A digest of a module's source: what its functions work out is kept under it, so that
+    answers another version of them gave are never used."""
+    return hashlib.sha256(Path(str(module.__file__)).read_bytes()).hexdigest()[:16]
+
+
 def _kept_terms(known: Table, text: str) -> list[str]:
     """A search document's terms, as the last build worked them out when it had the same text."""
     found = known.get(text)
@@ -229,7 +240,7 @@ def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path,
         return suffix
     found = known.get(blob_id) if known is not None else None
     if found is None:
-        memo = cache / "offered" / blob_id
+        memo = cache / "offered" / source_digest(csv_cells) / blob_id  # another rule looks again
         kept = recall(memo)  # None when missing or damaged: looked at again
         if kept in (b".csv", b".txt"):
             found = kept.decode()
