@@ -173,3 +173,40 @@ def test_line_chunks_are_the_file_cut_at_line_ends(tmp_path, size):
     assert b"".join(chunks) == long_line
     assert all(c.endswith(b"\n") and b"\n" in c for c in chunks[:-1])
     assert chunks[-1].endswith(b'"no line end"')
+
+
+@pytest.mark.parametrize("fails", ["create", "write"])
+def test_a_temp_folder_that_refuses_the_launch_table_is_one_line(tmp_path, monkeypatch, run, fails):
+    # a streamed export's per-launch CSV is spooled to TMPDIR: a full one (or a file-size limit)
+    # is a one-line error naming it, not a traceback, and nothing is stored
+    import errno
+    import tempfile
+
+    real = tempfile.NamedTemporaryFile
+
+    def refusing(*args, **kwargs):
+        if fails == "create":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        spool = real(*args, **kwargs)
+
+        class Full:
+            name = spool.name
+
+            def write(self, data):
+                raise OSError(errno.EFBIG, "File too large")
+
+            def __getattr__(self, attr):
+                return getattr(spool, attr)
+
+        return Full()
+
+    monkeypatch.setattr(ncu_import.tempfile, "NamedTemporaryFile", refusing)
+    monkeypatch.setattr(ncu_import, "stream_export",
+                        lambda p: big_export.stream_export(p, threshold=0, chunk_bytes=head_bytes(p)))
+    archive = Archive.create(tmp_path / "a")
+    result = run("collect", "ncu", "--from-csv", B200, "-a", archive.root, "--title", "t")
+    assert result.exit_code == 1
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {tempfile.gettempdir()}: cannot write the export's per-launch table there (")
+    assert "TMPDIR" in line and "Traceback" not in result.output
+    assert archive.record_ids() == [] and archive.blob_ids() == []

@@ -19,7 +19,7 @@ from ikreport.collect.context import Context, utc_now
 from ikreport.collect.ncu_session import SESSION_ROLE, check_session, method, observed_limitation, provenance_data, split_session
 from ikreport.collect.big_export import Streamed, stream_export
 from ikreport.collect.textfile import read_export
-from ikreport.errors import NcuExportError
+from ikreport.errors import IkreportError, NcuExportError
 from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE, ONE_RUN
@@ -45,6 +45,45 @@ LIMIT_NO_SOL = (
     "The export has no DRAM, memory or SM throughput metrics, so no kernel can be called "
     "memory- or compute-bound."
 )
+
+
+class LaunchSpool:
+    """The temporary file a streamed export's per-launch CSV is written to as it is made (in
+    TMPDIR, deleted when closed). A write the folder refuses (full, or a file-size limit) is one
+    line naming the folder, like every error, and nothing is stored."""
+
+    def __init__(self) -> None:
+        try:
+            self.file = tempfile.NamedTemporaryFile(prefix="ikreport-launches-", suffix=".csv")
+        except OSError as exc:
+            raise self._error(exc) from exc
+        self.name = self.file.name
+
+    @staticmethod
+    def _error(exc: OSError) -> IkreportError:
+        return IkreportError(f"{tempfile.gettempdir()}: cannot write the export's per-launch table there "
+                             f"({exc.strerror}); free some space or set TMPDIR to a folder with room")
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.file.write(data)
+        except OSError as exc:
+            raise self._error(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self.file.flush()
+        except OSError as exc:
+            raise self._error(exc) from exc
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.file.seek(offset, whence)
+
+    def read(self, size: int = -1) -> bytes:
+        return self.file.read(size)
+
+    def close(self) -> None:
+        self.file.close()
 
 
 def sol_limitation(profile: Profile) -> str:
@@ -152,7 +191,7 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     exports = {str(p): streamed[str(p)].export if str(p) in streamed else rest[str(p)]
                for p in paths if str(p) in streamed or str(p) in rest}
     # a streamed export's per-launch CSV goes to a file as it is made, never whole in memory
-    spool = tempfile.NamedTemporaryFile(prefix="ikreport-launches-", suffix=".csv") if streamed else None
+    spool = LaunchSpool() if streamed else None
     try:
         profile = read_exports(exports, spool)  # parse everything before writing anything
         stated = dict(context.stated)
