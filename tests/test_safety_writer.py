@@ -441,6 +441,13 @@ def test_new_files_are_renamed_after_the_new_files_they_link_to():
     # after the other, and what links to them still waits
     assert rename_order(staged, set()) == \
         ["charts/c.svg", "search/docs-0.json", "e/a.html", "e/b.html", "index.html", "manifest.json"]
+    # and a page already in the site that links to two such new pages waits for both, though it
+    # comes first by name (a supersession of e/0.html by a new record naming another new one)
+    staged = {"e/0.html": {"e/a.html", "e/b.html"}, "e/a.html": {"e/b.html"}, "e/b.html": {"e/a.html"}}
+    assert rename_order(staged, {"e/0.html"}) == ["e/a.html", "e/b.html", "e/0.html"]
+    # the Markdown twins' links, and their chart images, are waited for too
+    md = b"[\\[b\\]](../e/b.md) ![chart](../charts/c.svg) [out](https://x.org/y) [top](#top)"
+    assert links_in("e/a.md", md) == {"e/b.md", "charts/c.svg"}
 
 
 # Item 10: the cache is not trusted either; a cache fault is never an error.

@@ -21,14 +21,15 @@ from ikreport.commands.verify_site import MANIFEST
 
 LEAVES = frozenset({"e", "b", "charts", "r", "h"})
 _LINK = re.compile(rb'(?:href|src)="([^"]*)"')
+_MD_LINK = re.compile(rb"\]\(([^)\s]+)\)")  # [text](target) and ![alt](target), as the twins write them
 
 
-def links_in(page: str, html: bytes) -> set[str]:
-    """The site paths the HTML page at ``page`` (a site path) links to by relative links;
-    absolute URLs, fragments and links out of the site are left out."""
+def links_in(page: str, data: bytes) -> set[str]:
+    """The site paths the page at ``page`` (a site path: an HTML page or its Markdown twin)
+    links to by relative links; absolute URLs, fragments and links out of the site are left out."""
     folder = posixpath.dirname(page)
     found = set()
-    for raw in set(_LINK.findall(html)):
+    for raw in set((_MD_LINK if page.endswith(".md") else _LINK).findall(data)):
         parts = urlsplit(raw.decode("utf-8", "replace").replace("&amp;", "&"))
         if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
             continue
@@ -54,7 +55,8 @@ def rename_order(staged: dict[str, set[str]], present: set[str] | dict[str, bool
     rename them into a site that already holds ``present``: each after the new files it links
     to, then by :func:`rank` and path. Pages that link to each other and are all new (two new
     records, each naming the other) cannot all find the other there; the first in that order
-    goes first, and the others follow at once."""
+    goes first, and the others follow at once; a page already in the site that links to them
+    waits for them all."""
     waits = {p: {q for q in links if q in staged and q not in present and q != p} for p, links in staged.items()}
     if MANIFEST in staged:
         waits[MANIFEST] = set(staged) - {MANIFEST}
@@ -67,8 +69,8 @@ def rename_order(staged: dict[str, set[str]], present: set[str] | dict[str, bool
     heapq.heapify(ready)
     order = []
     while pending:
-        if not ready:  # a cycle of new pages: break it where the order would start
-            ready.append(min((rank(p), p) for p in pending))
+        if not ready:  # a cycle of new pages: break it at a new one, which nothing in the site links to yet
+            ready.append(min(((rank(p), p) for p in pending if p not in present), default=min((rank(p), p) for p in pending)))
         _, path = heapq.heappop(ready)
         if path not in pending:
             continue

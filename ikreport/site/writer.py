@@ -190,7 +190,7 @@ def _update(files: SiteFiles, tmp: Path, output: Path, previous: State, found: F
                 state[path] = kept if sha256 is None else [fingerprint, *kept[1:]]
                 continue  # the same bytes need no rename
         state[path], data = _stage(entry, beside + path, made, data)
-        staged[path] = links_in(path, data) if path.endswith(".html") else set()
+        staged[path] = links_in(path, data) if path.endswith((".html", ".md")) else set()
     made = set()
     for path in rename_order(staged, found):
         target = os.path.join(output, path)
