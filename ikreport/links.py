@@ -8,6 +8,8 @@ bytes are ``e/<id>.json``; a blob is ``b/<id><suffix>``.
 
 from __future__ import annotations
 
+SEARCH_META = "search/meta.json"  # the search index's entry: it names the folder of its pieces
+
 
 def record_page(record_id: str) -> str:
     """The path of a record's page (no extension: the .html and the .md share it)."""

@@ -103,9 +103,9 @@ def in_pieces(tmp_path_factory):
 
 def test_search_loads_only_the_pieces_it_needs(visit, in_pieces):  # noqa: F811
     url, site = in_pieces
-    shards = len(list((site / "search").glob("terms-*.json")))
+    shards = len(list((site / "search").glob("*/terms-*.json")))
     docs = len(list((SITE / "e").glob("*.json"))) + len(list((SITE / "r").glob("*.html")))  # records, reports
-    assert shards > 5 and len(list((site / "search").glob("docs-*.json"))) == -(-docs // 2)
+    assert shards > 5 and len(list((site / "search").glob("*/docs-*.json"))) == -(-docs // 2)
     fetched: list[str] = []
     visit.page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[1]) if "/search/" in r.url else None)
     visit.page.goto(url + "index.html")

@@ -275,7 +275,7 @@ def test_a_comparison_across_gpus_names_both_in_list_and_the_index(tmp_path, mon
     (row,) = [x for x in (tmp_path / "site" / "index.md").read_text().splitlines() if made[:8] in x]
     assert "NVIDIA A100 (A), NVIDIA H100 (B)" in row
     import json
-    docs = [d for f in sorted((tmp_path / "site" / "search").glob("docs-*.json")) for d in json.loads(f.read_text())]
+    docs = [d for f in sorted((tmp_path / "site" / "search").glob("*/docs-*.json")) for d in json.loads(f.read_text())]
     (doc,) = [d for d in docs if d["u"] == f"e/{made}.html"]
     assert doc["g"] == "NVIDIA A100 (A), NVIDIA H100 (B)"  # search names the GPUs as the index does
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import jinja2
+from markdown_it import MarkdownIt
 import pytest
 
 from conftest import NCU, ROOT
@@ -288,13 +289,14 @@ class _Killed(BaseException):
 
 
 def _broken_links(site: Path) -> list[str]:
-    """Every relative link of every HTML page, and every file the manifest lists, that does not
-    resolve to a file of ``site``."""
+    """Every relative link of every HTML page and Markdown twin, every file the manifest lists,
+    and every piece of the search index its meta.json counts, that is not a file of ``site``;
+    and a search index whose pieces hold another number of documents than its meta says."""
     broken = []
-    for page in sorted(site.rglob("*.html")):
-        finder = _Links()
-        finder.feed(page.read_text("utf-8"))
-        for link in finder.links:
+    pages = [(page, _Links.of(page.read_text("utf-8"))) for page in sorted(site.rglob("*.html"))]
+    pages += [(page, _md_links(page.read_text("utf-8"))) for page in sorted(site.rglob("*.md"))]
+    for page, links in pages:
+        for link in links:
             parts = urlsplit(link)
             if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
                 continue
@@ -302,13 +304,39 @@ def _broken_links(site: Path) -> list[str]:
                 broken.append(f"{page.relative_to(site)} -> {link}")
     manifest = json.loads((site / "manifest.json").read_bytes())
     listed = manifest["files"] + [b["path"] for b in manifest["blobs"]]
-    return broken + [f"manifest -> {path}" for path in listed if not (site / path).is_file()]
+    broken += [f"manifest -> {path}" for path in listed if not (site / path).is_file()]
+    meta = json.loads((site / "search" / "meta.json").read_bytes())
+    pieces = [f"docs-{n}.json" for n in range(-(-meta["docs"] // meta["per_chunk"]))]
+    pieces += [f"terms-{n}.json" for n in range(meta["shards"])]
+    missing = [name for name in pieces if not (site / "search" / meta["dir"] / name).is_file()]
+    broken += [f"search/meta.json -> {meta['dir']}/{name}" for name in missing]
+    if not missing:
+        docs = sum(len(json.loads((site / "search" / meta["dir"] / name).read_bytes())) for name in pieces
+                   if name.startswith("docs-"))
+        broken += [f"search/meta.json counts {meta['docs']} documents, its pieces hold {docs}"] if docs != meta["docs"] else []
+    return broken
+
+
+def _md_links(text: str) -> list[str]:
+    """The targets of the links and images of a Markdown page, as a CommonMark parser reads them."""
+    found = []
+    for block in MarkdownIt("commonmark").parse(text):
+        for token in block.children or []:
+            if token.type in ("link_open", "image"):
+                found.append(str(token.attrGet("href") or token.attrGet("src")))
+    return found
 
 
 class _Links(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.links: list[str] = []
+
+    @classmethod
+    def of(cls, html: str) -> list[str]:
+        finder = cls()
+        finder.feed(html)
+        return finder.links
 
     def handle_starttag(self, tag, attrs):
         self.links += [value for name, value in attrs if name in ("href", "src") and value]
@@ -361,7 +389,7 @@ def test_a_build_that_fails_while_producing_bytes_leaves_the_site_as_it_was(tmp_
     out, cache = tmp_path / "site", tmp_path / "c"
     build(out, cache)
     before, stats = tree(out), _stats(out)
-    new = sorted(path for path in grown[1] if path.endswith(".json") and path not in before)
+    new = sorted(path for path in grown[1] if path.startswith("e/") and path.endswith(".json") and path not in before)
     real = writer.SiteFiles.add_lazy
 
     def add_lazy(self, path, load, *args, **kwargs):

@@ -21,9 +21,10 @@ def test_terms_split_identifiers_as_an_engineer_types_them():
 
 def test_every_record_of_the_golden_site_is_found_by_its_title_words_and_gpu():
     meta = json.loads((SITE / "search" / "meta.json").read_text())
+    pieces = SITE / "search" / meta["dir"]
     docs = [d for n in range(-(-meta["docs"] // meta["per_chunk"]))
-            for d in json.loads((SITE / "search" / f"docs-{n}.json").read_text())]
-    shards = [json.loads((SITE / "search" / f"terms-{n}.json").read_text()) for n in range(meta["shards"])]
+            for d in json.loads((pieces / f"docs-{n}.json").read_text())]
+    shards = [json.loads((pieces / f"terms-{n}.json").read_text()) for n in range(meta["shards"])]
     records = {f"e/{p.stem}.html" for p in (SITE / "e").glob("*.json")}
     assert {d["u"] for d in docs if d["k"] != "report"} == records and len(docs) == meta["docs"]
     for n, doc in enumerate(docs):
@@ -37,11 +38,14 @@ def test_a_bigger_index_is_split_and_each_term_lies_in_its_shard(monkeypatch):
     monkeypatch.setattr(search_index, "SHARD_BYTES", 200)
     files = search_files(docs)
     meta = json.loads(files["search/meta.json"])
-    assert meta == {"format": 1, "docs": 95, "per_chunk": 10, "shards": meta["shards"]} and meta["shards"] > 3
-    assert len([f for f in files if f.startswith("search/docs-")]) == 10
+    assert meta == {"format": 2, "dir": meta["dir"], "docs": 95, "per_chunk": 10, "shards": meta["shards"]}
+    assert meta["shards"] > 3
+    pieces = f"search/{meta['dir']}/"
+    assert len([f for f in files if f.startswith(pieces + "docs-")]) == 10
+    assert set(files) == {"search/meta.json"} | {f for f in files if f.startswith(pieces)}
     for n in range(meta["shards"]):
-        assert all(shard_of(t, meta["shards"]) == n for t in json.loads(files[f"search/terms-{n}.json"]))
-    x3 = json.loads(files[f"search/terms-{shard_of('x3', meta['shards'])}.json"])["x3"]
+        assert all(shard_of(t, meta["shards"]) == n for t in json.loads(files[f"{pieces}terms-{n}.json"]))
+    x3 = json.loads(files[f"{pieces}terms-{shard_of('x3', meta['shards'])}.json"])["x3"]
     assert x3 == [n for n in range(95) if n % 7 == 3]
 
 
@@ -76,3 +80,18 @@ def test_a_site_with_listing_pages_has_twins_and_links_that_resolve(tmp_path, mo
     assert "l/profiles-2.md" in (tmp_path / "site" / "index.md").read_text()
     twins(tmp_path / "site")
     resolve(tmp_path / "site")
+
+
+def test_a_site_built_before_the_search_folders_is_rebuilt_and_its_old_pieces_removed(tmp_path):
+    # search format 1 kept docs-<n>.json and terms-<n>.json in search/ itself: a site of that
+    # time is still one a build may write into, and the rebuild leaves only the new layout
+    from ikreport.site.build import build_site
+    from ikreport.store.archive import Archive
+
+    site = tmp_path / "site"
+    build_site(Archive.open(ROOT / "sample_evidence"), site, cache_dir=tmp_path / "c")
+    for old in ("docs-0.json", "terms-0.json", "terms-1.json"):
+        (site / "search" / old).write_text("[]")
+    build_site(Archive.open(ROOT / "sample_evidence"), site, cache_dir=tmp_path / "c")
+    meta = json.loads((site / "search" / "meta.json").read_text())
+    assert sorted(p.name for p in (site / "search").iterdir()) == sorted([meta["dir"], "meta.json"])

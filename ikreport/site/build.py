@@ -49,7 +49,8 @@ WARN_SITE_MB = 800  # Pages sites should stay under about 1 GB
 # and is never replaced. Reports' names are slugs (reports/render.py); blobs take MEDIA_EXT.
 BUILT_PATHS = re.compile(
     r"(?:index|changes)\.(?:html|md)|404\.html|manifest\.json|\.nojekyll|assets(?:/[\w.-]+)?"
-    r"|l(?:/(?:profiles|others)-[0-9]+\.(?:html|md))?|search(?:/(?:meta|docs-[0-9]+|terms-[0-9]+)\.json)?"
+    r"|l(?:/(?:profiles|others)-[0-9]+\.(?:html|md))?|search(?:/meta\.json|/[0-9a-f]{16}(?:/(?:docs|terms)-[0-9]+\.json)?"
+    r"|/(?:docs|terms)-[0-9]+\.json)?"  # the pieces' place before search format 2: a rebuild removes them
     r"|e(?:/[0-9a-f]{64}\.(?:html|md|json))?|charts(?:/[0-9a-f]{64}\.svg)?|[rh](?:/[a-z0-9-]+\.(?:html|md))?"
     r"|b(?:/[0-9a-f]{64}(?:" + "|".join(re.escape(ext) for ext in MEDIA_EXT.values()) + r")?)?")
 

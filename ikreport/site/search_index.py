@@ -4,22 +4,30 @@ No server and no CDN: ``assets/search.js`` fetches these files relative to the i
 search works wherever the site is served, a GitHub Pages sub-path included. The index has
 three parts, all under ``search/``:
 
-- ``meta.json``: the format version, how many documents, how many per chunk, how many term shards;
-- ``docs-<n>.json``: the documents (records and reports), ``DOCS_PER_CHUNK`` to a file, in the
+- ``meta.json``: the format version, the folder that holds the other two parts (``dir``, a
+  digest of what they hold), how many documents, how many per chunk, how many term shards;
+- ``<dir>/docs-<n>.json``: the documents (records and reports), ``DOCS_PER_CHUNK`` to a file, in the
   order their numbers give: a title, a link from the site root, the kind, the GPU, a line of
   what else was matched on (kernels, engine, model, workload) and the replacement's title when
   the record is superseded;
-- ``terms-<n>.json``: term -> document numbers. A term goes to the shard its first two
+- ``<dir>/terms-<n>.json``: term -> document numbers. A term goes to the shard its first two
   characters choose (``shard_of``, which ``search.js`` computes alike), so a query loads one
   shard per word it has, and then only the chunks of the documents it shows.
 
 Terms are lower-case ASCII runs of letters and digits, and the parts of an identifier
 (``flash_fwd_splitkv_kernel`` and ``FlashAttention`` give ``flash``, ``fwd``, ``attention`` …);
 a query word matches every term it begins.
+
+Document numbers change whenever a record is added, so the pieces of one index must never meet
+another's: each index is a folder of its own that only its ``meta.json`` names. A site updated
+in place renames the new folder's files in first and ``meta.json`` after them (write_order.py),
+and removes the old folder last, so a search, even during a build killed half-way, reads one
+index whole.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -32,7 +40,7 @@ from ikreport.site.pages import index_order, replacement, shown_gpu, shown_title
 from ikreport.store.recordset import RecordSet
 from ikreport import links
 
-FORMAT = 1  # search.js refuses another, so an old cached script never misreads a new index
+FORMAT = 2  # search.js refuses another, so an old cached script never misreads a new index
 DOCS_PER_CHUNK = 500  # about 100 kB a chunk: a result page loads one or two
 SHARD_BYTES = 96_000  # the size a term shard aims at; the number of shards grows with the archive
 MAX_KERNELS = 40  # a profile's longest kernels that are searchable; the rest are on its page
@@ -114,11 +122,16 @@ def search_files(docs: Iterable[SearchDoc], terms_of: Callable[[str], Iterable[s
     split: list[dict[str, list[int]]] = [{} for _ in range(shards)]
     for term in sorted(postings):
         split[shard_of(term, shards)][term] = postings[term]
-    files = {f"search/terms-{n}.json": _compact(part) for n, part in enumerate(split)}
+    pieces = {f"terms-{n}.json": _compact(part) for n, part in enumerate(split)}
     for start in range(0, len(docs), DOCS_PER_CHUNK):
         chunk = [{"t": d.title, "u": d.path, "k": d.kind, "g": d.gpu, "w": " · ".join(d.words), "s": d.superseded_by}
                  for d in docs[start:start + DOCS_PER_CHUNK]]
-        files[f"search/docs-{start // DOCS_PER_CHUNK}.json"] = _compact(chunk)
-    files["search/meta.json"] = _compact({"format": FORMAT, "docs": len(docs), "per_chunk": DOCS_PER_CHUNK,
-                                          "shards": shards})
+        pieces[f"docs-{start // DOCS_PER_CHUNK}.json"] = _compact(chunk)
+    digest = hashlib.sha256()
+    for name, text in sorted(pieces.items()):
+        digest.update(f"{name}\n{len(text)}\n{text}".encode())
+    folder = digest.hexdigest()[:16]
+    files = {f"search/{folder}/{name}": text for name, text in pieces.items()}
+    files[links.SEARCH_META] = _compact({"format": FORMAT, "dir": folder, "docs": len(docs), "per_chunk": DOCS_PER_CHUNK,
+                            "shards": shards})
     return files

@@ -18,6 +18,7 @@ from collections import defaultdict
 from urllib.parse import unquote, urlsplit
 
 from ikreport.commands.verify_site import MANIFEST
+from ikreport.links import SEARCH_META
 
 LEAVES = frozenset({"e", "b", "charts", "r", "h"})
 _LINK = re.compile(rb'(?:href|src)="([^"]*)"')
@@ -44,6 +45,8 @@ def rank(path: str) -> int:
     top-level pages, 3 the manifest."""
     if path == MANIFEST:
         return 3
+    if path == SEARCH_META:  # it names the folder of the search index's pieces: after them
+        return 2
     top, sep, _ = path.partition("/")
     if not sep:
         return 2
