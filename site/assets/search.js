@@ -1,12 +1,13 @@
 // ikreport search and table filters. The index is JSON made at build time (ikreport/site/
 // search_index.py) and loaded in pieces, relative to the page, so it works on a Pages sub-path:
-// search/meta.json, one search/terms-<n>.json per word typed, then the search/docs-<n>.json
-// chunks of the results shown. No server, no CDN. Browsers refuse fetch() of file: URLs, so
+// search/meta.json, then from the folder it names (one per index, so that the pieces of two
+// builds never meet) one terms-<n>.json per word typed and the docs-<n>.json chunks of the
+// results shown. No server, no CDN. Browsers refuse fetch() of file: URLs, so
 // from a file the box says that search needs the site served.
 (function () {
   "use strict";
 
-  var FORMAT = 1;  // search_index.FORMAT
+  var FORMAT = 2;  // search_index.FORMAT
   var SHOWN = 50;  // results listed; the rest are counted
   var cache = {};
 
@@ -30,7 +31,7 @@
   }
 
   function matches(base, meta, word) {
-    return load(base, "terms-" + shardOf(word, meta.shards) + ".json").then(function (shard) {
+    return load(base, meta.dir + "/terms-" + shardOf(word, meta.shards) + ".json").then(function (shard) {
       var found = new Set();
       Object.keys(shard).forEach(function (term) {
         if (term.lastIndexOf(word, 0) === 0) shard[term].forEach(function (n) { found.add(n); });
@@ -41,7 +42,7 @@
 
   function docs(base, meta, numbers) {
     var chunks = Array.from(new Set(numbers.map(function (n) { return Math.floor(n / meta.per_chunk); })));
-    return Promise.all(chunks.map(function (c) { return load(base, "docs-" + c + ".json"); })).then(function (loaded) {
+    return Promise.all(chunks.map(function (c) { return load(base, meta.dir + "/docs-" + c + ".json"); })).then(function (loaded) {
       var byChunk = {};
       chunks.forEach(function (c, i) { byChunk[c] = loaded[i]; });
       return numbers.map(function (n) { return byChunk[Math.floor(n / meta.per_chunk)][n % meta.per_chunk]; });
