@@ -126,3 +126,24 @@ def test_answers_kept_by_other_code_are_not_used(tmp_path, monkeypatch):
     (shard,) = (tmp_path / "site" / "search").glob("*/terms-0.json")
     terms = json.loads(shard.read_text())
     assert terms and min(len(t) for t in terms) == 3
+
+
+def test_a_fifo_planted_in_the_cache_is_a_miss_not_a_wait(tmp_path, clean):
+    # the site's state, its memo and the archive's stat index are each read with one open: a FIFO
+    # there (no writer ever comes) must read as a missing entry, not hang the build
+    import os
+    import threading
+
+    cache = tmp_path / "c"
+    build(tmp_path / "site", cache)
+    kept = sorted((cache / "sites").glob("*.json")) + sorted((cache / "validated").rglob("unchanged/*.idx"))
+    assert len(kept) == 3
+    for path in kept:
+        path.unlink()
+        os.mkfifo(path)
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (build(tmp_path / "site", cache), done.set()), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert done.is_set(), "the build waited on a FIFO"
+    assert tree(tmp_path / "site") == clean

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +49,13 @@ def keep(path: Path, data: str | bytes) -> bool:
 
 
 def recall(path: Path | str) -> bytes | None:
-    """The bytes kept at ``path``; None when missing, unreadable, a link, or damaged."""
+    """The bytes kept at ``path``; None when missing, unreadable, a link, not a regular file
+    (a FIFO planted there is not waited on), or damaged."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             raw = f.read()
     except OSError:
         return None
