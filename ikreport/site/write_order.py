@@ -22,6 +22,7 @@ from ikreport.links import SEARCH_META
 
 LEAVES = frozenset({"e", "b", "charts", "r", "h"})
 _LINK = re.compile(rb'(?:href|src)="([^"]*)"')
+_PLAIN = re.compile(rb"[A-Za-z0-9_.-][A-Za-z0-9_./-]*")  # no scheme, query, fragment, escape or leading slash
 _MD_LINK = re.compile(rb"\]\(([^)\s]+)\)")  # [text](target) and ![alt](target), as the twins write them
 
 
@@ -31,10 +32,14 @@ def links_in(page: str, data: bytes) -> set[str]:
     folder = posixpath.dirname(page)
     found = set()
     for raw in set((_MD_LINK if page.endswith(".md") else _LINK).findall(data)):
-        parts = urlsplit(raw.decode("utf-8", "replace").replace("&amp;", "&"))
-        if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
-            continue
-        target = posixpath.normpath(posixpath.join(folder, unquote(parts.path)))
+        if _PLAIN.fullmatch(raw):  # most links of a page (e/<id>.html): a path and nothing else
+            path = raw.decode("ascii")
+        else:
+            parts = urlsplit(raw.decode("utf-8", "replace").replace("&amp;", "&"))
+            if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
+                continue
+            path = unquote(parts.path)
+        target = posixpath.normpath(posixpath.join(folder, path))
         if not target.startswith("../") and target not in (".", ".."):
             found.add(target)
     return found
