@@ -67,6 +67,7 @@ def main() -> None:
     from ikreport.store.archive import Archive
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv
+    from ikreport.cli.main import one_pass
 
     warm_py, warm_ik = [], []
     for _ in range(args.repeat):
@@ -75,7 +76,8 @@ def main() -> None:
         warm_py.append(time.perf_counter() - t)
         with tempfile.TemporaryDirectory() as tmp:
             t = time.perf_counter()
-            import_csv(Archive.create(Path(tmp) / "a"), [export], Context())
+            with one_pass():  # as 'ikreport collect' runs it: the CLI entry's gc settings
+                import_csv(Archive.create(Path(tmp) / "a"), [export], Context())
             warm_ik.append(time.perf_counter() - t)
     rows.append(("warm, in process (s)", statistics.median(warm_py), statistics.median(warm_ik)))
 
