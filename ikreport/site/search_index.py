@@ -33,6 +33,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.reports.render import RenderedReport
@@ -81,12 +82,17 @@ def record_doc(records: RecordSet, rid: str) -> SearchDoc:
     record, facts = records.records[rid], records.facts(rid)
     subject = record["subject"]
     kernels = facts.get("kernel_names") or []  # an ncu-profile's, longest first; other kinds have none
-    words = [short_kernel(k) for k in kernels[:MAX_KERNELS] if isinstance(k, str)]
+    words = list(_short_names(tuple(k for k in kernels[:MAX_KERNELS] if isinstance(k, str))))
     words += [str(subject[k]) for k in ("engine", "model", "workload") if subject.get(k)]
     newer = replacement(rid, records, "index")
     return SearchDoc(title=shown_titles(records)[rid], path=links.record_file(rid), kind=str(record["kind"]),
                      gpu=shown_gpu(records, rid), words=tuple(dict.fromkeys(words)),
                      superseded_by=newer["title"] if newer else "")
+
+
+@lru_cache(maxsize=1024)  # profiles of one workload share their kernels: a build asks a thousand times
+def _short_names(kernels: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(short_kernel(k) for k in kernels)
 
 
 def _doc_text(doc: SearchDoc) -> str:
