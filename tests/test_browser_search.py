@@ -172,3 +172,19 @@ def test_every_page_type_passes_axe(visit, served):  # noqa: F811
             assert response["passes"], f"axe checked nothing on {path}"
             found += [(name, width, v["id"]) for v in response["violations"] if v["impact"] in ("serious", "critical")]
     assert found == []
+
+
+def test_the_script_still_reads_an_index_of_the_old_layout(visit, tmp_path):  # noqa: F811
+    # a site updated in place gets the new search.js before the meta.json that names the new
+    # index's folder: meanwhile it must read the format-1 index, whose pieces lie in search/
+    import shutil
+
+    site = tmp_path / "site"
+    shutil.copytree(SITE, site)
+    meta = json.loads((site / "search" / "meta.json").read_text())
+    for piece in (site / "search" / meta.pop("dir")).iterdir():
+        piece.rename(site / "search" / piece.name)
+    (site / "search" / "meta.json").write_text(json.dumps({**meta, "format": 1}))
+    with serve(site, tmp_path) as url:
+        visit.page.goto(url + "index.html")
+        assert "Rodinia BFS on a V100 (ncu 2020.1)" in search(visit.page, "Kernel2")

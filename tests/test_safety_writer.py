@@ -473,6 +473,12 @@ def test_new_files_are_renamed_after_the_new_files_they_link_to():
     # comes first by name (a supersession of e/0.html by a new record naming another new one)
     staged = {"e/0.html": {"e/a.html", "e/b.html"}, "e/a.html": {"e/b.html"}, "e/b.html": {"e/a.html"}}
     assert rename_order(staged, {"e/0.html"}) == ["e/a.html", "e/b.html", "e/0.html"]
+    # the search index's meta.json names pages through its documents: it waits for every new
+    # page and piece, even two new pages that can only go in one after the other
+    staged = {"e/a.html": {"e/b.html"}, "e/b.html": {"e/a.html"}, "search/f00d/docs-0.json": set(),
+              "search/meta.json": set(), "index.html": {"e/a.html"}}
+    assert rename_order(staged, {"index.html", "search/meta.json"}) == \
+        ["search/f00d/docs-0.json", "e/a.html", "e/b.html", "index.html", "search/meta.json"]
     # the Markdown twins' links, and their chart images, are waited for too
     md = b"[\\[b\\]](../e/b.md) ![chart](../charts/c.svg) [out](https://x.org/y) [top](#top)"
     assert links_in("e/a.md", md) == {"e/b.md", "charts/c.svg"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 
 import pytest
 
@@ -202,6 +203,12 @@ def test_a_bucket_build_trusts_its_unchanged_local_copies(arch, tmp_path, settle
     reads.clear()
     build_site(bucket, out, cache_dir=cache)
     assert reads == [rid]
+    # a FIFO planted as a copy is a miss too, never a build waiting for a writer
+    copy.unlink()
+    os.mkfifo(copy)
+    done = threading.Event()
+    threading.Thread(target=lambda: (build_site(bucket, out, cache_dir=cache), done.set()), daemon=True).start()
+    assert done.wait(60), "the build waited on a FIFO in the objects cache"
 
 
 def test_a_record_added_or_removed_keeps_the_index_right(arch, tmp_path, settled, reads, monkeypatch):

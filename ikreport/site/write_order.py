@@ -64,10 +64,13 @@ def rename_order(staged: dict[str, set[str]], present: set[str] | dict[str, bool
     to, then by :func:`rank` and path. Pages that link to each other and are all new (two new
     records, each naming the other) cannot all find the other there; the first in that order
     goes first, and the others follow at once; a page already in the site that links to them
-    waits for them all."""
+    waits for them all. The search index's meta.json, which names its pieces and, through them,
+    pages, waits for every new leaf and piece, as the manifest waits for every new file."""
     waits = {p: {q for q in links if q in staged and q not in present and q != p} for p, links in staged.items()}
     if MANIFEST in staged:
         waits[MANIFEST] = set(staged) - {MANIFEST}
+    if SEARCH_META in staged:  # its documents name pages (and it its pieces): after every new leaf and piece
+        waits[SEARCH_META] = {p for p in staged if rank(p) < rank(SEARCH_META) and p not in present}
     users: dict[str, list[str]] = defaultdict(list)
     for path, targets in waits.items():
         for target in targets:

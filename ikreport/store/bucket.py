@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -261,10 +262,13 @@ class Bucket:
 
 
 def _read_copy(path: Path) -> bytes | None:
-    """A local copy's bytes; None when absent, unreadable or a link (a miss)."""
+    """A local copy's bytes; None when absent, unreadable, a link or not a regular file (a
+    FIFO planted there is not waited on): a miss."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             return f.read()
     except OSError:
         return None
