@@ -30,8 +30,14 @@
     return (term.charCodeAt(0) * 131 + term.charCodeAt(1)) % shards;
   }
 
+  // Format 1 kept its pieces in search/ itself: a site updated in place gets this script before
+  // the meta.json that names the new folder, and must still read the old index meanwhile.
+  function folder(meta) {
+    return meta.format === 1 ? "" : meta.dir + "/";
+  }
+
   function matches(base, meta, word) {
-    return load(base, meta.dir + "/terms-" + shardOf(word, meta.shards) + ".json").then(function (shard) {
+    return load(base, folder(meta) + "terms-" + shardOf(word, meta.shards) + ".json").then(function (shard) {
       var found = new Set();
       Object.keys(shard).forEach(function (term) {
         if (term.lastIndexOf(word, 0) === 0) shard[term].forEach(function (n) { found.add(n); });
@@ -42,7 +48,7 @@
 
   function docs(base, meta, numbers) {
     var chunks = Array.from(new Set(numbers.map(function (n) { return Math.floor(n / meta.per_chunk); })));
-    return Promise.all(chunks.map(function (c) { return load(base, meta.dir + "/docs-" + c + ".json"); })).then(function (loaded) {
+    return Promise.all(chunks.map(function (c) { return load(base, folder(meta) + "docs-" + c + ".json"); })).then(function (loaded) {
       var byChunk = {};
       chunks.forEach(function (c, i) { byChunk[c] = loaded[i]; });
       return numbers.map(function (n) { return byChunk[Math.floor(n / meta.per_chunk)][n % meta.per_chunk]; });
@@ -90,7 +96,7 @@
       var ticket = ++asked;
       if (query.length === 0) { show(list, root, []); status.textContent = "Type two letters or more."; return; }
       load(base, "meta.json").then(function (meta) {
-        if (meta.format !== FORMAT) throw new Error("search index format " + meta.format);
+        if (meta.format !== FORMAT && meta.format !== 1) throw new Error("search index format " + meta.format);
         return Promise.all(query.map(function (w) { return matches(base, meta, w); })).then(function (sets) {
           var hits = Array.from(sets[0]).filter(function (n) { return sets.every(function (s) { return s.has(n); }); });
           hits.sort(function (a, b) { return a - b; });
