@@ -85,17 +85,17 @@ def default_reports_dir(archive: Archive) -> Path | None:
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
-          validated: Validated | None = None, trust_unchanged: bool = True, ids: list[str] | None = None) -> Checked:
+          validated: Validated | None = None, ids: list[str] | None = None) -> Checked:
     """Load every record and render every report without writing anything; return what was
     found. With a ``validated`` cache (a build's), a record file unchanged since a build hashed
-    it is trusted unread unless ``trust_unchanged`` is False (store/stat_index.py). ``ids``: the
-    archive's record ids, when the caller has just listed them."""
+    it is trusted unread (store/stat_index.py). ``ids``: the archive's record ids, when the
+    caller has just listed them."""
     findings: list[CheckFinding] = []
 
     def damaged(rid: str, exc: IkreportError) -> None:
         findings.append(CheckFinding(archive.where(rid), None, "IK108", _after_path(str(exc))))
 
-    records = recordset.load(archive, validated or Validated(None), damaged, trust_unchanged, ids)
+    records = recordset.load(archive, validated or Validated(None), damaged, trust_unchanged=True, ids=ids)
     blobs = set(archive.blob_ids())
     for rid, what, ref in records.dangling(blobs):
         code = "IK102" if what == "blob" else "IK101"

@@ -15,10 +15,9 @@ import orjson
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 from ikreport.store.archive import Archive
-from ikreport.store.cache import default_cache_dir, keep, recall, recall_json
+from ikreport.store.cache import default_cache_dir, keep, recall, recall_json, source_digest
 from ikreport.commands.check import check
 from ikreport.commands.verify_site import MANIFEST_SCHEMA
 from ikreport import csv_cells
@@ -208,13 +207,6 @@ def _render_again(job: Job, done: dict[str, dict[int | str, bytes]], record_id: 
         done[record_id] = {0: page.html.encode("utf-8"), 1: page.md.encode("utf-8"),
                            **{k: svg.encode("utf-8") for k, svg in page.charts.items()}}
     return done[record_id][part]
-
-
-@functools.lru_cache(maxsize=None)
-def source_digest(module: ModuleType) -> str:
-    """A digest of a module's source: what its functions work out is kept under it, so that
-    answers another version of them gave are never used."""
-    return hashlib.sha256(Path(str(module.__file__)).read_bytes()).hexdigest()[:16]
 
 
 def _kept_terms(known: Table, text: str) -> list[str]:

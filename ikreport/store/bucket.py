@@ -21,13 +21,13 @@ import hashlib
 import os
 import re
 import secrets
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ikreport.errors import ArchiveError, UnknownIdError
 from ikreport.store.backend import AREAS, ID_RX, Area, StatKey, stat_key_of
+from ikreport.store.cache import read_regular
 from ikreport.store.local import SUFFIX, Survey
 
 URL_RX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
@@ -159,23 +159,27 @@ class Bucket:
         listed = self._listing(area, prefix[:2] if len(prefix) >= 2 else "")
         return sorted(i for i in listed if i.startswith(prefix))
 
+    def _copy_file(self, area: Area, file_id: str) -> str | None:
+        # a plain string: a build stats every record's copy (stat_key)
+        return os.path.join(str(self.copies), area, file_id[:2], file_id[2:]) if self.copies is not None else None
+
     def _copy(self, area: Area, file_id: str) -> Path | None:
-        return self.copies / area / file_id[:2] / file_id[2:] if self.copies is not None else None
+        found = self._copy_file(area, file_id)
+        return Path(found) if found is not None else None
 
     def stat_key(self, area: Area, file_id: str) -> StatKey | None:
         """The StatKey (backend.py) of the local copy ``read`` would use; None without one.
         Objects never change once written, so an unchanged copy that hashed to its name when a
         build read it still does."""
-        if self.copies is None:
-            return None
-        return stat_key_of(os.path.join(str(self.copies), area, file_id[:2], file_id[2:]))
+        copy = self._copy_file(area, file_id)
+        return stat_key_of(copy) if copy is not None else None
 
     def read(self, area: Area, file_id: str) -> bytes:
         """The object's bytes: its local copy when reading through ``copies`` and the copy
         still hashes to its name (else the copy is a miss, never an error), or a fetch."""
         copy = self._copy(area, file_id)
         if copy is not None:
-            kept = _read_copy(copy)
+            kept = read_regular(copy)  # absent, a link or a FIFO: a miss
             if kept is not None and hashlib.sha256(kept).hexdigest() == file_id:
                 return kept
         try:
@@ -259,19 +263,6 @@ class Bucket:
             found.order.append(len(found.files))
             found.files.append((self.where(area, file_id), file_id, area == "records"))
         return found
-
-
-def _read_copy(path: Path) -> bytes | None:
-    """A local copy's bytes; None when absent, unreadable, a link or not a regular file (a
-    FIFO planted there is not waited on): a miss."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            return f.read()
-    except OSError:
-        return None
 
 
 def _keep_copy(path: Path, data: bytes) -> None:

@@ -9,12 +9,14 @@ bit-flipped or hand-edited file reads as missing instead of being used (or publi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import secrets
 import stat
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -49,20 +51,34 @@ def keep(path: Path, data: str | bytes) -> bool:
 
 
 def recall(path: Path | str) -> bytes | None:
-    """The bytes kept at ``path``; None when missing, unreadable, a link, not a regular file
-    (a FIFO planted there is not waited on), or damaged."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            raw = f.read()
-    except OSError:
+    """The bytes kept at ``path``; None when missing, unreadable, a link, not a regular file,
+    or damaged."""
+    raw = read_regular(path)
+    if raw is None:
         return None
     body = raw[HEADER_SIZE:]
     if raw[:HEADER_SIZE] != HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n":
         return None
     return body
+
+
+def read_regular(path: Path | str) -> bytes | None:
+    """The bytes of the regular file at ``path``; None when missing, unreadable, a link or
+    anything else (a FIFO planted there is not waited on): what a cache reads is a miss, never
+    a wait or an error."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            return f.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def source_digest(module: ModuleType) -> str:
+    """A digest of a module's source: what its code works out is kept under it, so that what
+    another version of it worked out is never used."""
+    return hashlib.sha256(Path(str(module.__file__)).read_bytes()).hexdigest()[:16]
 
 
 def recall_json(path: Path | str) -> Any:

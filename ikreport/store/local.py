@@ -33,10 +33,10 @@ class LocalFolder:
 
     def path(self, area: Area, file_id: str) -> Path:
         """Where the file is (or would be) on disk."""
-        return self.root / area / file_id[:2] / (file_id[2:] + SUFFIX[area])
+        return Path(self._file(area, file_id))
 
     def _file(self, area: Area, file_id: str) -> str:
-        # ``path`` as a plain string: a build stats every record and blob, and 1,000 pathlib
+        # the path as a plain string: a build stats every record and blob, and 1,000 pathlib
         # joins cost more than the 1,000 stats
         return f"{self._prefix}{area}/{file_id[:2]}/{file_id[2:]}{SUFFIX[area]}"
 

@@ -111,10 +111,8 @@ class RecordSet:
 
     def resolve(self, prefix: str) -> str:
         """The one loaded record id starting with ``prefix``; UnknownIdError or AmbiguousIdError otherwise."""
-        if "ids" not in self._index:
-            self._index["ids"] = sorted(self.records)
         prefix = prefix.lower()
-        hits = matching(self._index["ids"], prefix, 3)
+        hits = matching(self.once("ids", lambda records: sorted(records.records)), prefix, 3)
         if not hits:
             raise UnknownIdError(f"no record starts with {prefix}; 'ikreport list' lists the records")
         if len(hits) > 1:
@@ -146,20 +144,11 @@ class RecordSet:
 
     def cited_by(self, record_id: str) -> list[str]:
         """The ids of the records that point at ``record_id`` (cite, environment, supersede), sorted."""
-        if "cited_by" not in self._index:
-            index: dict[str, dict[str, None]] = {}  # ordered sets: a record every profile cites has thousands
-            for rid in sorted(self.records):
-                for what, ref in self.references(rid):
-                    if what == "record":
-                        index.setdefault(ref, {})[rid] = None
-            self._index["cited_by"] = index
-        return list(self._index["cited_by"].get(record_id, []))
+        return list(self.once("cited_by", _citing).get(record_id, ()))
 
     def supersession_of(self, record_id: str) -> Supersession | None:
         """The one supersession that replaces ``record_id`` (see :func:`chosen`), if any."""
-        if "chosen" not in self._index:
-            self._index["chosen"] = chosen(self.supersessions())
-        return self._index["chosen"].get(record_id)
+        return self.once("chosen", lambda records: chosen(records.supersessions())).get(record_id)
 
     def superseded_by(self, record_id: str) -> str | None:
         """The id of the record that replaces ``record_id``, if any."""
@@ -182,6 +171,17 @@ class RecordSet:
     def kinds(self) -> dict[str, str]:
         """Each record's kind, by id."""
         return {rid: record["kind"] for rid, record in self.records.items()}
+
+
+def _citing(records: RecordSet) -> dict[str, dict[str, None]]:
+    """Record id -> the ids of the records that point at it, in order (ordered sets: a record
+    every profile cites has thousands)."""
+    index: dict[str, dict[str, None]] = {}
+    for rid in sorted(records.records):
+        for what, ref in records.references(rid):
+            if what == "record":
+                index.setdefault(ref, {})[rid] = None
+    return index
 
 
 def load(archive: Archive, validated: Validated | None = None,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -30,14 +31,14 @@ import orjson
 
 from ikreport.store.archive import Archive
 from ikreport.store.backend import StatKey
-from ikreport.store.cache import keep, recall
+from ikreport.store.cache import keep, recall_json, source_digest
 from ikreport.store.records import Record
 from ikreport.store.summaries import SUMMARY_VERSION, Summary
 from ikreport.store.validated import Validated, check_record
 
 # A kept file is used only by the code that wrote it (this file's bytes, and SUMMARY_VERSION
 # for the summaries it holds): a change to the packing below starts a new one.
-FORMAT = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+FORMAT = source_digest(sys.modules[__name__])
 SETTLED_NS = 1_000_000_000  # how long before a build a file must have changed to be trusted later
 
 
@@ -51,6 +52,7 @@ class StatIndex:
         self.kept, self.tables = _read(path)  # id -> [key or None, packed summary]; what the packing shares
         self.seen: dict[str, tuple[StatKey | None, Summary]] = {}
         self.reused: dict[str, Any] = {}  # id -> its kept packed summary, for those taken from it
+        self.changed = False  # whether a record checked has another key than the one kept
 
     @classmethod
     def of(cls, archive: Archive, validated: Validated) -> StatIndex | None:
@@ -74,12 +76,13 @@ class StatIndex:
         summary, record = check_record(self.archive, record_id, validated)
         settled = key is not None and key[3] < self.started - SETTLED_NS  # ctime, in ns
         self.seen[record_id] = (key if settled else None, summary)
+        self.changed = self.changed or self.seen[record_id][0] != _key(kept)
         return summary, record
 
     def save(self) -> None:
         """Keep what this build saw, when it differs from what was kept (records added, gone,
         changed, or newly settled); if it cannot be kept, the next build hashes more."""
-        if {rid: key for rid, (key, _) in self.seen.items()} == {rid: _key(kept) for rid, kept in self.kept.items()}:
+        if not self.changed and self.seen.keys() == self.kept.keys():
             return
         # with nothing gone, the kept tables and packed summaries stay and only new ones are
         # packed (repacking 1,000 took 40 ms of a rebuild that adds one); else all start anew
@@ -172,13 +175,7 @@ class Tables:
 def _read(path: Path) -> tuple[dict[str, Any], Tables]:
     """The kept records of the file at ``path`` and their tables; nothing on any miss (missing,
     damaged, written by another version)."""
-    body = recall(path)
-    kept = None
-    if body is not None:
-        try:
-            kept = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            pass
+    kept = recall_json(path)
     if not (isinstance(kept, dict) and kept.get("format") == FORMAT and kept.get("summary_version") == SUMMARY_VERSION
             and isinstance(kept.get("strings"), list) and isinstance(kept.get("lists"), list)
             and isinstance(kept.get("records"), dict)):
