@@ -127,7 +127,7 @@ def write_site(files: SiteFiles, output: Path, previous: State | None = None,
     with take_turn(parent):
         remove_leftovers(parent, output.name, ours)
         known = (previous or {}).get(MANIFEST)
-        found = check_replaceable(output, ours, known is not None and _as_left(f"{output}/{MANIFEST}", known, -1) is known)
+        found = check_replaceable(output, ours, known is not None and _unchanged(_lstat(f"{output}/{MANIFEST}"), known))
         tmp = parent / f".{output.name}.tmp-{secrets.token_hex(4)}"
         try:
             os.mkdir(tmp)
@@ -173,16 +173,7 @@ def _update(files: SiteFiles, tmp: Path, output: Path, previous: State, found: F
         before = previous.get(path)
         if before is not None:
             sha256 = None
-            if before[0] == fingerprint and before[3]:  # the common case, inline: one lstat
-                try:
-                    st = os.lstat(site + path)
-                    if st.st_ctime_ns == before[4] and st.st_ino == before[3] and st.st_size == before[1] \
-                            and stat.S_ISREG(st.st_mode):
-                        state[path] = before
-                        continue
-                except OSError:
-                    pass
-            elif before[0] != fingerprint:  # made anew under another key (a new template, a new ikreport)
+            if before[0] != fingerprint:  # made anew under another key (a new template, a new ikreport)
                 data = entry.load()
                 sha256 = entry.sha256 or hashlib.sha256(data).hexdigest()
             if sha256 in (None, before[2]) and (kept := _as_left(site + path, before, mode)) is not None:
@@ -230,14 +221,11 @@ def _as_left(path: str, before: list[Any], mode: int) -> list[Any] | None:
     size) are those stamped is unchanged since, as git and rsync judge; any other is hashed,
     and kept (stamped anew) only as a regular file with the recorded size and sha256 and the
     mode a fresh file gets (``mode``); never opened through a link."""
-    fingerprint, size, sha256, inode, ctime_ns = before
-    try:
-        st = os.lstat(path)
-    except OSError:
+    fingerprint, size, sha256 = before[:3]
+    st = _lstat(path)
+    if st is None or not stat.S_ISREG(st.st_mode) or st.st_size != size:
         return None
-    if not stat.S_ISREG(st.st_mode) or st.st_size != size:
-        return None
-    if inode and st.st_ino == inode and st.st_ctime_ns == ctime_ns:
+    if _unchanged(st, before):  # the common case: one lstat
         return before
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -257,6 +245,20 @@ def _as_left(path: str, before: list[Any], mode: int) -> list[Any] | None:
         os.close(fd)
     # stamped from before the read, so an edit made while hashing shows next time
     return [fingerprint, size, sha256, *_stamp_of(st, now)]
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _unchanged(st: os.stat_result | None, before: list[Any]) -> bool:
+    """Whether the file ``st`` describes is, by its stamp, as the build of ``before`` (its state
+    entry) left it: a regular file of the same inode, ctime and size."""
+    return (st is not None and bool(before[3]) and st.st_ino == before[3] and st.st_ctime_ns == before[4]
+            and st.st_size == before[1] and stat.S_ISREG(st.st_mode))
 
 
 def _stamp_of(st: os.stat_result, now: int) -> tuple[int, int]:
