@@ -25,7 +25,7 @@ from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
 from ikreport import links
-from ikreport.site.build_memo import BuildMemo, Table
+from ikreport.site.build_memo import BuildMemo, Table, is_text
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.history import find_series, history_page, series_links
 from ikreport.site.page_cache import PageCache, code_digest, is_meta, record_page_key, templates_digest
@@ -102,8 +102,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     env = environment(templates, cache / "jinja")
     digest = templates_digest(env.loader.searchpath)  # type: ignore[union-attr]
     # rows of the index's tables, by their values, for these templates and this code
-    env.rows = memo.table(f"rows {hashlib.sha256((digest + code_digest()).encode()).hexdigest()[:16]}",  # type: ignore[attr-defined]
-                          lambda text: isinstance(text, str))
+    env.rows = memo.table(f"rows {hashlib.sha256((digest + code_digest()).encode()).hexdigest()[:16]}", is_text)
     files = SiteFiles()
 
     # Record pages: reuse what a key says is unchanged, render the rest (in parallel).
@@ -165,7 +164,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     docs = archive_docs(records, checked.reports, [(p.title, f"{p.path}.html") for p in history])
     terms_known = memo.table(f"terms {source_digest(search_index)}", _is_terms)  # another terms() starts anew
     for path, text in search_files(docs, functools.partial(_kept_terms, terms_known)).items():
-        files.add(path, text)
+        # a piece's folder is a digest of the pieces, so its path names its bytes: not hashed again
+        files.add(path, text, None if path == links.SEARCH_META else path)
     for rid in sorted(records.records):
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
                        archive.record_size(rid) or 0, rid, sha256=rid)  # 0 only if deleted since it was read: that read fails
@@ -211,18 +211,14 @@ def _render_again(job: Job, done: dict[str, dict[int | str, bytes]], record_id: 
 
 def _kept_terms(known: Table, text: str) -> list[str]:
     """A search document's terms, as the last build worked them out when it had the same text."""
-    found = known.get(text)
-    if found is None:
-        found = sorted(terms(text))
-        known.put(text, found)
-    return found
+    return known.get_or(text, lambda: sorted(terms(text)))  # type: ignore[no-any-return]
 
 
 def _is_terms(value: object) -> bool:
     return type(value) is list and set(map(type, value)) <= {str}  # at C speed: 14,000 terms a build
 
 
-def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path, known: Table | None = None) -> str:
+def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path, known: Table) -> str:
     """The file name suffix the site offers a blob under: its media type's, except that a CSV
     holding cells a spreadsheet would run as formulas is offered as .txt. Exports are kept
     verbatim (a blob's name is its hash), so they cannot be neutralised as the CSVs ikreport
@@ -231,17 +227,16 @@ def offered_suffix(archive: Archive, blob_id: str, media_type: str, cache: Path,
     suffix = MEDIA_EXT.get(media_type, "")
     if suffix != ".csv":
         return suffix
-    found = known.get(blob_id) if known is not None else None
-    if found is None:
-        memo = cache / "offered" / source_digest(csv_cells) / blob_id  # another rule looks again
-        kept = recall(memo)  # None when missing or damaged: looked at again
-        if kept in (b".csv", b".txt"):
-            found = kept.decode()
-        else:
-            found = ".txt" if has_formula_cells(archive.read_blob(blob_id)) else ".csv"
-            keep(memo, found)  # if it cannot be kept, the next build looks again
-    if known is not None:
-        known.put(blob_id, found)
+    return known.get_or(blob_id, lambda: _kept_suffix(archive, blob_id, cache))  # type: ignore[no-any-return]
+
+
+def _kept_suffix(archive: Archive, blob_id: str, cache: Path) -> str:
+    memo = cache / "offered" / source_digest(csv_cells) / blob_id  # another rule looks again
+    kept = recall(memo)  # None when missing or damaged: looked at again
+    if kept in (b".csv", b".txt"):
+        return kept.decode()
+    found = ".txt" if has_formula_cells(archive.read_blob(blob_id)) else ".csv"
+    keep(memo, found)  # if it cannot be kept, the next build looks again
     return found
 
 

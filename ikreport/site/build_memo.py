@@ -53,6 +53,19 @@ class Table:
         """Remember ``value`` as the answer for ``key``."""
         self.now[key] = value
 
+    def get_or(self, key: str, make: Callable[[], Any]) -> Any:
+        """The answer kept for ``key``, else ``make()``'s, remembered."""
+        value = self.get(key)
+        if value is None:
+            value = make()
+            self.put(key, value)
+        return value
+
+
+def is_text(value: Any) -> bool:
+    """A table entry that is a string (a rendered row, a suffix)."""
+    return isinstance(value, str)
+
 
 class BuildMemo:
     """The memo kept at ``path`` (None: nothing is kept, every answer is worked out)."""

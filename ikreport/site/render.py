@@ -17,7 +17,7 @@ from markupsafe import Markup
 from ikreport import __version__
 from ikreport.errors import BuildError
 from ikreport.formatting import Markdown, md_code, md_text
-from ikreport.site.build_memo import Table
+from ikreport.site.build_memo import Table, is_text
 from ikreport.site.model import Page
 
 ENVIRONMENT_REVISION = "md-finalize-1"  # change with any option of environment() below
@@ -82,12 +82,10 @@ def _row(context: jinja2.runtime.Context, row: dict[str, Any], table: str) -> ob
     are all the macro reads, so a digest of their repr names the output (with the templates
     and code, which name the table)."""
     env = context.environment
+    assert isinstance(env, _Environment)
     ext = "md" if context.name is not None and context.name.endswith(".md") else "html"
     key = hashlib.blake2b(f"{ext} {table} {row!r}".encode(), digest_size=12).hexdigest()  # short: the memo is read every build
-    text = env.rows.get(key)  # type: ignore[attr-defined]
-    if text is None:
-        text = str(getattr(env.get_template(f"_rows.{ext}").module, table)(row))
-        env.rows.put(key, text)  # type: ignore[attr-defined]
+    text = env.rows.get_or(key, lambda: str(getattr(env.get_template(f"_rows.{ext}").module, table)(row)))
     return Markup(text) if ext == "html" else Markdown(text)
 
 
@@ -98,7 +96,10 @@ class _Environment(jinja2.Environment):
     """jinja2's, with ``row.name`` on a dict looked up as a key first. jinja2 asks for the
     attribute first and, as a dict has none by that name, falls back to the key after an
     AttributeError: 2,700 of those a bench record page. Names a dict does have (``items``,
-    ``get``) still mean the method, so every template reads the same as with jinja2's."""
+    ``get``) still mean the method, so every template reads the same as with jinja2's. It
+    carries the rows of the index's tables rendered so far (``rows``, see ``_row``)."""
+
+    rows: Table
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict and attribute not in _DICT_NAMES:
@@ -109,9 +110,10 @@ class _Environment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
-def environment(override: Path | None, bytecode_dir: Path | None = None) -> jinja2.Environment:
+def environment(override: Path | None, bytecode_dir: Path | None = None) -> _Environment:
     """The templates (``override`` first). With ``bytecode_dir``, compiled templates are kept
-    there (jinja2 checks each against its source), which saves most of a small build's start."""
+    there (jinja2 checks each against its source), which saves most of a small build's start.
+    Rendered index rows are kept in ``env.rows`` (a build sets its memo's table there)."""
     dirs = [str(override)] if override else []
     dirs.append(str(default_templates_dir()))
     env = _Environment(
@@ -127,7 +129,7 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> jinj
     env.filters["md"] = md_text
     env.filters["mdcode"] = md_code
     env.filters["row"] = _row
-    env.rows = Table({}, lambda text: isinstance(text, str))  # type: ignore[attr-defined]  # a build gives its memo's
+    env.rows = Table({}, is_text)
     env.globals["version"] = __version__
     return env
 
