@@ -43,7 +43,7 @@ def durations_ns(fields: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]
     return np.where(use, derived, measured), use
 
 
-CLOCK_FIELDS = ("sm_hz", "dram_hz", "max_sm_khz")  # the columns clock_summary takes medians of
+CLOCK_FIELDS = tuple(SOURCES)  # the columns clock_summary takes medians of
 
 
 class Tally:

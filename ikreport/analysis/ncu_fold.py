@@ -27,14 +27,13 @@ import numpy as np
 
 from ikreport.analysis.ncu_clocks import CLOCK_FIELDS, Tally
 from ikreport.analysis.ncu_export import Page
-from ikreport.analysis.ncu_summary import LABELS, Derived, Summary, launch_csv, launch_summary
+from ikreport.analysis.ncu_summary import LABELS, UNKNOWN, Derived, Summary, launch_csv, launch_summary
 from ikreport.analysis.ncu_table import LaunchTable
 
 # A record holds every launch's summary up to INLINE_LAUNCHES, else the LONGEST_LAUNCHES
 # longest and cites the per-launch CSV (store/profile_data.py): the fold keeps those summaries.
 INLINE_LAUNCHES = 500
 LONGEST_LAUNCHES = 50
-UNKNOWN = LABELS.index("unknown")
 
 
 @dataclass(frozen=True)
@@ -265,7 +264,7 @@ class Fold:
         profiled = float(np.frombuffer(self.times, dtype=np.float64).sum())
         self.out.flush()
         for t, d, start in self.head:  # a profile of at most INLINE_LAUNCHES: its record holds them all
-            self.kept.update((start + i, launch_summary(t, d, i, start)) for i in range(t.n))
+            self.kept.update((start + i, launch_summary(t, d, i, start)) for i in range(t.n) if start + i not in self.kept)
         return Profile(
             pages=pages, launch_count=self.n, kernels=self.kernels.summaries(profiled),
             devices=sorted(self.devices), compute_capabilities=sorted(self.ccs),

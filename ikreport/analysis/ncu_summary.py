@@ -64,6 +64,7 @@ TOP_STALLS = 4
 SAME_LEVEL_PCT = 1.0
 # Labels in alphabetical order: a kernel's most common label wins ties by this order.
 LABELS = ("balanced", "compute-bound", "latency-bound", "memory-bound", "unknown")
+UNKNOWN = LABELS.index("unknown")  # the label code of a launch judged on nothing
 # the busiest memory level: DRAM, L1/TEX or L2 when the export has each level's throughput,
 # "cache" when it only shows that a cache (not DRAM) is the busiest
 LEVELS = ("dram", "cache", "unknown", "l1", "l2")
@@ -98,7 +99,7 @@ def _labels(memory: np.ndarray, sm: np.ndarray) -> np.ndarray:
     out[named & (m > s)] = LABELS.index("memory-bound")
     out[named & (m <= s)] = LABELS.index("compute-bound")  # ncu: sm >= mem points at compute
     # a side the export lacks is unknown, not 0: without both, no label can be named
-    out[np.isnan(memory) | np.isnan(sm)] = LABELS.index("unknown")
+    out[np.isnan(memory) | np.isnan(sm)] = UNKNOWN
     return out
 
 

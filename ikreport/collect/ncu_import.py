@@ -23,7 +23,7 @@ from ikreport.errors import IkreportError, NcuExportError
 from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE, ONE_RUN
-from ikreport.store.profile_data import INLINE_LAUNCHES, LAUNCH_TABLE_ROLE, launch_table_blob, profile_data
+from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, inline, profile_data
 
 BIG_EXPORT = 10_000_000  # bytes: an import this big takes long enough to say what it is doing
 LIMIT_REPLAY = (
@@ -150,15 +150,13 @@ def launch_table_source(archive: Archive, profile: Profile, written: Path | None
     """The per-launch CSV blob of a profile too big to keep every launch in its record;
     ``written``: the file it was written to as it was made (a streamed import), copied from
     there in chunks rather than read back whole."""
+    if inline(profile):
+        return []
     if written is not None:
-        if profile.launch_count <= INLINE_LAUNCHES:
-            return []
         archive.put_blob_file(written, profile.launch_csv.sha256)
         blob_id, size = profile.launch_csv.sha256, profile.launch_csv.size
     else:
-        table = launch_table_blob(profile)
-        if table is None:
-            return []
+        table = profile.csv()
         blob_id, size = archive.put_blob(table), len(table)
     return [{"role": LAUNCH_TABLE_ROLE, "id": blob_id, "size": size, "media_type": "text/csv", "name": "launches.csv"}]
 

@@ -27,7 +27,7 @@ Data = dict[str, Any]
 
 
 def profile_data(profile: Profile) -> Data:
-    complete = profile.launch_count <= INLINE_LAUNCHES
+    complete = inline(profile)
     rows = range(profile.launch_count) if complete else profile.longest(LONGEST_LAUNCHES)
     return {
         "pages": sorted(set(profile.pages.values())),
@@ -43,9 +43,9 @@ def profile_data(profile: Profile) -> Data:
     }
 
 
-def launch_table_blob(profile: Profile) -> bytes | None:
-    """The per-launch CSV a record cites when its launches are not all inline."""
-    return None if profile.launch_count <= INLINE_LAUNCHES else profile.csv()
+def inline(profile: Profile) -> bool:
+    """Whether a record holds every launch of ``profile``; else it cites the per-launch CSV."""
+    return profile.launch_count <= INLINE_LAUNCHES
 
 
 def first_launch(data: Data, kernel: dict[str, Any]) -> dict[str, Any]:
