@@ -127,7 +127,9 @@ def write_site(files: SiteFiles, output: Path, previous: State | None = None,
     with take_turn(parent):
         remove_leftovers(parent, output.name, ours)
         known = (previous or {}).get(MANIFEST)
-        found = check_replaceable(output, ours, known is not None and _unchanged(_lstat(f"{output}/{MANIFEST}"), known))
+        wrote = previous or {}  # a path the last build wrote is one a build writes: no pattern to match
+        found = check_replaceable(output, lambda path: path in wrote or ours(path),
+                                  known is not None and _unchanged(_lstat(f"{output}/{MANIFEST}"), known))
         tmp = parent / f".{output.name}.tmp-{secrets.token_hex(4)}"
         try:
             os.mkdir(tmp)
@@ -176,6 +178,9 @@ def _update(files: SiteFiles, tmp: Path, output: Path, previous: State, found: F
             if before[0] != fingerprint:  # made anew under another key (a new template, a new ikreport)
                 data = entry.load()
                 sha256 = entry.sha256 or hashlib.sha256(data).hexdigest()
+            elif _unchanged(_lstat(site + path), before):  # the common case, spelt out: one lstat
+                state[path] = before
+                continue
             if sha256 in (None, before[2]) and (kept := _as_left(site + path, before, mode)) is not None:
                 state[path] = kept if sha256 is None else [fingerprint, *kept[1:]]
                 continue  # the same bytes need no rename
