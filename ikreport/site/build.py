@@ -134,15 +134,13 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 files.add(links.record_file(rid, ext), fresh[rid][n], key)
             else:
                 files.add_lazy(links.record_file(rid, ext), functools.partial(
-                    _kept_or, functools.partial(page_cache.read, key, ext), functools.partial(again, rid, n)),
-                    meta["sizes"][ext], key)
+                    _kept_or, functools.partial(page_cache.read, key, ext), again, rid, n), meta["sizes"][ext], key)
     for key, (rid, size) in sorted(chart_owner.items()):  # the Markdown twins show charts as images
         if key in chart_svgs:
             files.add(f"charts/{key}.svg", chart_svgs[key], key)
-        else:
+        else:  # the kept chart by a string path: a thousand pathlib joins cost 1 ms
             files.add_lazy(f"charts/{key}.svg", functools.partial(
-                _kept_or, functools.partial(recall, chart_dir / f"{key}.svg"), functools.partial(again, rid, key)),
-                size, key)
+                _kept_or, functools.partial(recall, f"{chart_dir}/{key}.svg"), again, rid, key), size, key)
 
     # Pages about the whole archive: always rendered (they list every record).
     series = find_series(records)
@@ -191,11 +189,12 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                        findings=tuple(str(f) for f in checked.findings))  # warnings only: errors stopped it
 
 
-def _kept_or(kept: Callable[[], bytes | None], again: Callable[[], bytes]) -> bytes:
+def _kept_or(kept: Callable[[], bytes | None], again: Callable[[str, int | str], bytes], record_id: str,
+             part: int | str) -> bytes:
     """What the cache kept, or, when it is gone or damaged since it was looked up, the same
-    bytes made again: a cache entry is never an error."""
+    bytes made again (``again(record_id, part)``): a cache entry is never an error."""
     found = kept()
-    return found if found is not None else again()
+    return found if found is not None else again(record_id, part)
 
 
 def _render_again(job: Job, done: dict[str, dict[int | str, bytes]], record_id: str, part: int | str) -> bytes:

