@@ -9,8 +9,10 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
+import itertools
 import json
 import os
+import posixpath
 import re
 import shutil
 import signal
@@ -482,6 +484,19 @@ def test_new_files_are_renamed_after_the_new_files_they_link_to():
     # the Markdown twins' links, and their chart images, are waited for too
     md = b"[\\[b\\]](../e/b.md) ![chart](../charts/c.svg) [out](https://x.org/y) [top](#top)"
     assert links_in("e/a.md", md) == {"e/b.md", "charts/c.svg"}
+
+
+def test_a_top_level_page_s_links_are_read_as_the_paths_they_reach():
+    """links_in takes a top-level page's plain links as they are when they hold no empty, "."
+    or ".." part: every spelling of up to six characters from a, b, "." and "/" reaches the
+    path posixpath.normpath gives it (or none, out of the site), with an href and with a src."""
+    for n in range(1, 7):
+        for chars in itertools.product("ab./", repeat=n):
+            raw = "".join(chars)
+            target = posixpath.normpath(raw)
+            want = set() if raw.startswith("/") or target.startswith("../") or target in (".", "..") else {target}
+            for attribute in ("href", "src"):
+                assert links_in("index.html", f'<a {attribute}="{raw}">'.encode()) == want, raw
 
 
 # Item 10: the cache is not trusted either; a cache fault is never an error.

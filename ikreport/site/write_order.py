@@ -21,7 +21,9 @@ from ikreport.commands.verify_site import MANIFEST
 from ikreport.links import SEARCH_META
 
 LEAVES = frozenset({"e", "b", "charts", "r", "h"})
-_LINK = re.compile(rb'(?:href|src)="([^"]*)"')
+# two patterns, each found by its literal start at C speed: one alternation reads an index of
+# 1,000 rows in 1.3 ms, these two in 0.5 (a src=" inside an href's value is one more link, harmless)
+_LINKS = (re.compile(rb'href="([^"]*)"'), re.compile(rb'src="([^"]*)"'))
 _PLAIN = re.compile(rb"[A-Za-z0-9_.-][A-Za-z0-9_./-]*")  # no scheme, query, fragment, escape or leading slash
 _MD_LINK = re.compile(rb"\]\(([^)\s]+)\)")  # [text](target) and ![alt](target), as the twins write them
 
@@ -31,9 +33,12 @@ def links_in(page: str, data: bytes) -> set[str]:
     links to by relative links; absolute URLs, fragments and links out of the site are left out."""
     folder = posixpath.dirname(page)
     found = set()
-    for raw in set((_MD_LINK if page.endswith(".md") else _LINK).findall(data)):
+    for raw in set(_MD_LINK.findall(data) if page.endswith(".md") else _LINKS[0].findall(data) + _LINKS[1].findall(data)):
         if _PLAIN.fullmatch(raw):  # most links of a page (e/<id>.html): a path and nothing else
             path = raw.decode("ascii")
+            if not folder and b"//" not in raw and b"./" not in raw and raw[-1] not in b"/.":
+                found.add(path)  # no empty, "." or ".." part: the path already (an index's 2,000 cost 2 ms)
+                continue
         else:
             parts = urlsplit(raw.decode("utf-8", "replace").replace("&amp;", "&"))
             if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
