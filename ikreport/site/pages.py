@@ -230,8 +230,10 @@ def report_page(report: RenderedReport, records: RecordSet) -> Page:
 
 
 def index_order(records: RecordSet) -> list[str]:
-    """Record ids as the index (and search) lists them: by kind, title, id."""
-    return sorted(records.records, key=lambda r: (records.records[r]["kind"], records.records[r]["title"], r))
+    """Record ids as the index (and search) lists them: by kind, title, id (worked out once per
+    loaded archive: both ask)."""
+    return records.once("index_order", lambda rs: sorted(rs.records, key=lambda r: (
+        rs.records[r]["kind"], rs.records[r]["title"], r)))
 
 
 def shown_gpu(records: RecordSet, rid: str) -> str:
