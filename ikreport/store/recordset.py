@@ -89,9 +89,10 @@ class RecordSet:
     def of(cls, records: dict[str, Record]) -> RecordSet:
         """The set of ``records`` (id -> record), with their ids grouped by kind."""
         by_kind: dict[str, list[str]] = {}
-        for record_id in sorted(records):
-            by_kind.setdefault(records[record_id]["kind"], []).append(record_id)
-        return cls(records=records, by_kind=by_kind)
+        order = sorted(records)
+        for record_id in order:
+            by_kind.setdefault(_head(records[record_id])["kind"], []).append(record_id)
+        return cls(records=records, by_kind=by_kind, _index={"sorted": order})
 
     def whole(self, record_id: str) -> dict[str, Any]:
         """The record as a plain dict, read from the archive if only its summary was loaded."""
@@ -112,7 +113,7 @@ class RecordSet:
     def resolve(self, prefix: str) -> str:
         """The one loaded record id starting with ``prefix``; UnknownIdError or AmbiguousIdError otherwise."""
         prefix = prefix.lower()
-        hits = matching(self.once("ids", lambda records: sorted(records.records)), prefix, 3)
+        hits = matching(self.once("sorted", _sorted), prefix, 3)
         if not hits:
             raise UnknownIdError(f"no record starts with {prefix}; 'ikreport list' lists the records")
         if len(hits) > 1:
@@ -122,20 +123,24 @@ class RecordSet:
     def references(self, record_id: str) -> list[tuple[str, str]]:
         """("blob"|"record", id) for everything the record points at, in record order (read from
         its head: a summarised record is not loaded for this)."""
-        return record_references(self.records[record_id])
+        return record_references(_head(self.records[record_id]))
 
     def dangling(self, blobs: Collection[str]) -> list[tuple[str, str, str]]:
         """(record id, "blob"|"record", id) for each reference to a record not in the set or a
         blob not in ``blobs``, by record id and then in record order."""
-        return [(rid, what, ref) for rid in sorted(self.records) for what, ref in self.references(rid)
+        return [(rid, what, ref) for rid in self.once("sorted", _sorted) for what, ref in self.references(rid)
                 if ref not in (blobs if what == "blob" else self.records)]
+
+    def cited_blobs(self) -> set[str]:
+        """The ids of the blobs the records name as sources."""
+        return {source["id"] for record in self.records.values() for source in _head(record)["sources"]}
 
     def wrong_sizes(self, size_of: Callable[[str], int | None]) -> list[tuple[str, str]]:
         """(record id, what is wrong) for each source whose declared size is not its blob's;
         ``size_of`` gives a blob's size, or None for a blob not to be judged (absent, damaged)."""
         out = []
-        for rid in sorted(self.records):
-            for source in self.records[rid]["sources"]:
+        for rid in self.once("sorted", _sorted):
+            for source in _head(self.records[rid])["sources"]:
                 size = size_of(source["id"])
                 if size is not None and size != source["size"]:
                     out.append((rid, f"declares blob {source['id'][:12]} as {source['size']} bytes, but it is "
@@ -173,11 +178,21 @@ class RecordSet:
         return {rid: record["kind"] for rid, record in self.records.items()}
 
 
+def _head(record: Record) -> Mapping[str, Any]:
+    """The fields of a record but its data: a summarised record's own dict (asking the
+    LazyRecord for each field costs a Python call per field, thousands a build)."""
+    return record.head if isinstance(record, LazyRecord) else record
+
+
+def _sorted(records: RecordSet) -> list[str]:
+    return sorted(records.records)
+
+
 def _citing(records: RecordSet) -> dict[str, dict[str, None]]:
     """Record id -> the ids of the records that point at it, in order (ordered sets: a record
     every profile cites has thousands)."""
     index: dict[str, dict[str, None]] = {}
-    for rid in sorted(records.records):
+    for rid in records.once("sorted", _sorted):
         for what, ref in records.references(rid):
             if what == "record":
                 index.setdefault(ref, {})[rid] = None
@@ -196,8 +211,14 @@ def load(archive: Archive, validated: Validated | None = None,
     caller has just listed them (a build has, to fetch them)."""
     validated = validated or Validated(None)
     index = StatIndex.of(archive, validated) if trust_unchanged else None
+    ids = archive.record_ids() if ids is None else ids
+    trusted = index.trusted(ids) if index is not None else {}
     loaded: dict[str, Record] = {}
-    for rid in archive.record_ids() if ids is None else ids:
+    for rid in ids:
+        summary = trusted.get(rid)
+        if summary is not None:
+            loaded[rid] = LazyRecord(summary, partial(archive.load, rid, known_valid=True))
+            continue
         try:
             summary, record = index.check(rid, validated) if index is not None else check_record(archive, rid, validated)
             loaded[rid] = record if record is not None else LazyRecord(

@@ -38,6 +38,11 @@ class LazyRecord(Mapping[str, Any]):
         self._load = load
         self._whole: dict[str, Any] | None = None
 
+    @property
+    def head(self) -> dict[str, Any]:
+        """Every field but ``data``, as summarised: what is asked of every record, unread."""
+        return self._head
+
     def summary(self) -> Summary:
         """What it is known by: its head and facts."""
         return {"head": self._head, "facts": self.facts}
