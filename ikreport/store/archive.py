@@ -176,7 +176,7 @@ class Archive:
 
     def put_record(self, record: records.Record) -> str:
         """Store a record (validated, canonical); return its id. Idempotent."""
-        for what, ref in _references(record):
+        for what, ref in references(record):
             if what == "blob" and not self.backend.exists("blobs", check_id(ref)):
                 raise ArchiveError(f"{self.location}: the record cites blob {ref[:12]}, which is not in the archive")
             if what == "record" and not self.backend.exists("records", check_id(ref)):
@@ -266,20 +266,15 @@ class Archive:
         return data
 
 
-def _references(record: records.Record) -> Iterator[tuple[str, str]]:
-    for source in record.get("sources", []):
-        yield "blob", source["id"]
-    if record.get("environment"):
-        yield "record", record["environment"]
-    for cited in record.get("cites", []):
-        yield "record", cited
-    for old in record.get("supersedes", []):
-        yield "record", old["id"]
-
-
 def references(record: records.Record) -> list[tuple[str, str]]:
     """("blob"|"record", id) for everything a record points at, in record order."""
-    return list(_references(record))
+    # lists, not a generator: a build asks this of every record
+    refs = [("blob", source["id"]) for source in record.get("sources", [])]
+    if record.get("environment"):
+        refs.append(("record", record["environment"]))
+    refs += [("record", cited) for cited in record.get("cites", [])]
+    refs += [("record", old["id"]) for old in record.get("supersedes", [])]
+    return refs
 
 
 __all__ = ["Archive", "RecordError", "check_id", "references", "sha256"]

@@ -90,9 +90,10 @@ class RecordSet:
         """The set of ``records`` (id -> record), with their ids grouped by kind."""
         by_kind: dict[str, list[str]] = {}
         order = sorted(records)
+        heads = _heads(records)
         for record_id in order:
-            by_kind.setdefault(_head(records[record_id])["kind"], []).append(record_id)
-        return cls(records=records, by_kind=by_kind, _index={"sorted": order})
+            by_kind.setdefault(heads[record_id]["kind"], []).append(record_id)
+        return cls(records=records, by_kind=by_kind, _index={"sorted": order, "heads": heads})
 
     def whole(self, record_id: str) -> dict[str, Any]:
         """The record as a plain dict, read from the archive if only its summary was loaded."""
@@ -123,24 +124,30 @@ class RecordSet:
     def references(self, record_id: str) -> list[tuple[str, str]]:
         """("blob"|"record", id) for everything the record points at, in record order (read from
         its head: a summarised record is not loaded for this)."""
-        return record_references(_head(self.records[record_id]))
+        return record_references(self.heads()[record_id])
+
+    def heads(self) -> dict[str, Mapping[str, Any]]:
+        """Each record's fields but its data, by id: a summarised record's are its summary's, so
+        the questions asked of every record (kind, references, sources) read plain dicts."""
+        return self.once("heads", lambda records: _heads(records.records))
 
     def dangling(self, blobs: Collection[str]) -> list[tuple[str, str, str]]:
         """(record id, "blob"|"record", id) for each reference to a record not in the set or a
         blob not in ``blobs``, by record id and then in record order."""
-        return [(rid, what, ref) for rid in self.once("sorted", _sorted) for what, ref in self.references(rid)
+        heads = self.heads()
+        return [(rid, what, ref) for rid in self.once("sorted", _sorted) for what, ref in record_references(heads[rid])
                 if ref not in (blobs if what == "blob" else self.records)]
 
     def cited_blobs(self) -> set[str]:
         """The ids of the blobs the records name as sources."""
-        return {source["id"] for record in self.records.values() for source in _head(record)["sources"]}
+        return {source["id"] for head in self.heads().values() for source in head["sources"]}
 
     def wrong_sizes(self, size_of: Callable[[str], int | None]) -> list[tuple[str, str]]:
         """(record id, what is wrong) for each source whose declared size is not its blob's;
         ``size_of`` gives a blob's size, or None for a blob not to be judged (absent, damaged)."""
-        out = []
+        out, heads = [], self.heads()
         for rid in self.once("sorted", _sorted):
-            for source in _head(self.records[rid])["sources"]:
+            for source in heads[rid]["sources"]:
                 size = size_of(source["id"])
                 if size is not None and size != source["size"]:
                     out.append((rid, f"declares blob {source['id'][:12]} as {source['size']} bytes, but it is "
@@ -175,13 +182,12 @@ class RecordSet:
 
     def kinds(self) -> dict[str, str]:
         """Each record's kind, by id."""
-        return {rid: record["kind"] for rid, record in self.records.items()}
+        return {rid: head["kind"] for rid, head in self.heads().items()}
 
 
-def _head(record: Record) -> Mapping[str, Any]:
-    """The fields of a record but its data: a summarised record's own dict (asking the
-    LazyRecord for each field costs a Python call per field, thousands a build)."""
-    return record.head if isinstance(record, LazyRecord) else record
+def _heads(records: Mapping[str, Record]) -> dict[str, Mapping[str, Any]]:
+    # a LazyRecord's own dict: asking it for each field is a Python call a field, thousands a build
+    return {rid: record.head if isinstance(record, LazyRecord) else record for rid, record in records.items()}
 
 
 def _sorted(records: RecordSet) -> list[str]:
