@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
-from ikreport.store.backend import ID_RX, Area, StatKey, stat_key_of
+from ikreport.store.backend import ID_RX, Area, StatKey, stat_key_of, stat_keys_of
 
 SHARD_RX = re.compile(r"^[0-9a-f]{2}$")
 RECORD_SUFFIX = ".json"
@@ -110,7 +110,7 @@ class LocalFolder:
     def stat_keys(self, area: Area, file_ids: Iterable[str]) -> list[StatKey | None]:
         """``stat_key`` of each of ``file_ids``, in order."""
         prefix, suffix = f"{self._prefix}{area}/", SUFFIX[area]
-        return [stat_key_of(f"{prefix}{file_id[:2]}/{file_id[2:]}{suffix}") for file_id in file_ids]
+        return stat_keys_of([f"{prefix}{file_id[:2]}/{file_id[2:]}{suffix}" for file_id in file_ids])
 
     def write_once(self, area: Area, file_id: str, data: bytes) -> None:
         """Write the file unless it is there: temp file, fsync, link, read-only."""
