@@ -206,9 +206,10 @@ class Archive:
     def blob_sizes(self, blob_ids: Collection[str]) -> dict[str, int]:
         """The size of each of ``blob_ids`` the archive holds (the rest are absent): a folder
         stats just these, where listing blobs/ would read all its shards (sizes, local.py)."""
+        check_ids(blob_ids)
         sizes = getattr(self.backend, "sizes", None)  # optional: a backend that lists cheaply has none
         if sizes is not None:
-            return sizes("blobs", check_ids(blob_ids))  # type: ignore[no-any-return]
+            return sizes("blobs", blob_ids)  # type: ignore[no-any-return]
         held = set(self.backend.ids("blobs"))
         return {blob: size for blob in blob_ids if blob in held and (size := self.backend.size("blobs", blob)) is not None}
 

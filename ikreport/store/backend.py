@@ -6,6 +6,9 @@ never rewrites or deletes one. ``Archive`` (archive.py) does everything else (ha
 validation, reference checks) the same for every backend, and tests/test_store_contract.py
 is what each backend must pass. The local folder (local.py) is the first backend; object
 storage is meant to be the second, so every call here is one an object store can answer.
+A backend may offer more, which the archive uses when it is there: ``stat_key``/``stat_keys``
+(LocalFiles, below) and ``sizes`` (the sizes of given files without listing an area: a
+folder's, at one lstat each, where its listing reads 256 shard folders).
 """
 
 from __future__ import annotations
