@@ -124,7 +124,7 @@ class RecordSet:
     def references(self, record_id: str) -> list[tuple[str, str]]:
         """("blob"|"record", id) for everything the record points at, in record order (read from
         its head: a summarised record is not loaded for this)."""
-        return record_references(self.heads()[record_id])
+        return self.once("references", _references)[record_id]
 
     def heads(self) -> dict[str, Mapping[str, Any]]:
         """Each record's fields but its data, by id: a summarised record's are its summary's, so
@@ -134,8 +134,8 @@ class RecordSet:
     def dangling(self, blobs: Collection[str]) -> list[tuple[str, str, str]]:
         """(record id, "blob"|"record", id) for each reference to a record not in the set or a
         blob not in ``blobs``, by record id and then in record order."""
-        heads = self.heads()
-        return [(rid, what, ref) for rid in self.once("sorted", _sorted) for what, ref in record_references(heads[rid])
+        refs = self.once("references", _references)
+        return [(rid, what, ref) for rid in self.once("sorted", _sorted) for what, ref in refs[rid]
                 if ref not in (blobs if what == "blob" else self.records)]
 
     def cited_blobs(self) -> set[str]:
@@ -188,6 +188,11 @@ class RecordSet:
 def _heads(records: Mapping[str, Record]) -> dict[str, Mapping[str, Any]]:
     # a LazyRecord's own dict: asking it for each field is a Python call a field, thousands a build
     return {rid: record.head if isinstance(record, LazyRecord) else record for rid, record in records.items()}
+
+
+def _references(records: RecordSet) -> dict[str, list[tuple[str, str]]]:
+    # worked out once for the build's two passes over them (dangling, cited_by)
+    return {rid: record_references(head) for rid, head in records.heads().items()}
 
 
 def _sorted(records: RecordSet) -> list[str]:

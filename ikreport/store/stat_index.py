@@ -77,7 +77,7 @@ class StatIndex:
         kept, unpack, out = self.kept, self.tables.unpack, {}
         for record_id, key in zip(record_ids, keys):
             entry = kept.get(record_id)
-            if key is None or entry is None or _key(entry) != key:
+            if key is None or _key(entry) != key:
                 continue
             summary = unpack(entry[1])
             if summary is not None:
@@ -279,8 +279,9 @@ def _added_path(path: Path) -> Path:
 
 
 def _key(kept: Any) -> StatKey | None:
-    """The StatKey of a kept entry; None when it has none (or is not one)."""
+    """The StatKey of a kept entry (marshal keeps it the tuple it was); None when it has none
+    (or is not one)."""
     try:
-        return tuple(kept[0]) if kept[0] is not None else None  # type: ignore[return-value]
+        return kept[0]  # type: ignore[no-any-return]
     except (TypeError, IndexError, KeyError):
         return None
