@@ -314,3 +314,12 @@ def test_a_record_added_is_kept_beside_the_index_until_that_grows(arch, tmp_path
     reads.clear()
     assert [f for f in check(arch, validated=validated).findings if f.is_error] == []
     assert reads == []
+
+
+def test_the_loaded_set_knows_each_record_file_s_size_from_the_stat_it_trusted_by(arch, tmp_path, settled):
+    # what a build would otherwise stat every record again for (each record's .json on the site)
+    validated = Validated(tmp_path / "cache" / "validated")
+    for _ in range(2):  # hashed, then trusted
+        sizes = check(arch, validated=validated).records.sizes
+        assert sizes == {rid: arch.record_path(rid).stat().st_size for rid in arch.record_ids()}
+    assert check(arch).records.sizes == {}  # no cache, no index: nothing stat-ed, the archive sizes them

@@ -82,18 +82,22 @@ class RecordSet:
 
     records: dict[str, Record]
     by_kind: dict[str, list[str]] = field(default_factory=dict)
+    # each record file's size in bytes as loading stat-ed it (a build's, trusting by stat), so
+    # a build need not stat every record again; a record not in it is sized by the archive
+    sizes: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     # Worked out on first use (a frozen value's caches: same inputs, same answers).
     _index: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def of(cls, records: dict[str, Record]) -> RecordSet:
-        """The set of ``records`` (id -> record), with their ids grouped by kind."""
+    def of(cls, records: dict[str, Record], sizes: dict[str, int] | None = None) -> RecordSet:
+        """The set of ``records`` (id -> record), with their ids grouped by kind, and the sizes
+        of their files where loading saw them."""
         by_kind: dict[str, list[str]] = {}
         order = sorted(records)
         heads = _heads(records)
         for record_id in order:
             by_kind.setdefault(heads[record_id]["kind"], []).append(record_id)
-        return cls(records=records, by_kind=by_kind, _index={"sorted": order, "heads": heads})
+        return cls(records=records, by_kind=by_kind, sizes=sizes or {}, _index={"sorted": order, "heads": heads})
 
     def whole(self, record_id: str) -> dict[str, Any]:
         """The record as a plain dict, read from the archive if only its summary was loaded."""
@@ -240,7 +244,7 @@ def load(archive: Archive, validated: Validated | None = None,
             failed(rid, exc)
     if index is not None:
         index.save()
-    return RecordSet.of(loaded)
+    return RecordSet.of(loaded, index.sizes if index is not None else None)
 
 
 def summaries(records: RecordSet) -> dict[str, Summary]:

@@ -60,6 +60,7 @@ class StatIndex:
         self.seen: dict[str, tuple[StatKey | None, Summary]] = {}
         self.reused: dict[str, Any] = {}  # id -> its kept packed summary, for those taken from it
         self.changed = False  # whether a record checked has another key than the one kept
+        self.sizes: dict[str, int] = {}  # id -> its file's size, for each record trusted() stat-ed
 
     @classmethod
     def of(cls, archive: Archive, validated: Validated) -> StatIndex | None:
@@ -74,6 +75,8 @@ class StatIndex:
         """The kept summary of each of ``record_ids`` whose file is unchanged since a build
         hashed it: one lstat each, no file opened. The rest are for ``check``."""
         keys = self.archive.stat_keys("records", record_ids)  # before any read: a later change shows next time
+        # a file's size as this lstat saw it: if it changes before it is read, the read's hash fails
+        self.sizes = {record_id: key[1] for record_id, key in zip(record_ids, keys) if key is not None}
         kept, unpack, out = self.kept, self.tables.unpack, {}
         for record_id, key in zip(record_ids, keys):
             entry = kept.get(record_id)
