@@ -1,10 +1,13 @@
 """A build trusts a record file unchanged since a build hashed it (store/stat_index.py): a
 second build of an unchanged archive opens no record file, any change to a file makes the
 next build hash it again (so tampering is the same IK108 error as ever), a damaged or foreign
-index is only a miss, and ``verify`` re-hashes every record whatever the index holds."""
+index is only a miss, and ``verify`` re-hashes every record whatever the index holds. Blobs
+are never trusted so: each cited one is stat-ed by every build. What changed since the index
+was written is kept in a small file beside it."""
 
 from __future__ import annotations
 
+import marshal
 import os
 import shutil
 import threading
@@ -159,8 +162,9 @@ def test_an_index_kept_by_other_code_is_not_used(arch, tmp_path, settled, reads)
     check(arch, validated=validated)
     [index] = index_files(cache)
     body = recall(index)
-    assert body is not None and b'"summary_version":"' in body
-    keep(index, body.replace(b'"summary_version":"', b'"summary_version":"other-', 1))
+    assert body is not None
+    kept = marshal.loads(body)
+    keep(index, marshal.dumps({**kept, "summary_version": "other-" + kept["summary_version"]}))
     reads.clear()
     check(arch, validated=validated)
     assert sorted(reads) == arch.record_ids()
@@ -239,3 +243,83 @@ def test_a_record_added_or_removed_keeps_the_index_right(arch, tmp_path, settled
     assert reads == []
     build_site(arch, tmp_path / "clean", cache_dir=tmp_path / "fresh")
     assert (out / "index.html").read_bytes() == (tmp_path / "clean" / "index.html").read_bytes()
+
+
+def _blob_codes(arch, validated, blob):
+    """(code, record file) of each finding of a check that names ``blob``."""
+    return sorted((f.code, f.file) for f in check(arch, validated=validated).findings if blob[:12] in f.message)
+
+
+def test_a_blob_changed_after_a_build_is_found_by_every_later_one(arch, tmp_path, settled, reads):
+    # blobs are not trusted by a kept key: each cited one is stat-ed on every build, so a blob
+    # truncated, deleted, or moved behind a linked shard is found however warm the index
+    validated = Validated(tmp_path / "cache" / "validated")
+    loaded = check(arch, validated=validated).records
+    blob = next(s["id"] for rid in loaded.records for s in loaded.records[rid]["sources"])
+    citing = sorted(str(arch.record_path(r)) for r in loaded.records
+                    if any(s["id"] == blob for s in loaded.records[r]["sources"]))
+    path = arch.blob_path(blob)
+    size = path.stat().st_size
+    check(arch, validated=validated)
+    reads.clear()
+    truncated(path)
+    found = [f for f in check(arch, validated=validated).findings if blob[:12] in f.message]
+    assert reads == []  # the records themselves were trusted unread
+    assert sorted(f.file for f in found) == citing
+    assert all(f.code == "IK108" and f"as {size} bytes, but it is {size - 1}" in f.message for f in found)
+    held = path.read_bytes()
+    path.unlink()
+    assert _blob_codes(arch, validated, blob) == [("IK102", file) for file in citing]
+    # back where it was, in a shard that is now a link to a folder outside: not followed
+    shard, outside = path.parent, tmp_path / "outside"
+    os.rename(shard, outside)
+    (outside / path.name).write_bytes(held)
+    os.symlink(outside, shard)
+    assert _blob_codes(arch, validated, blob) == [("IK102", file) for file in citing]
+
+
+def test_a_record_added_is_kept_beside_the_index_until_that_grows(arch, tmp_path, settled, reads, monkeypatch):
+    # one record added writes a small file naming the index's generation, not the whole index
+    # again; a later file that names another generation is not used; past ADDED_MIN entries
+    # (or a sixteenth of the index) the index is written anew and the later file goes
+    validated = Validated(tmp_path / "cache" / "validated")
+    ids = arch.record_ids()
+    loaded = check(arch, validated=validated).records
+    gone = [arch.record_path(rid) for rid in ids if not loaded.cited_by(rid)][:2]
+    held = [path.read_bytes() for path in gone]
+    for path in gone:
+        path.unlink()
+    check(arch, validated=validated)  # a record gone: the index anew, with nothing beside it
+    [index] = index_files(tmp_path / "cache")
+    written = index.stat()
+    gone[0].write_bytes(held[0])
+    check(arch, validated=validated)
+    added = index.with_suffix(".added")
+    assert recall(added) is not None
+    assert (index.stat().st_ino, index.stat().st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
+    reads.clear()
+    check(arch, validated=validated)
+    assert reads == []  # the added record trusted from the file beside the index
+    # a later file naming another index (a build that wrote the index anew since) is a miss
+    kept = marshal.loads(recall(added))
+    keep(added, marshal.dumps({**kept, "base": "another"}))
+    reads.clear()
+    check(arch, validated=validated)
+    assert reads == [gone[0].parent.name + gone[0].stem]
+    # more added than the later file may hold: the index is written anew, the later file goes
+    monkeypatch.setattr(stat_index, "ADDED_MIN", 0)
+    gone[1].write_bytes(held[1])
+    check(arch, validated=validated)
+    assert not added.exists() and index.stat().st_ino != written.st_ino
+    reads.clear()
+    assert [f for f in check(arch, validated=validated).findings if f.is_error] == []
+    assert reads == []
+
+
+def test_the_loaded_set_knows_each_record_file_s_size_from_the_stat_it_trusted_by(arch, tmp_path, settled):
+    # what a build would otherwise stat every record again for (each record's .json on the site)
+    validated = Validated(tmp_path / "cache" / "validated")
+    for _ in range(2):  # hashed, then trusted
+        sizes = check(arch, validated=validated).records.sizes
+        assert sizes == {rid: arch.record_path(rid).stat().st_size for rid in arch.record_ids()}
+    assert check(arch).records.sizes == {}  # no cache, no index: nothing stat-ed, the archive sizes them

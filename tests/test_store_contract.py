@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from ikreport.errors import AmbiguousIdError, ArchiveError, IntegrityError, UnknownIdError
+from ikreport.errors import AmbiguousIdError, ArchiveError, BadIdError, IntegrityError, UnknownIdError
 from ikreport.store import recordset
 from ikreport.store.archive import Archive
 from ikreport.store.backend import Area, Backend
@@ -196,3 +196,14 @@ def test_recordset_loads_over_any_backend(archive):
     assert list(loaded.records) == [rid] and failed == ["cd" * 32]
     assert loaded.resolve(rid[:8]) == rid
     assert loaded.cited_by(rid) == [] and loaded.superseded_by(rid) is None
+
+
+def test_blob_sizes_name_the_blobs_there_and_refuse_a_bad_id(archive):
+    # what check() asks of every cited blob on every build, over any backend
+    held = archive.put_blob(b"12345")
+    archive.put_blob(b"not asked")
+    absent = "0" * 64 if held != "0" * 64 else "1" * 64
+    assert archive.blob_sizes([held, absent]) == {held: 5}
+    assert archive.blob_sizes([]) == {}
+    with pytest.raises(BadIdError):
+        archive.blob_sizes([held, "../" + held[3:]])

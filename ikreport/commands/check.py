@@ -96,13 +96,13 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
         findings.append(CheckFinding(archive.where(rid), None, "IK108", _after_path(str(exc))))
 
     records = recordset.load(archive, validated or Validated(None), damaged, trust_unchanged=True, ids=ids)
-    blobs = set(archive.blob_ids())
-    for rid, what, ref in records.dangling(blobs):
+    # each cited blob's size, from one lstat (no listing of blobs/): a blob it lacks is missing
+    sizes = archive.blob_sizes(records.cited_blobs())
+    for rid, what, ref in records.dangling(sizes):
         code = "IK102" if what == "blob" else "IK101"
         findings.append(CheckFinding(archive.where(rid), None, code,
                                      f"cites {what} {ref[:12]}, which is not in the archive; copy it in"))
-    # a missing blob is IK102's, not a wrong size too
-    sized = records.wrong_sizes(lambda blob: archive.blob_size(blob) if blob in blobs else None)
+    sized = records.wrong_sizes(sizes.get)  # a missing blob is IK102's, not a wrong size too
     findings += [CheckFinding(archive.where(rid), None, "IK108", why) for rid, why in sized]
     findings += _supersessions(archive, records)
     reports = []

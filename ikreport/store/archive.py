@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from ikreport.store import records
@@ -30,6 +30,7 @@ from ikreport.errors import (
 )
 
 PREFIX_RX = re.compile(r"^[0-9a-f]{8,64}$")
+HEX = b"0123456789abcdef"
 
 
 def sha256(data: bytes) -> str:
@@ -42,6 +43,19 @@ def check_id(value: str) -> str:
     if not ID_RX.match(value):
         raise BadIdError(f"{value!r} is not a record id (64 lowercase hex digits)")
     return value
+
+
+def check_ids(values: Collection[str]) -> Collection[str]:
+    """``values``, when each is a whole id; BadIdError naming the first that is not. At C
+    speed: a build checks every record and blob id it stats, a thousand each."""
+    try:
+        whole = set(map(len, values)) <= {64} and not "".join(values).encode("ascii").translate(None, HEX)
+    except (TypeError, UnicodeEncodeError):
+        whole = False
+    if not whole:
+        for value in values:
+            check_id(value)
+    return values
 
 
 class Archive:
@@ -162,7 +176,7 @@ class Archive:
 
     def put_record(self, record: records.Record) -> str:
         """Store a record (validated, canonical); return its id. Idempotent."""
-        for what, ref in _references(record):
+        for what, ref in references(record):
             if what == "blob" and not self.backend.exists("blobs", check_id(ref)):
                 raise ArchiveError(f"{self.location}: the record cites blob {ref[:12]}, which is not in the archive")
             if what == "record" and not self.backend.exists("records", check_id(ref)):
@@ -189,11 +203,28 @@ class Archive:
         """The blob's size in bytes; None when absent."""
         return self.backend.size("blobs", check_id(blob_id))
 
+    def blob_sizes(self, blob_ids: Collection[str]) -> dict[str, int]:
+        """The size of each of ``blob_ids`` the archive holds (the rest are absent): a folder
+        stats just these, where listing blobs/ would read all its shards (sizes, local.py)."""
+        check_ids(blob_ids)
+        sizes = getattr(self.backend, "sizes", None)  # optional: a backend that lists cheaply has none
+        if sizes is not None:
+            return sizes("blobs", blob_ids)  # type: ignore[no-any-return]
+        held = set(self.backend.ids("blobs"))
+        return {blob: size for blob in blob_ids if blob in held and (size := self.backend.size("blobs", blob)) is not None}
+
     def stat_key(self, area: Area, file_id: str) -> StatKey | None:
         """The StatKey of the local file a read of this one reads (backend.py's LocalFiles);
         None when there is none, or the backend cannot say (then nothing is trusted unread)."""
         stat_key = getattr(self.backend, "stat_key", None)  # optional: LocalFiles
         return stat_key(area, check_id(file_id)) if stat_key is not None else None
+
+    def stat_keys(self, area: Area, file_ids: Collection[str]) -> list[StatKey | None]:
+        """``stat_key`` of each of ``file_ids``, in order, at one lstat each."""
+        stat_keys = getattr(self.backend, "stat_keys", None)  # optional: LocalFiles
+        if stat_keys is None:
+            return [self.stat_key(area, file_id) for file_id in file_ids]
+        return stat_keys(area, check_ids(file_ids))  # type: ignore[no-any-return]
 
     def resolve(self, prefix: str) -> str:
         """The one record id that starts with ``prefix`` (at least 8 hex digits)."""
@@ -236,20 +267,15 @@ class Archive:
         return data
 
 
-def _references(record: records.Record) -> Iterator[tuple[str, str]]:
-    for source in record.get("sources", []):
-        yield "blob", source["id"]
-    if record.get("environment"):
-        yield "record", record["environment"]
-    for cited in record.get("cites", []):
-        yield "record", cited
-    for old in record.get("supersedes", []):
-        yield "record", old["id"]
-
-
 def references(record: records.Record) -> list[tuple[str, str]]:
     """("blob"|"record", id) for everything a record points at, in record order."""
-    return list(_references(record))
+    # lists, not a generator: a build asks this of every record
+    refs = [("blob", source["id"]) for source in record.get("sources", [])]
+    if record.get("environment"):
+        refs.append(("record", record["environment"]))
+    refs += [("record", cited) for cited in record.get("cites", [])]
+    refs += [("record", old["id"]) for old in record.get("supersedes", [])]
+    return refs
 
 
 __all__ = ["Archive", "RecordError", "check_id", "references", "sha256"]

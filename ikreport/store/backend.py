@@ -6,6 +6,9 @@ never rewrites or deletes one. ``Archive`` (archive.py) does everything else (ha
 validation, reference checks) the same for every backend, and tests/test_store_contract.py
 is what each backend must pass. The local folder (local.py) is the first backend; object
 storage is meant to be the second, so every call here is one an object store can answer.
+A backend may offer more, which the archive uses when it is there: ``stat_key``/``stat_keys``
+(LocalFiles, below) and ``sizes`` (the sizes of given files without listing an area: a
+folder's, at one lstat each, where its listing reads 256 shard folders).
 """
 
 from __future__ import annotations
@@ -74,12 +77,20 @@ class LocalFiles(Protocol):
 def stat_key_of(path: str) -> StatKey | None:
     """The StatKey of the regular file at ``path`` (a link is not followed); None otherwise.
     ``path`` is a plain string: for a thousand files, pathlib's joins cost more than the stats."""
+    return stat_keys_of([path])[0]
+
+
+def stat_keys_of(paths: Iterable[str]) -> list[StatKey | None]:
+    """``stat_key_of`` each of ``paths``, in one loop (a build stats every record file)."""
     if os.name != "posix":  # Windows' st_ctime is the file's creation time, which a write leaves as it was
-        return None
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev)
+        return [None for _ in paths]
+    keys: list[StatKey | None] = []
+    lstat, is_regular = os.lstat, stat.S_ISREG
+    for path in paths:
+        try:
+            st = lstat(path)
+        except OSError:
+            keys.append(None)
+            continue
+        keys.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev) if is_regular(st.st_mode) else None)
+    return keys

@@ -11,12 +11,13 @@ import errno
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
-from ikreport.store.backend import ID_RX, Area, StatKey, stat_key_of
+from ikreport.store.backend import ID_RX, Area, StatKey, stat_key_of, stat_keys_of
 
 SHARD_RX = re.compile(r"^[0-9a-f]{2}$")
 RECORD_SUFFIX = ".json"
@@ -49,16 +50,36 @@ class LocalFolder:
         is read when the prefix names it)."""
         return sorted(i for i in self._names(self.root / area, SUFFIX[area], prefix[:2]) if i.startswith(prefix))
 
-    def _names(self, top: Path, suffix: str, shard_prefix: str) -> Iterator[str]:
+    def sizes(self, area: Area, file_ids: Iterable[str]) -> dict[str, int]:
+        """The size of each of ``file_ids`` that is a regular file of ``area`` (as ``ids``
+        lists them): one lstat each, and no listing of the area's shards."""
+        shards = {shard.name for shard in self._shards(self.root / area, "")}
+        prefix, suffix = f"{self._prefix}{area}/", SUFFIX[area]
+        out: dict[str, int] = {}
+        for file_id in file_ids:  # hex ids (the caller's check): never a path out of the folder
+            if file_id[:2] not in shards:
+                continue
+            try:
+                st = os.lstat(f"{prefix}{file_id[:2]}/{file_id[2:]}{suffix}")
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out[file_id] = st.st_size
+        return out
+
+    def _shards(self, top: Path, shard_prefix: str) -> Iterator[os.DirEntry[str]]:
         # a linked records/ or blobs/ is refused here, so check and build agree with verify
         if top.is_symlink():
             raise IntegrityError(f"{top}: is a symbolic link; archives hold plain folders and files only")
         if not top.is_dir():
             return
         for shard in os.scandir(top):
-            if not (shard.name.startswith(shard_prefix) and shard.is_dir(follow_symlinks=False)
+            if (shard.name.startswith(shard_prefix) and shard.is_dir(follow_symlinks=False)
                     and SHARD_RX.match(shard.name)):
-                continue
+                yield shard
+
+    def _names(self, top: Path, suffix: str, shard_prefix: str) -> Iterator[str]:
+        for shard in self._shards(top, shard_prefix):
             for entry in os.scandir(shard.path):
                 name = entry.name
                 if suffix and not name.endswith(suffix):
@@ -85,6 +106,11 @@ class LocalFolder:
     def stat_key(self, area: Area, file_id: str) -> StatKey | None:
         """The file's StatKey (backend.py), without following a link; None when absent."""
         return stat_key_of(self._file(area, file_id))
+
+    def stat_keys(self, area: Area, file_ids: Iterable[str]) -> list[StatKey | None]:
+        """``stat_key`` of each of ``file_ids``, in order."""
+        prefix, suffix = f"{self._prefix}{area}/", SUFFIX[area]
+        return stat_keys_of([f"{prefix}{file_id[:2]}/{file_id[2:]}{suffix}" for file_id in file_ids])
 
     def write_once(self, area: Area, file_id: str, data: bytes) -> None:
         """Write the file unless it is there: temp file, fsync, link, read-only."""

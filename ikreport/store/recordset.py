@@ -82,16 +82,22 @@ class RecordSet:
 
     records: dict[str, Record]
     by_kind: dict[str, list[str]] = field(default_factory=dict)
+    # each record file's size in bytes as loading stat-ed it (a build's, trusting by stat), so
+    # a build need not stat every record again; a record not in it is sized by the archive
+    sizes: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     # Worked out on first use (a frozen value's caches: same inputs, same answers).
     _index: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def of(cls, records: dict[str, Record]) -> RecordSet:
-        """The set of ``records`` (id -> record), with their ids grouped by kind."""
+    def of(cls, records: dict[str, Record], sizes: dict[str, int] | None = None) -> RecordSet:
+        """The set of ``records`` (id -> record), with their ids grouped by kind, and the sizes
+        of their files where loading saw them."""
         by_kind: dict[str, list[str]] = {}
-        for record_id in sorted(records):
-            by_kind.setdefault(records[record_id]["kind"], []).append(record_id)
-        return cls(records=records, by_kind=by_kind)
+        order = sorted(records)
+        heads = _heads(records)
+        for record_id in order:
+            by_kind.setdefault(heads[record_id]["kind"], []).append(record_id)
+        return cls(records=records, by_kind=by_kind, sizes=sizes or {}, _index={"sorted": order, "heads": heads})
 
     def whole(self, record_id: str) -> dict[str, Any]:
         """The record as a plain dict, read from the archive if only its summary was loaded."""
@@ -112,7 +118,7 @@ class RecordSet:
     def resolve(self, prefix: str) -> str:
         """The one loaded record id starting with ``prefix``; UnknownIdError or AmbiguousIdError otherwise."""
         prefix = prefix.lower()
-        hits = matching(self.once("ids", lambda records: sorted(records.records)), prefix, 3)
+        hits = matching(self.once("sorted", _sorted), prefix, 3)
         if not hits:
             raise UnknownIdError(f"no record starts with {prefix}; 'ikreport list' lists the records")
         if len(hits) > 1:
@@ -122,20 +128,30 @@ class RecordSet:
     def references(self, record_id: str) -> list[tuple[str, str]]:
         """("blob"|"record", id) for everything the record points at, in record order (read from
         its head: a summarised record is not loaded for this)."""
-        return record_references(self.records[record_id])
+        return self.once("references", _references)[record_id]
+
+    def heads(self) -> dict[str, Mapping[str, Any]]:
+        """Each record's fields but its data, by id: a summarised record's are its summary's, so
+        the questions asked of every record (kind, references, sources) read plain dicts."""
+        return self.once("heads", lambda records: _heads(records.records))
 
     def dangling(self, blobs: Collection[str]) -> list[tuple[str, str, str]]:
         """(record id, "blob"|"record", id) for each reference to a record not in the set or a
         blob not in ``blobs``, by record id and then in record order."""
-        return [(rid, what, ref) for rid in sorted(self.records) for what, ref in self.references(rid)
+        refs = self.once("references", _references)
+        return [(rid, what, ref) for rid in self.once("sorted", _sorted) for what, ref in refs[rid]
                 if ref not in (blobs if what == "blob" else self.records)]
+
+    def cited_blobs(self) -> set[str]:
+        """The ids of the blobs the records name as sources."""
+        return {source["id"] for head in self.heads().values() for source in head["sources"]}
 
     def wrong_sizes(self, size_of: Callable[[str], int | None]) -> list[tuple[str, str]]:
         """(record id, what is wrong) for each source whose declared size is not its blob's;
         ``size_of`` gives a blob's size, or None for a blob not to be judged (absent, damaged)."""
-        out = []
-        for rid in sorted(self.records):
-            for source in self.records[rid]["sources"]:
+        out, heads = [], self.heads()
+        for rid in self.once("sorted", _sorted):
+            for source in heads[rid]["sources"]:
                 size = size_of(source["id"])
                 if size is not None and size != source["size"]:
                     out.append((rid, f"declares blob {source['id'][:12]} as {source['size']} bytes, but it is "
@@ -170,14 +186,28 @@ class RecordSet:
 
     def kinds(self) -> dict[str, str]:
         """Each record's kind, by id."""
-        return {rid: record["kind"] for rid, record in self.records.items()}
+        return {rid: head["kind"] for rid, head in self.heads().items()}
+
+
+def _heads(records: Mapping[str, Record]) -> dict[str, Mapping[str, Any]]:
+    # a LazyRecord's own dict: asking it for each field is a Python call a field, thousands a build
+    return {rid: record.head if isinstance(record, LazyRecord) else record for rid, record in records.items()}
+
+
+def _references(records: RecordSet) -> dict[str, list[tuple[str, str]]]:
+    # worked out once for the build's two passes over them (dangling, cited_by)
+    return {rid: record_references(head) for rid, head in records.heads().items()}
+
+
+def _sorted(records: RecordSet) -> list[str]:
+    return sorted(records.records)
 
 
 def _citing(records: RecordSet) -> dict[str, dict[str, None]]:
     """Record id -> the ids of the records that point at it, in order (ordered sets: a record
     every profile cites has thousands)."""
     index: dict[str, dict[str, None]] = {}
-    for rid in sorted(records.records):
+    for rid in records.once("sorted", _sorted):
         for what, ref in records.references(rid):
             if what == "record":
                 index.setdefault(ref, {})[rid] = None
@@ -196,8 +226,14 @@ def load(archive: Archive, validated: Validated | None = None,
     caller has just listed them (a build has, to fetch them)."""
     validated = validated or Validated(None)
     index = StatIndex.of(archive, validated) if trust_unchanged else None
+    ids = archive.record_ids() if ids is None else ids
+    trusted = index.trusted(ids) if index is not None else {}
     loaded: dict[str, Record] = {}
-    for rid in archive.record_ids() if ids is None else ids:
+    for rid in ids:
+        summary = trusted.get(rid)
+        if summary is not None:
+            loaded[rid] = LazyRecord(summary, partial(archive.load, rid, known_valid=True))
+            continue
         try:
             summary, record = index.check(rid, validated) if index is not None else check_record(archive, rid, validated)
             loaded[rid] = record if record is not None else LazyRecord(
@@ -208,7 +244,7 @@ def load(archive: Archive, validated: Validated | None = None,
             failed(rid, exc)
     if index is not None:
         index.save()
-    return RecordSet.of(loaded)
+    return RecordSet.of(loaded, index.sizes if index is not None else None)
 
 
 def summaries(records: RecordSet) -> dict[str, Summary]:

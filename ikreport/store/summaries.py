@@ -30,17 +30,17 @@ def summarize(record: Mapping[str, Any]) -> Summary:
 class LazyRecord(Mapping[str, Any]):
     """A record known by its summary; ``load`` gives the whole record when ``data`` is asked for."""
 
-    __slots__ = ("_head", "facts", "_load", "_whole")
+    __slots__ = ("head", "facts", "_load", "_whole")
 
     def __init__(self, summary: Summary, load: Callable[[], dict[str, Any]]) -> None:
-        self._head: dict[str, Any] = summary["head"]
+        self.head: dict[str, Any] = summary["head"]  # every field but data: asked of every record, unread
         self.facts: dict[str, Any] = summary["facts"]
         self._load = load
         self._whole: dict[str, Any] | None = None
 
     def summary(self) -> Summary:
         """What it is known by: its head and facts."""
-        return {"head": self._head, "facts": self.facts}
+        return {"head": self.head, "facts": self.facts}
 
     def whole(self) -> dict[str, Any]:
         """The whole record, loaded (and checked) the first time it is asked for."""
@@ -49,11 +49,11 @@ class LazyRecord(Mapping[str, Any]):
         return self._whole
 
     def __getitem__(self, key: str) -> Any:
-        return self.whole()["data"] if key == "data" else self._head[key]
+        return self.whole()["data"] if key == "data" else self.head[key]
 
     def __iter__(self) -> Iterator[str]:
-        yield from self._head
+        yield from self.head
         yield "data"
 
     def __len__(self) -> int:
-        return len(self._head) + 1
+        return len(self.head) + 1
