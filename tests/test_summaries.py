@@ -83,3 +83,20 @@ def test_summaries_made_by_other_code_are_not_used(arch, tmp_path, decodes):
     build_site(arch, out, cache_dir=cache)
     assert len(decodes) >= len(arch.record_ids())  # parsed again, not taken from the kept summaries
     assert (out / "index.html").read_bytes() == first
+
+
+def test_a_summarised_record_answers_as_the_whole_record(arch):
+    """A LazyRecord gives what the record itself gives for every field, with ``[]`` and
+    ``get`` alike (its own ``get``, one call a field), and loads its data only when asked."""
+    from ikreport.store.summaries import LazyRecord, summarize
+
+    for rid in arch.record_ids():
+        whole = arch.load(rid)
+        loads: list[str] = []
+        lazy = LazyRecord(summarize(whole), lambda: loads.append(rid) or whole)
+        for key in [*whole, "no-such-field"]:
+            if key != "data":
+                assert lazy.get(key) == whole.get(key) and lazy.get(key, "x") == whole.get(key, "x")
+        assert loads == []
+        assert lazy.get("data") == whole["data"] and lazy["data"] == whole["data"] and loads == [rid]
+        assert dict(lazy) == whole

@@ -93,7 +93,7 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     slugs = [r.slug for r in checked.reports]
     if len(set(slugs)) != len(slugs):
         raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
-    sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.records.values() for src in r["sources"]})
+    sources = sorted({(src["id"], src["media_type"], src["size"]) for r in records.heads().values() for src in r["sources"]})
     offered = [(blob_id, media_type) for blob_id, media_type, size in sources if size <= max_blob_mb * MiB]
     archive.fetch("blobs", [blob_id for blob_id, _ in offered])
     suffixes = memo.table(f"offered {source_digest(csv_cells)}", lambda v: v in (".csv", ".txt"))
@@ -163,9 +163,9 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     for path, text in search_files(docs, functools.partial(_kept_terms, terms_known)).items():
         # a piece's folder is a digest of the pieces, so its path names its bytes: not hashed again
         files.add(path, text, None if path == links.SEARCH_META else path)
-    for rid in sorted(records.records):
-        files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
-                       archive.record_size(rid) or 0, rid, sha256=rid)  # 0 only if deleted since it was read: that read fails
+    for rid in sorted(records.records):  # a size from the lstat check trusted the file by, else a stat now
+        size = records.sizes.get(rid) or archive.record_size(rid) or 0  # 0 only if deleted since it was read: that read fails
+        files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid), size, rid, sha256=rid)
     manifest_blobs = []
     for blob_id, media_type, size in sources:
         if blob_id in published:
