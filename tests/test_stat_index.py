@@ -323,3 +323,57 @@ def test_the_loaded_set_knows_each_record_file_s_size_from_the_stat_it_trusted_b
         sizes = check(arch, validated=validated).records.sizes
         assert sizes == {rid: arch.record_path(rid).stat().st_size for rid in arch.record_ids()}
     assert check(arch).records.sizes == {}  # no cache, no index: nothing stat-ed, the archive sizes them
+
+
+def _forge(index, change):
+    """Rewrite the kept index through ``change`` (its parsed value), with a valid header: what
+    only someone writing into the cache could do."""
+    kept = marshal.loads(recall(index))
+    change(kept)
+    keep(index, marshal.dumps(kept))
+
+
+def test_a_forged_entry_or_list_is_a_miss_that_the_next_build_mends(arch, tmp_path, settled, reads):
+    """An entry holding its key and nothing else, and a table list naming a string that is not
+    there, are misses (the record hashed again), never a traceback; the index is kept anew, so
+    the build after trusts every record again."""
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(arch, out, cache_dir=cache)
+    [index] = index_files(cache)
+    _forge(index, lambda kept: kept["records"].update({rid: [e[0]] for rid, e in kept["records"].items()}))
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert sorted(reads) == arch.record_ids()
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert reads == []
+
+    def damage_first_list(kept):
+        kept["lists"][0] = [len(kept["strings"]) + 5]
+    cache = tmp_path / "cache2"  # a fresh index, all in its main file
+    build_site(arch, out, cache_dir=cache)
+    [index] = index_files(cache)
+    _forge(index, damage_first_list)
+    users = [rid for rid, (_, packed) in marshal.loads(recall(index))["records"].items()
+             if 0 in packed[1].values() or 0 in packed[3].values()]
+    assert users  # some records' summaries use the first list
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert sorted(reads) == sorted(users)  # only those: the other lists are whole
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert reads == []
+
+
+def test_an_index_marshal_cannot_read_is_a_miss(arch, tmp_path, settled, reads, monkeypatch):
+    """Bytes marshal did not write may make it raise anything, MemoryError included: a miss."""
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    build_site(arch, out, cache_dir=cache)
+
+    def no_memory(body):
+        raise MemoryError
+
+    monkeypatch.setattr(stat_index.marshal, "loads", no_memory)
+    reads.clear()
+    build_site(arch, out, cache_dir=cache)
+    assert sorted(reads) == arch.record_ids()

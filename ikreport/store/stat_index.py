@@ -21,8 +21,10 @@ plain dicts, lists and strings), each text once, not JSON: every rebuild reads a
 fresh process parsed 1,000 summaries' JSON in 6 to 7 ms, the same values from marshal in 3 to 4
 (half the bytes, and one string object for a text a thousand summaries share). Like any cache
 file each carries a sha256 of its bytes (cache.py), so a damaged one is a miss before marshal
-reads it; marshal is not meant for bytes crafted to harm, which a build's cache, trusted as its
-code is, does not hold. A file changed within ``SETTLED_NS`` of the build that hashed it is not
+reads it, and whatever marshal raises on bytes it did not write is a miss too. marshal is not
+meant for bytes crafted to harm (five such bytes make it ask for gigabytes before it fails): a
+build's cache is trusted as its code is (README), and one that someone else writes into can
+already change the site through its kept pages. A file changed within ``SETTLED_NS`` of the build that hashed it is not
 trusted by the next one (git's "racily clean" case: ctime is stamped from a clock that ticks
 coarsely, so a second change in the same tick as the build's read would keep the key the read
 saw).
@@ -100,7 +102,8 @@ class StatIndex:
         its kept summary, the file neither opened nor hashed."""
         key = self.archive.stat_key("records", record_id)  # before the read: a later change shows next time
         kept = self.kept.get(record_id)
-        summary = self.tables.unpack(kept[1]) if key is not None and _key(kept) == key else None
+        matched = key is not None and _key(kept) == key
+        summary = self.tables.unpack(kept[1]) if matched else None
         if summary is not None:
             self.seen[record_id] = (key, summary)
             self.reused[record_id] = kept[1]
@@ -108,7 +111,8 @@ class StatIndex:
         summary, record = check_record(self.archive, record_id, validated)
         settled = key is not None and key[3] < self.started - SETTLED_NS  # ctime, in ns
         self.seen[record_id] = (key if settled else None, summary)
-        self.changed = self.changed or self.seen[record_id][0] != _key(kept)
+        # a matched key whose summary would not unpack (a damaged entry) is kept anew too
+        self.changed = self.changed or matched or self.seen[record_id][0] != _key(kept)
         return summary, record
 
     def save(self) -> None:
@@ -184,7 +188,7 @@ class Tables:
         self.lists = lists if lists is not None else []
         self._string_at: dict[str, int] = {}
         self._list_at: dict[tuple[int, ...], int] = {}
-        self._made: list[list[str]] | None = None  # each list of strings, made on first unpack
+        self._made: list[list[str] | None] | None = None  # each list of strings, made on first unpack
 
     def extended(self) -> Tables | None:
         """These tables, ready to pack more summaries into (positions already kept stay); None
@@ -252,9 +256,15 @@ class Tables:
         head, head_lists, facts, facts_lists = packed
         return [{**head, **dict.fromkeys(head_lists)}, head_lists, {**facts, **dict.fromkeys(facts_lists)}, facts_lists]
 
-    def _make(self) -> list[list[str]]:
-        self._made = [[self.strings[i] for i in positions] for positions in self.lists]
-        return self._made
+    def _make(self) -> list[list[str] | None]:
+        made: list[list[str] | None] = []
+        for positions in self.lists:
+            try:
+                made.append([self.strings[i] for i in positions])
+            except (TypeError, IndexError):
+                made.append(None)  # a damaged list: only the entries that use it are misses
+        self._made = made
+        return made
 
 
 def _read(path: Path) -> tuple[dict[str, Any], dict[str, Any], Tables, str | None, tuple[int, int]]:
@@ -278,7 +288,7 @@ def _kept(path: Path) -> dict[str, Any] | None:
     body = recall(path)
     try:
         kept = marshal.loads(body) if body is not None else None
-    except (EOFError, ValueError, TypeError):
+    except Exception:  # noqa: BLE001 - whatever marshal makes of bytes it did not write (MemoryError too) is a miss
         return None
     if not (isinstance(kept, dict) and kept.get("format") == FORMAT and kept.get("summary_version") == SUMMARY_VERSION
             and isinstance(kept.get("strings"), list) and isinstance(kept.get("lists"), list)
@@ -309,6 +319,6 @@ def _key(kept: Any) -> StatKey | None:
     """The StatKey of a kept entry (marshal keeps it the tuple it was); None when it has none
     (or is not one)."""
     try:
-        return kept[0]  # type: ignore[no-any-return]
+        return kept[0] if len(kept) == 2 else None  # type: ignore[no-any-return]
     except (TypeError, IndexError, KeyError):
         return None
