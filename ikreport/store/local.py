@@ -54,13 +54,12 @@ class LocalFolder:
         """The size of each of ``file_ids`` that is a regular file of ``area`` (as ``ids``
         lists them): one lstat each, and no listing of the area's shards."""
         shards = {shard.name for shard in self._shards(self.root / area, "")}
-        prefix, suffix = f"{self._prefix}{area}/", SUFFIX[area]
         out: dict[str, int] = {}
         for file_id in file_ids:  # hex ids (the caller's check): never a path out of the folder
             if file_id[:2] not in shards:
                 continue
             try:
-                st = os.lstat(f"{prefix}{file_id[:2]}/{file_id[2:]}{suffix}")
+                st = os.lstat(self._file(area, file_id))
             except OSError:
                 continue
             if stat.S_ISREG(st.st_mode):
@@ -109,8 +108,7 @@ class LocalFolder:
 
     def stat_keys(self, area: Area, file_ids: Iterable[str]) -> list[StatKey | None]:
         """``stat_key`` of each of ``file_ids``, in order."""
-        prefix, suffix = f"{self._prefix}{area}/", SUFFIX[area]
-        return stat_keys_of([f"{prefix}{file_id[:2]}/{file_id[2:]}{suffix}" for file_id in file_ids])
+        return stat_keys_of([self._file(area, file_id) for file_id in file_ids])
 
     def write_once(self, area: Area, file_id: str, data: bytes) -> None:
         """Write the file unless it is there: temp file, fsync, link, read-only."""

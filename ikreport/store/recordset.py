@@ -230,12 +230,9 @@ def load(archive: Archive, validated: Validated | None = None,
     trusted = index.trusted(ids) if index is not None else {}
     loaded: dict[str, Record] = {}
     for rid in ids:
-        summary = trusted.get(rid)
-        if summary is not None:
-            loaded[rid] = LazyRecord(summary, partial(archive.load, rid, known_valid=True))
-            continue
         try:
-            summary, record = index.check(rid, validated) if index is not None else check_record(archive, rid, validated)
+            summary, record = ((trusted[rid], None) if rid in trusted else index.check(rid, validated)
+                               if index is not None else check_record(archive, rid, validated))
             loaded[rid] = record if record is not None else LazyRecord(
                 summary, partial(archive.load, rid, known_valid=True))
         except IkreportError as exc:

@@ -69,6 +69,7 @@ class StatIndex:
         self.reused: dict[str, Any] = {}  # id -> its kept packed summary, for those taken from it
         self.changed = False  # whether a record checked has another key than the one kept
         self.sizes: dict[str, int] = {}  # id -> its file's size, for each record trusted() stat-ed
+        self.keys: dict[str, StatKey | None] = {}  # id -> its file's key, as trusted() saw it
 
     @classmethod
     def of(cls, archive: Archive, validated: Validated) -> StatIndex | None:
@@ -83,6 +84,7 @@ class StatIndex:
         """The kept summary of each of ``record_ids`` whose file is unchanged since a build
         hashed it: one lstat each, no file opened. The rest are for ``check``."""
         keys = self.archive.stat_keys("records", record_ids)  # before any read: a later change shows next time
+        self.keys = dict(zip(record_ids, keys))  # what check() notes a record it hashes by
         # a file's size as this lstat saw it: if it changes before it is read, the read's hash fails
         self.sizes = {record_id: key[1] for record_id, key in zip(record_ids, keys) if key is not None}
         kept, unpack, out = self.kept, self.tables.unpack, {}
@@ -98,21 +100,15 @@ class StatIndex:
         return out
 
     def check(self, record_id: str, validated: Validated) -> tuple[Summary, Record | None]:
-        """``check_record``, unless the record's file is unchanged since a build hashed it: then
-        its kept summary, the file neither opened nor hashed."""
-        key = self.archive.stat_key("records", record_id)  # before the read: a later change shows next time
+        """``check_record`` for a record ``trusted`` did not trust, noted with the key
+        ``trusted`` saw (taken before this read: a change made since shows next time)."""
+        key = self.keys.get(record_id)
         kept = self.kept.get(record_id)
-        matched = key is not None and _key(kept) == key
-        summary = self.tables.unpack(kept[1]) if matched else None
-        if summary is not None:
-            self.seen[record_id] = (key, summary)
-            self.reused[record_id] = kept[1]
-            return summary, None
         summary, record = check_record(self.archive, record_id, validated)
         settled = key is not None and key[3] < self.started - SETTLED_NS  # ctime, in ns
         self.seen[record_id] = (key if settled else None, summary)
         # a matched key whose summary would not unpack (a damaged entry) is kept anew too
-        self.changed = self.changed or matched or self.seen[record_id][0] != _key(kept)
+        self.changed = self.changed or (key is not None and _key(kept) == key) or self.seen[record_id][0] != _key(kept)
         return summary, record
 
     def save(self) -> None:
