@@ -240,7 +240,7 @@ def test_a_symbolic_link_in_the_previous_site_is_never_carried_forward(tmp_path,
     link = os.lstat(out / page)
     for inode, ctime in ((0, 0), (link.st_ino, link.st_ctime_ns)):
         before = ["fingerprint", len(clean[page]), hashlib.sha256(clean[page]).hexdigest(), inode, ctime]
-        assert writer._as_left(str(out / page), before, link.st_mode & 0o7777) is None
+        assert writer._as_left(str(out / page), link, before, link.st_mode & 0o7777) is None
 
 
 def test_a_damaged_site_state_is_ignored(tmp_path, clean):

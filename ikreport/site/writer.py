@@ -174,14 +174,14 @@ def _update(files: SiteFiles, tmp: Path, output: Path, previous: State, found: F
             fingerprint = hashlib.sha256(data).hexdigest()
         before = previous.get(path)
         if before is not None:
-            sha256 = None
+            st, sha256 = _lstat(site + path), None
             if before[0] != fingerprint:  # made anew under another key (a new template, a new ikreport)
                 data = entry.load()
                 sha256 = entry.sha256 or hashlib.sha256(data).hexdigest()
-            elif _unchanged(_lstat(site + path), before):  # the common case, spelt out: one lstat
+            elif _unchanged(st, before):  # the common case, spelt out: one lstat
                 state[path] = before
                 continue
-            if sha256 in (None, before[2]) and (kept := _as_left(site + path, before, mode)) is not None:
+            if sha256 in (None, before[2]) and (kept := _as_left(site + path, st, before, mode)) is not None:
                 state[path] = kept if sha256 is None else [fingerprint, *kept[1:]]
                 continue  # the same bytes need no rename
         state[path], data = _stage(entry, beside + path, made, data)
@@ -220,14 +220,13 @@ def _stage(entry: Entry, target: str, made: set[str], data: bytes | None = None)
     return [entry.fingerprint or sha256, len(data), sha256, 0, 0], data
 
 
-def _as_left(path: str, before: list[Any], mode: int) -> list[Any] | None:
-    """The state entry of the site's file at ``path`` if it still holds what ``before`` (its
-    state entry) says, None if it must be written again. A regular file whose (inode, ctime,
-    size) are those stamped is unchanged since, as git and rsync judge; any other is hashed,
-    and kept (stamped anew) only as a regular file with the recorded size and sha256 and the
-    mode a fresh file gets (``mode``); never opened through a link."""
+def _as_left(path: str, st: os.stat_result | None, before: list[Any], mode: int) -> list[Any] | None:
+    """The state entry of the site's file at ``path`` (``st``: its lstat) if it still holds what
+    ``before`` (its state entry) says, None if it must be written again. A regular file whose
+    (inode, ctime, size) are those stamped is unchanged since, as git and rsync judge; any other
+    is hashed, and kept (stamped anew) only as a regular file with the recorded size and sha256
+    and the mode a fresh file gets (``mode``); never opened through a link."""
     fingerprint, size, sha256 = before[:3]
-    st = _lstat(path)
     if st is None or not stat.S_ISREG(st.st_mode) or st.st_size != size:
         return None
     if _unchanged(st, before):  # the common case: one lstat
