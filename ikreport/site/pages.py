@@ -232,8 +232,12 @@ def report_page(report: RenderedReport, records: RecordSet) -> Page:
 def index_order(records: RecordSet) -> list[str]:
     """Record ids as the index (and search) lists them: by kind, title, id (worked out once per
     loaded archive: both ask)."""
-    return records.once("index_order", lambda rs: sorted(rs.records, key=lambda r: (
-        rs.records[r]["kind"], rs.records[r]["title"], r)))
+    return records.once("index_order", _index_order)
+
+
+def _index_order(records: RecordSet) -> list[str]:
+    heads = records.heads()  # plain dicts: two fields of each record, read as the sort asks
+    return sorted(heads, key=lambda r: (heads[r]["kind"], heads[r]["title"], r))
 
 
 def shown_gpu(records: RecordSet, rid: str) -> str:
