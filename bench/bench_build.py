@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inputs import B200, WORK, big_archive, tree_equal  # noqa: E402
+from inputs import WORK, big_archive, linked_archive, one_more_profile, tree_equal  # noqa: E402
 
 
 def main() -> None:
@@ -37,11 +36,8 @@ def main() -> None:
     parser.add_argument("--rebuilds", type=int, default=5, help="rebuilds timed, each after one new record")
     args = parser.parse_args()
     from ikreport.store.archive import Archive
-    from ikreport.collect.context import Context
-    from ikreport.collect.ncu_import import import_csv
     from ikreport.cli.main import one_pass
     from ikreport.site.build import build_site as library_build
-    from ikreport.store.stat_index import SETTLED_NS
 
     def build_site(*args: Any, **kwargs: Any) -> Any:  # as 'ikreport build' runs it: the CLI entry's gc settings
         with one_pass():
@@ -52,11 +48,7 @@ def main() -> None:
     made = time.perf_counter() - t
     with tempfile.TemporaryDirectory(dir=WORK) as tmp:
         work = Path(tmp)
-        archive_dir = work / "archive"
-        shutil.copytree(source, archive_dir, copy_function=os.link)  # records are read-only: links are safe
-        # linking gives every file a new ctime, and a build re-hashes a file changed within
-        # SETTLED_NS of the build that hashed it: wait, as an archive is written before it is built
-        time.sleep(SETTLED_NS / 1e9 + 0.1)
+        archive_dir = linked_archive(source, work / "archive")
         archive = Archive.open(archive_dir)
         records = len(archive.record_ids())
         site, cache = work / "site", work / "cache"
@@ -72,8 +64,7 @@ def main() -> None:
 
         incs, rendered = [], []
         for n in range(args.rebuilds):  # one new record each time: a rebuild's time spreads by a quarter
-            import_csv(archive, [B200], Context(title=f"one more profile {n + 1}", gpu="NVIDIA B200"))
-            os.sync()  # what the builds wrote reaches the disk first: its writeback is not the rebuild's time
+            one_more_profile(archive, n + 1)
             t = time.perf_counter()
             rendered.append(build_site(archive, site, cache_dir=cache).pages_rendered)
             incs.append(time.perf_counter() - t)

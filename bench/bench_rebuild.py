@@ -17,7 +17,6 @@ import argparse
 import collections
 import functools
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inputs import B200, WORK, big_archive  # noqa: E402
+from inputs import WORK, big_archive, linked_archive, one_more_profile  # noqa: E402
 
 
 def timed_phases(module: Any, spent: collections.Counter[str]) -> None:
@@ -58,26 +57,20 @@ def main() -> None:
     args = parser.parse_args()
     import ikreport.site.build as build
     from ikreport.cli.main import one_pass
-    from ikreport.collect.context import Context
-    from ikreport.collect.ncu_import import import_csv
     from ikreport.store.archive import Archive
-    from ikreport.store.stat_index import SETTLED_NS
 
     spent: collections.Counter[str] = collections.Counter()
     timed_phases(build, spent)
     source = big_archive(args.profiles, args.launches)
     with tempfile.TemporaryDirectory(dir=WORK) as tmp:
         work = Path(tmp)
-        shutil.copytree(source, work / "archive", copy_function=os.link)  # records are read-only
-        time.sleep(SETTLED_NS / 1e9 + 0.1)  # as bench_build.py: an archive is written before it is built
-        archive = Archive.open(work / "archive")
+        archive = Archive.open(linked_archive(source, work / "archive"))
         with one_pass():
             build.build_site(archive, work / "site", cache_dir=work / "cache")
         totals: list[float] = []
         phases: dict[str, list[float]] = collections.defaultdict(list)
         for n in range(args.rebuilds):
-            import_csv(archive, [B200], Context(title=f"one more profile {n + 1}", gpu="NVIDIA B200"))
-            os.sync()
+            one_more_profile(archive, n + 1)
             spent.clear()
             start = time.perf_counter()
             with one_pass():

@@ -98,3 +98,32 @@ def tree_equal(a: Path, b: Path) -> bool:
     left = sorted(str(p.relative_to(a)) for p in a.rglob("*") if p.is_file())
     right = sorted(str(p.relative_to(b)) for p in b.rglob("*") if p.is_file())
     return left == right and all(filecmp.cmp(a / f, b / f, shallow=False) for f in left)
+
+
+def linked_archive(source: Path, to: Path) -> Path:
+    """A copy of the archive ``source`` at ``to``, its files hard links (records are
+    read-only), made a settled while before the build that follows: linking gives every file a
+    new ctime, and a build re-hashes a file changed within SETTLED_NS of the build that hashed
+    it, so a fresh copy would be hashed again by its first rebuild, as no archive written
+    before it is built would be."""
+    import os
+    import shutil
+    import time
+
+    from ikreport.store.stat_index import SETTLED_NS
+
+    shutil.copytree(source, to, copy_function=os.link)
+    time.sleep(SETTLED_NS / 1e9 + 0.1)
+    return to
+
+
+def one_more_profile(archive: object, n: int) -> None:
+    """Import the B200 export into ``archive`` as one more profile (the ``n``-th), then sync the
+    disk, so that what the builds wrote is not written back during the rebuild being timed."""
+    import os
+
+    from ikreport.collect.context import Context
+    from ikreport.collect.ncu_import import import_csv
+
+    import_csv(archive, [B200], Context(title=f"one more profile {n}", gpu="NVIDIA B200"))  # type: ignore[arg-type]
+    os.sync()
