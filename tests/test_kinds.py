@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from ikreport.kinds.registry import KINDS, kind
+from ikreport.store.recordset import RecordSet
 from ikreport.store.schema_parts import data_links, parts, record_facts, record_schema
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ikreport"
@@ -36,7 +37,7 @@ def test_the_generic_code_never_asks_for_a_kind_by_name() -> None:
 
 def test_an_unknown_kind_adds_nothing() -> None:
     other = kind("not-a-kind")
-    assert (other.rules, other.view, other.show({}), other.charts) == ((), None, [], {})
+    assert (other.rules, other.view, other.show({}, RecordSet.of({})), other.charts) == ((), None, [], {})
     assert data_links("not-a-kind") == () and record_facts({"kind": "not-a-kind", "data": {}}) == {}
 
 

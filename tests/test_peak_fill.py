@@ -99,3 +99,26 @@ def test_the_fill_never_replaces_a_memory_percent_the_export_has():
     assert measured_fill({"memory_pct": None, "dram_gbs": 300.0}, None) is None  # no peak: still unknown
     # a kernel measured above a peak taken on another board is said as it is, not capped
     assert measured_fill({"memory_pct": None, "dram_gbs": 300.0}, 250.0) == 120.0
+
+
+def test_show_labels_a_kernel_as_its_page_does(tmp_path, env, run):
+    """`ikreport show` judges a missing memory side against the archive's measured peak of the
+    GPU model, as the record's page and claims do, and says so; without a peak of that model
+    it says the bound is unknown, as the page does."""
+    export = tmp_path / "saxpy.csv"
+    export.write_text("\n".join([
+        HEADER,
+        '"0","saxpy(float *)","GPU Speed Of Light Throughput","Duration","usecond","10.00"',
+        '"0","saxpy(float *)","GPU Speed Of Light Throughput","Compute (SM) Throughput","%","22.30"',
+        '"0","saxpy(float *)","Memory Workload Analysis","Memory Throughput","Gbyte/s","1,440.00"',
+    ]) + "\n")
+    records, profile, peak = _archive(run, tmp_path / "with", export)
+    shown = run("show", profile, "-a", tmp_path / "with" / "arch")
+    assert shown.exit_code == 0, shown.output
+    [line] = [x for x in shown.stdout.splitlines() if x.strip().endswith("saxpy(float *)")]
+    assert "memory-bound" in line.split()
+    assert f"over the measured peak 1.60 TB/s ({peak[:12]})" in shown.stdout
+    records, profile, _ = _archive(run, tmp_path / "without", export, device="Tesla T4")
+    shown = run("show", profile, "-a", tmp_path / "without" / "arch")
+    [line] = [x for x in shown.stdout.splitlines() if x.strip().endswith("saxpy(float *)")]
+    assert "unknown" in line.split() and "memory-bound" not in line and "measured peak" not in shown.stdout

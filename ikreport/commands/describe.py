@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ikreport.claims.model import RecordSet
 from ikreport.formatting import short
 from ikreport.kinds.registry import kind
 from ikreport.store.schema_parts import record_facts
@@ -39,8 +40,9 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def describe(record_id: str, record: dict[str, Any]) -> list[str]:
-    """The lines of ``ikreport show``: the record's head, what its kind adds, its limitations."""
+def describe(record_id: str, record: dict[str, Any], records: RecordSet) -> list[str]:
+    """The lines of ``ikreport show``: the record's head, what its kind adds (from the record and
+    ``records``, the archive's others), its limitations."""
     lines = [
         f"{t(record['title'])}",
         f"  id:        {record_id}",
@@ -57,7 +59,7 @@ def describe(record_id: str, record: dict[str, Any]) -> list[str]:
         lines.append(f"  environment: {short(record['environment'])}")
     for source in record["sources"]:
         lines.append(f"  source:    {t(source['role'])} {short(source['id'])} {t(source['name'])} ({source['size']} bytes)")
-    lines.extend(kind(record["kind"]).show(record))
+    lines.extend(kind(record["kind"]).show(record, records))
     if record["limitations"]:  # a heading over nothing reads as if something were missing
         lines.append("  limitations:")
         lines.extend(f"    - {t(text)}" for text in record["limitations"])

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ikreport.commands.describe import describe, summary_lines
+from ikreport.kinds.registry import kind
 from ikreport.store import recordset
 from ikreport.store.archive import Archive
+from ikreport.store.cache import default_cache_dir
+from ikreport.store.recordset import RecordSet
+from ikreport.store.validated import Validated
 from ikreport.terminal import safe_json
 
 
@@ -15,7 +21,19 @@ def show(archive: Archive, record_id: str, as_json: bool = False) -> str:
     if as_json:
         archive.load(full)  # a damaged or non-canonical record is a one-line error, never printed
         return safe_json(archive.record_bytes(full).decode("utf-8"))
-    return "\n".join(describe(full, archive.load(full))) + "\n"
+    record = archive.load(full)  # this one must load: a damaged record is the error
+    return "\n".join(describe(full, record, _others(archive, record))) + "\n"
+
+
+def _others(archive: Archive, record: dict[str, Any]) -> RecordSet:
+    """The archive's records when a page of ``record`` reads others too (its kind's page inputs:
+    a profile's measured peak), so that ``show`` labels it as its page does; else none. One
+    that does not load is left out ('check' reports it); each is checked as a build checks it,
+    so a record unchanged since a build hashed it is not read again."""
+    if kind(record["kind"]).page_inputs is None:
+        return RecordSet.of({})
+    return recordset.load(archive, Validated(default_cache_dir() / "validated"), lambda rid, exc: None,
+                          trust_unchanged=True)
 
 
 def list_lines(archive: Archive) -> list[str]:

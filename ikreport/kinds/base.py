@@ -59,7 +59,7 @@ class PageContext(Protocol):
         """A link to a place on this page ("#k-1")."""
 
 
-def _no_lines(record: Mapping[str, Any]) -> list[str]:
+def _no_lines(record: Mapping[str, Any], records: RecordSet) -> list[str]:
     return []
 
 
@@ -69,7 +69,9 @@ class Kind:
     facts: kinds/<kind>.schema.json); the registry maps each kind's name to one."""
 
     name: str
-    show: Callable[[Mapping[str, Any]], list[str]] = _no_lines  # lines `ikreport show` adds
+    # lines `ikreport show` adds, from the record and the archive's others (a profile's labels
+    # judge a missing memory side against the measured peak, as its page does)
+    show: Callable[[Mapping[str, Any], RecordSet], list[str]] = _no_lines
     rules: tuple[Rule, ...] = ()  # claim rules, run in this order on a record of this kind
     # the page context this kind adds (facts, tables, charts, profile) to a record page
     view: Callable[[Record, PageContext], dict[str, Any]] | None = None

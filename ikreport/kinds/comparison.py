@@ -234,7 +234,7 @@ def gpu_shown(facts: Mapping[str, Any], gpu: str | None) -> str | None:
     return f"{a} (A), {b} (B)" if isinstance(a, str) and isinstance(b, str) and a != b else gpu
 
 
-def show(record: Mapping[str, Any]) -> list[str]:
+def show(record: Mapping[str, Any], records: RecordSet) -> list[str]:
     """``ikreport show``'s lines: the sides, the rule, the verdict counts, then each kernel's
     B/A ratio with its interval, the samples a side and the verdict (the first MAX_SHOW_KERNELS)."""
     d = record["data"]

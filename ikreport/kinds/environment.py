@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikreport.claims.model import Record
+from ikreport.claims.model import Record, RecordSet
 from ikreport.kinds.base import Facts, Kind, PageContext, Tables, na
 from ikreport.terminal import safe_text as t
 
@@ -48,7 +48,7 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
     return {"facts": facts, "tables": tables}
 
 
-def show(record: Record) -> list[str]:
+def show(record: Record, records: RecordSet) -> list[str]:
     """``ikreport show``'s lines: driver and CUDA, then each GPU's memory, power limit and top clocks."""
     d = record["data"]
     lines = [f"  driver:    {t(na(d.get('driver')))}, CUDA {t(na(d.get('cuda')))}"]

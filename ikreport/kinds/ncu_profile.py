@@ -56,18 +56,25 @@ MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "le
                 "l1": "L1/TEX cache", "l2": "L2 cache"}
 
 
-def show(record: Mapping[str, Any]) -> list[str]:
-    """``ikreport show``'s lines: the profile's size, then its ten longest kernels."""
+def show(record: Mapping[str, Any], records: RecordSet) -> list[str]:
+    """``ikreport show``'s lines: the profile's size, then its ten longest kernels, each labelled
+    as its page labels it: a launch without memory % judged by its DRAM bytes/s over the
+    archive's measured peak of the GPU model, when there is one (then a line names it)."""
     data = record["data"]
+    peak_id, peak_gbs = measured_peak(record, records)
     lines = [
         f"  profile:   {plural(data['launch_count'], 'launch', 'launches')} of "
         f"{plural(data['kernel_count'], 'kernel', 'kernels')}, "
         f"{fmt_duration_us(data['profiled_time_us'])} profiled GPU time"
     ]
-    for k in data["kernels"][:10]:
+    kernels = data["kernels"][:10]
+    if peak_id and any(measured_fill(s, peak_gbs) is not None for k in kernels for s in _judged_launches(data, k)):
+        lines.append(f"  memory side, where the export has no memory %: DRAM bytes/s over the measured peak "
+                     f"{fmt_gbs(peak_gbs)} ({peak_id[:12]})")
+    for k in kernels:
         lines.append(
             f"    {fmt_pct(k['share_pct']):>7}  {fmt_duration_us(k['total_us']):>10}  x{k['launches']:<5} "
-            f"{t(kernel_label(data, k)[0]):<14} {t(k['kernel'][:70])}"
+            f"{t(kernel_label(data, k, peak_gbs)[0]):<14} {t(k['kernel'][:70])}"
         )
     return lines
 

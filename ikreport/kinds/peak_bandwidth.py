@@ -159,7 +159,7 @@ def _bandwidth_samples() -> dict[str, Any]:
     ).properties(width=420).to_dict(validate=False)
 
 
-def show(record: Record) -> list[str]:
+def show(record: Record, records: RecordSet) -> list[str]:
     """``ikreport show``'s lines: the measured peak, the best measurement, the theoretical peak
     and how bytes are counted."""
     d = record["data"]

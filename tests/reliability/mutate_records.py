@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from ikreport.store import records  # noqa: E402
 from ikreport.store.archive import Archive, sha256  # noqa: E402
-from ikreport.commands.describe import describe, summary_line  # noqa: E402
+from ikreport.commands.describe import summary_line  # noqa: E402
+from ikreport.commands.show import show  # noqa: E402
 from ikreport.errors import IkreportError  # noqa: E402
 from ikreport.site.build import build_site  # noqa: E402
 from ikreport.commands.verify import verify_archive  # noqa: E402
@@ -156,7 +157,7 @@ class Trial:
         assert not problems, f"verify refused but build succeeded: {problems[0]}"
         try:  # what 'ikreport list' and 'show' print of an accepted record
             summary_line(rid, record)
-            describe(rid, record)
+            show(archive, rid)
         except Exception:
             raise AssertionError(f"show traceback:\n{traceback.format_exc()}") from None
         return "accepted"
