@@ -6,6 +6,8 @@ Memory Workload Analysis section, GB/s and no %) and small cases written here.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from conftest import NCU
 from ikreport.kinds.engine import claims_for
 from ikreport.kinds.ncu_measured_peak import CAVEAT_MEASURED_FILL, measured_fill, memory_pct
@@ -27,6 +29,18 @@ def babelstream(device: str, copy_mbs: str) -> str:
             "Array size: 268.4 MB (=0.3 GB)\nTotal size: 805.3 MB (=0.8 GB)\n"
             f"Using CUDA device {device}\nDriver: 12080\nFunction    MBytes/sec  Min (sec)   Max         Average     \n"
             f"Copy        {copy_mbs} 0.00034     0.00035     0.00034     \n")
+
+
+def saxpy(tmp_path) -> Path:
+    """A details export of one kernel with SM % and DRAM GB/s but no memory %."""
+    export = tmp_path / "saxpy.csv"
+    export.write_text("\n".join([
+        HEADER,
+        '"0","saxpy(float *)","GPU Speed Of Light Throughput","Duration","usecond","10.00"',
+        '"0","saxpy(float *)","GPU Speed Of Light Throughput","Compute (SM) Throughput","%","22.30"',
+        '"0","saxpy(float *)","Memory Workload Analysis","Memory Throughput","Gbyte/s","1,440.00"',
+    ]) + "\n")
+    return export
 
 
 def _id(result) -> str:
@@ -73,13 +87,7 @@ def test_without_a_peak_of_that_model_nothing_is_filled(tmp_path, env, run):
 
 
 def test_with_sm_in_the_export_the_filled_side_names_a_bound(tmp_path, env, run):
-    export = tmp_path / "saxpy.csv"
-    export.write_text("\n".join([
-        HEADER,
-        '"0","saxpy(float *)","GPU Speed Of Light Throughput","Duration","usecond","10.00"',
-        '"0","saxpy(float *)","GPU Speed Of Light Throughput","Compute (SM) Throughput","%","22.30"',
-        '"0","saxpy(float *)","Memory Workload Analysis","Memory Throughput","Gbyte/s","1,440.00"',
-    ]) + "\n")
+    export = saxpy(tmp_path)
     records, profile, peak = _archive(run, tmp_path, export)
     [claim] = _bound(records, profile)
     assert claim.text == ("saxpy is memory-bound by ncu's SOLBottleneck thresholds: DRAM 1.44 TB/s = 90.0% of the "
@@ -105,13 +113,7 @@ def test_show_labels_a_kernel_as_its_page_does(tmp_path, env, run):
     """`ikreport show` judges a missing memory side against the archive's measured peak of the
     GPU model, as the record's page and claims do, and says so; without a peak of that model
     it says the bound is unknown, as the page does."""
-    export = tmp_path / "saxpy.csv"
-    export.write_text("\n".join([
-        HEADER,
-        '"0","saxpy(float *)","GPU Speed Of Light Throughput","Duration","usecond","10.00"',
-        '"0","saxpy(float *)","GPU Speed Of Light Throughput","Compute (SM) Throughput","%","22.30"',
-        '"0","saxpy(float *)","Memory Workload Analysis","Memory Throughput","Gbyte/s","1,440.00"',
-    ]) + "\n")
+    export = saxpy(tmp_path)
     records, profile, peak = _archive(run, tmp_path / "with", export)
     shown = run("show", profile, "-a", tmp_path / "with" / "arch")
     assert shown.exit_code == 0, shown.output
