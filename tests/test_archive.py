@@ -170,21 +170,65 @@ def test_reads_never_follow_a_link_out_of_the_archive(archive, tmp_path):
 
 
 def test_verify_parses_a_record_once_but_rehashes_it_every_time(archive, tmp_path, monkeypatch):
-    from ikreport.store.validated import Validated
+    from ikreport.store.cache import Cache
 
     rid = archive.put_record(make_record(archive))
-    validated = Validated(tmp_path / "validated")
-    assert verify_archive(archive, validated=validated) == []
+    cache = Cache(tmp_path / "cache")
+    assert verify_archive(archive, cache=cache) == []
     parses = []
     real_load = Archive.load
     monkeypatch.setattr(Archive, "load", lambda self, r: parses.append(r) or real_load(self, r))
-    assert verify_archive(archive, validated=validated) == []
+    assert verify_archive(archive, cache=cache) == []
     assert parses == []  # known valid: not parsed again
     path = archive.record_path(rid)
     os.chmod(path, 0o644)
     path.write_bytes(path.read_bytes().replace(b"a limitation", b"no limitation"))
-    [problem] = verify_archive(archive, validated=validated)
+    [problem] = verify_archive(archive, cache=cache)
     assert "do not hash to the file's name" in problem  # the cache never vouches for changed bytes
+
+
+def test_a_blob_is_stored_compressed_and_named_by_its_bytes(archive):
+    """git's way: the name is the sha256 of the bytes the tool wrote, the file holds them gzipped,
+    and `gunzip -c FILE | sha256sum` prints the name."""
+    import gzip
+
+    data = b"ID,kernel\n" + b"0,gemm\n" * 5000
+    blob = archive.put_blob(data)
+    stored = archive.root / "blobs" / blob[:2] / f"{blob[2:]}.gz"
+    assert stored.is_file() and stored.stat().st_size < len(data) // 10
+    assert hashlib.sha256(gzip.decompress(stored.read_bytes())).hexdigest() == blob
+    assert archive.read_blob(blob) == data and archive.blob_ids() == [blob]
+    assert archive.blob_size(blob, *archive.blob_files([blob])[blob]) == len(data)
+    assert stored.read_bytes()[4:8] == b"\0\0\0\0"  # no time in the header: the same bytes always compress the same
+    assert verify_archive(archive) == []
+
+
+def test_blobs_stored_uncompressed_by_earlier_versions_read_as_before(archive):
+    data = b"written before blobs were compressed"
+    blob = hashlib.sha256(data).hexdigest()
+    plain = archive.root / "blobs" / blob[:2] / blob[2:]
+    plain.parent.mkdir(parents=True)
+    plain.write_bytes(data)
+    assert archive.read_blob(blob) == data and archive.blob_form(blob) == ""
+    assert archive.put_blob(data) == blob and not plain.with_name(plain.name + ".gz").exists()  # kept as it was
+    assert archive.put_record(make_record(archive, "x")) and verify_archive(archive) == []
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "trailing", "not gzip", "other bytes"])
+def test_a_damaged_compressed_blob_is_refused_on_read_and_by_verify(archive, damage):
+    import gzip
+
+    blob = archive.put_blob(b"0123456789abcdef" * 4096)
+    path = archive.blob_path(blob)
+    good = path.read_bytes()
+    bad = {"truncated": good[:-9], "flipped": good[:40] + bytes([good[40] ^ 1]) + good[41:], "trailing": good + b"x",
+           "not gzip": b"plain text", "other bytes": gzip.compress(b"something else", mtime=0)}[damage]
+    os.chmod(path, 0o644)
+    path.write_bytes(bad)
+    with pytest.raises(IntegrityError, match="gzip|do not hash"):
+        archive.read_blob(blob)
+    [problem] = verify_archive(archive)
+    assert str(path) in problem
 
 
 def test_verify_in_worker_processes_finds_what_a_serial_verify_finds(archive, monkeypatch):

@@ -119,3 +119,69 @@ def test_a_kernel_name_with_a_control_character_still_gives_a_well_formed_svg():
     svg = draw(TIME_BY_KERNEL, [{"label": "k\x01ernel\ufffe", "total": 1.0, "unit": "µs"},
                                 {"label": "b", "total": 0.5, "unit": "µs"}])
     assert "k\ufffdernel\ufffd" in texts(parse(svg))  # parse raises on a character XML forbids
+
+
+# The scatter and roofline (site/plot.py) and the history chart (site/history_chart.py), drawn
+# without Vega too: what a reader reads off them must be what the rows say.
+
+def circles(root: ET.Element) -> list[tuple[float, float, str, str]]:
+    """(cx, cy, fill, tooltip) of every point."""
+    return [(float(c.get("cx")), float(c.get("cy")), c.get("fill"), c.find("s:title", NS).text)
+            for c in root.iter("{http://www.w3.org/2000/svg}circle") if c.find("s:title", NS) is not None]
+
+
+def test_the_throughput_scatter_places_each_kernel_at_its_percentages_coloured_by_label():
+    from ikreport.kinds.ncu_profile_charts import THROUGHPUT
+    from ikreport.site.plot import draw as plot
+
+    rows = [{"label": "gemm", "memory_pct": 25.0, "sm_pct": 80.0, "bound": "compute-bound"},
+            {"label": "copy", "memory_pct": 90.0, "sm_pct": 10.0, "bound": "memory-bound"}]
+    root = parse(plot(THROUGHPUT, rows))
+    (gx, gy, gfill, gtip), (cx, cy, cfill, ctip) = circles(root)
+    assert (gx, gy) == (pytest.approx(0.25 * 320), pytest.approx(320 - 0.8 * 320))  # 0-100 on both axes
+    assert (cx, cy) == (pytest.approx(0.9 * 320), pytest.approx(320 - 0.1 * 320))
+    assert gfill != cfill and "gemm" in gtip and "80" in gtip and "compute-bound" in gtip
+    words = texts(root)
+    assert {"memory-bound", "compute-bound", "label", "memory throughput (% of peak)"} <= set(words)
+    assert ["0", "20", "40", "60", "80", "100"] == [w for w in words if re.fullmatch(r"\d+", w)][:6]
+    dashed = root.findall(".//s:line[@stroke-dasharray='4 4']", NS)
+    assert len(dashed) == 4  # the 60% and 80% thresholds across both axes
+
+
+def test_the_roofline_is_log_log_with_its_roofs_as_lines_and_linked_points():
+    from ikreport.kinds.ncu_roofline import ROOFLINE
+    from ikreport.site.plot import draw as plot
+
+    rows = [{"series": "kernel", "label": "gemm", "href": "#k-1", "intensity": 380.6, "tflops": 54.4},
+            {"series": "memory (measured)", "intensity": 38.0, "tflops": 0.2},
+            {"series": "memory (measured)", "intensity": 3806.0, "tflops": 20.0}]
+    root = parse(plot(ROOFLINE, rows))
+    (link,) = root.findall(".//s:a", NS)
+    assert link.get("{http://www.w3.org/1999/xlink}href") == "#k-1" and "gemm" in link.find("s:circle/s:title", NS).text
+    (roof,) = root.findall(".//s:path", NS)
+    assert roof.find("s:title", NS).text == "memory (measured)"
+    words = texts(root)
+    assert {"10", "100", "1,000", "10,000"} <= set(words) and "roof" in words  # powers of ten, a legend
+    start, end = (tuple(map(float, part.split(","))) for part in roof.get("d")[1:].split(" L"))
+    assert start[0] < end[0] and start[1] > end[1]  # up and to the right, as memory roofs go
+    # a roof of slope 1 on log-log axes: x from 10 to 10,000 (3 decades in 420 px), y from 0.1 to
+    # 100 (3 decades in 300 px), so 2 decades along x rise 2 decades along y
+    assert (start[1] - end[1]) / 300 == pytest.approx((end[0] - start[0]) / 420, abs=1e-3)
+
+
+def test_the_history_chart_draws_each_profile_s_median_and_interval_linked_to_its_record():
+    from ikreport.site.history_chart import CHANGES, HEIGHT, draw_history
+
+    rows = [{"label": f"#{n + 1}", "median_us": m, "low_us": m - 0.5, "high_us": m + 0.5, "href": f"../e/{n}.html",
+             "change": change, "description": f"#{n + 1}: median {m} µs"}
+            for n, (m, change) in enumerate([(10.0, "no change"), (10.2, "no change"), (12.0, "SLOWER")])]
+    root = parse(draw_history(rows))
+    links = root.findall(".//s:a", NS)
+    assert [a.get("{http://www.w3.org/1999/xlink}href") for a in links] == ["../e/0.html", "../e/1.html", "../e/2.html"]
+    assert [a.get("aria-label") for a in links] == [r["description"] for r in rows]
+    fills = [a.find("s:circle", NS).get("fill") for a in links]
+    assert fills == [CHANGES["no change"], CHANGES["no change"], CHANGES["SLOWER"]]
+    tops = [float(a.find("s:circle", NS).get("cy")) for a in links]
+    assert tops[0] > tops[1] > tops[2] and all(0 <= y <= HEIGHT for y in tops)  # slower is higher
+    bars_ = [(float(a.find("s:line", NS).get("y1")), float(a.find("s:line", NS).get("y2"))) for a in links]
+    assert all(low > high for low, high in bars_)  # each interval drawn from its low end up to its high end

@@ -1,7 +1,7 @@
 """Chart specs are built without altair's validation (it costs more than rendering); these
 tests validate each Vega kind once against the Vega-Lite schema instead, and check that the kept
 data-free templates give the same charts without importing altair. The bar charts drawn without
-Vega (site/bars.py) are tested in test_bars.py."""
+Vega (site/bars.py) are tested in test_bars.py, the history chart in test_history.py."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ ROWS = {
     "bandwidth-samples": [{"size_mib": 256, "gbs": 4300.0}],
     "comparison-interval": [{"label": "#1", "ratio": 0.7, "low": 0.65, "high": 0.75, "verdict": "FASTER"}],
     "history": [{"label": "#1", "median_us": 10.0, "low_us": 9.9, "high_us": 10.1, "change": "no change",
-                 "href": "../e/x.html"}],
+                 "href": "../e/x.html", "description": "#1: median 10.0 µs"}],
     "roofline": [{"series": "kernel", "label": "k", "href": "#k-1", "intensity": 380.6, "tflops": 54.4},
                  {"series": "memory (measured)", "intensity": 38.0, "tflops": 0.2}],
 }
@@ -36,21 +36,22 @@ def test_chart_spec_is_valid_vega_lite(kind):
     assert all(spec["datasets"].values())  # every named dataset holds the rows
 
 
-def test_roofline_without_roofs_has_no_roof_layer():
-    spec = chart_spec("roofline", ROWS["roofline"][:1])
-    alt.TopLevelLayerSpec.validate(spec)
-    assert len(spec["layer"]) == 1 and set(spec["datasets"]) == {"points"}
-
-
 def test_kept_templates_give_the_same_svg_without_importing_altair(tmp_path):
-    first = {kind: ChartRenderer(tmp_path).render(kind, kind, kind, rows).svg for kind, rows in ROWS.items()}
-    assert len(list((tmp_path / "templates").glob("*.json"))) == len(VEGA_KINDS)
-    for svg in tmp_path.glob("*.svg"):
-        svg.unlink()  # the charts must be rendered again, from the kept templates
+    import sqlite3
+
+    from ikreport.store.cache import FILE, Cache
+
+    cache = Cache(tmp_path)
+    first = {kind: ChartRenderer(cache).render(kind, kind, kind, rows).svg for kind, rows in ROWS.items()}
+    assert cache.count("chart-template") == len(VEGA_KINDS)
+    cache.close()
+    with sqlite3.connect(tmp_path / FILE) as db:
+        db.execute("DELETE FROM kept WHERE space = 'chart'")  # the charts must be rendered again, from the kept templates
     code = (
         "import json, sys; from pathlib import Path; from ikreport.site.charts import ChartRenderer\n"
+        "from ikreport.store.cache import Cache\n"
         f"rows = json.loads({json.dumps(json.dumps(ROWS))})\n"
-        f"out = {{k: ChartRenderer(Path({str(tmp_path)!r})).render(k, k, k, r).svg for k, r in rows.items()}}\n"
+        f"out = {{k: ChartRenderer(Cache(Path({str(tmp_path)!r}))).render(k, k, k, r).svg for k, r in rows.items()}}\n"
         "print(json.dumps({'altair': 'altair' in sys.modules, 'svgs': out}))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

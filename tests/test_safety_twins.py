@@ -244,17 +244,17 @@ def test_an_export_with_formula_cells_is_offered_as_text_and_the_page_says_why(t
     site = tmp_path / "site"
     build_site(arch, site, cache_dir=tmp_path / "c")
     ids = {rid: next(s["id"] for s in arch.load(rid)["sources"] if s["role"].endswith("-csv")) for rid in (evil, clean)}
-    assert (site / "b" / f"{ids[evil]}.txt").is_file() and not (site / "b" / f"{ids[evil]}.csv").exists()
-    assert (site / "b" / f"{ids[clean]}.csv").is_file()
+    assert (site / "b" / f"{ids[evil]}.txt.gz").is_file() and not (site / "b" / f"{ids[evil]}.csv.gz").exists()
+    assert (site / "b" / f"{ids[clean]}.csv.gz").is_file()
     paths = {b["id"]: b["path"] for b in json.loads((site / "manifest.json").read_text())["blobs"]}
-    assert paths[ids[evil]] == f"b/{ids[evil]}.txt" and paths[ids[clean]] == f"b/{ids[clean]}.csv"
+    assert paths[ids[evil]] == f"b/{ids[evil]}.txt.gz" and paths[ids[clean]] == f"b/{ids[clean]}.csv.gz"
     for ext in ("html", "md"):
         page = (site / "e" / f"{evil}.{ext}").read_text("utf-8")
-        assert f"{ids[evil]}.txt" in page and "formulas" in page
+        assert f"{ids[evil]}.txt.gz" in page and "formulas" in page
         assert "formulas" not in (site / "e" / f"{clean}.{ext}").read_text("utf-8")
     # a rebuild answers from the cache and gives the same site
     build_site(arch, site, cache_dir=tmp_path / "c")
-    assert (site / "b" / f"{ids[evil]}.txt").is_file()
+    assert (site / "b" / f"{ids[evil]}.txt.gz").is_file()
 
 
 def test_random_reports_never_give_a_twin_with_live_markup():

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -175,9 +179,9 @@ def test_dangling_citation_fails_the_build(tmp_path):
     (arch / "records" / rid[:2]).mkdir()
     (arch / "records" / rid[:2] / f"{rid[2:]}.json").write_bytes(data)
     for blob in record["sources"]:
-        src = SAMPLE / "blobs" / blob["id"][:2] / blob["id"][2:]
+        src = Archive.open(SAMPLE).blob_path(blob["id"])
         (arch / "blobs" / blob["id"][:2]).mkdir(exist_ok=True)
-        (arch / "blobs" / blob["id"][:2] / blob["id"][2:]).write_bytes(src.read_bytes())
+        (arch / "blobs" / blob["id"][:2] / src.name).write_bytes(src.read_bytes())
     with pytest.raises(BuildError, match="cites record 000000000000, which is not in the archive"):
         build_site(Archive.open(arch), tmp_path / "site", cache_dir=tmp_path / "c")
     assert not (tmp_path / "site").exists()
@@ -231,11 +235,13 @@ def test_large_blobs_are_left_out_with_their_hash_and_the_budget_warns(tmp_path)
     from ikreport.site.build import budget_warnings
     from ikreport.site.writer import SiteFiles
 
-    result = build_site(Archive.open(SAMPLE), tmp_path / "site", cache_dir=tmp_path / "c", max_blob_mb=0.01)
+    limit = 0.005  # MB, as the site would hold the blob: gzipped as the archive stores it
+    result = build_site(Archive.open(SAMPLE), tmp_path / "site", cache_dir=tmp_path / "c", max_blob_mb=limit)
     assert result.blobs_left_out > 0
-    published = {p.stem for p in (tmp_path / "site" / "b").iterdir()}
+    published = {p.name.split(".")[0] for p in (tmp_path / "site" / "b").iterdir()}
     archive = Archive.open(SAMPLE)
-    big = next(s for r in archive.record_ids() for s in archive.load(r)["sources"] if s["size"] > 0.01 * 2**20)
+    big = next(s for r in archive.record_ids() for s in archive.load(r)["sources"]
+               if archive.blob_path(s["id"]).stat().st_size > limit * 2**20)
     assert big["id"] not in published
     pages = "".join(p.read_text("utf-8") for p in (tmp_path / "site" / "e").glob("*.html"))
     assert f"not published with the site: too large; sha256 <code>{big['id']}</code>" in pages
@@ -300,19 +306,38 @@ def test_templates_read_dict_keys_and_dict_methods_as_jinja2_does(tmp_path):
     assert env.get_template("t.html").render(r=row) == "&lt;k&gt;|-|name=&lt;k&gt;;items=shadowed;get=1;|False"
 
 
-def test_the_state_a_build_keeps_holds_each_file_s_own_sha256(tmp_path):
-    """Records and blobs are written with the sha256 their id states (the archive checked it as
-    it read them) rather than hashed again; the state must still say what each file holds, since
-    the next build links a file only if it does."""
-    from ikreport.site.build import _state_path
-    from ikreport.store.cache import recall_json
+@pytest.mark.parametrize("stored", ["compressed", "as before"])
+def test_the_manifest_gives_every_file_s_sha256_which_sha256sum_confirms(tmp_path, stored):
+    """Every file of the site, its sha256 in manifest.json, pages and blobs alike: a blob's is the
+    sha256 of what it holds (its id; decompressed when it is published gzipped, as the archive
+    stores it), so `gunzip -c b/ID.csv.gz | sha256sum` prints the id. The next build writes again
+    only what no longer matches."""
+    import gzip
 
-    build_site(Archive.open(SAMPLE), tmp_path / "site", cache_dir=tmp_path / "c")
-    state = recall_json(_state_path(tmp_path / "c", tmp_path / "site"))
-    assert any(path.startswith("b/") for path in state) and any(path.endswith(".json") for path in state)
-    for path, (_fingerprint, size, sha, *_stamps) in state.items():
+    arch = tmp_path / "arch"
+    if stored == "compressed":
+        script = ROOT / "scripts" / "make_sample_evidence.sh"
+        subprocess.run(["bash", str(script), str(arch)], check=True, capture_output=True,
+                       env={**os.environ, "IK": str(Path(sys.executable).with_name("ikreport"))})
+    else:  # blobs stored uncompressed, as archives before this kept them
+        shutil.copytree(SAMPLE, arch)
+        for stored in (arch / "blobs").rglob("*.gz"):
+            stored.chmod(0o644)
+            stored.with_suffix("").write_bytes(gzip.decompress(stored.read_bytes()))
+            stored.unlink()
+    build_site(Archive.open(arch), tmp_path / "site", cache_dir=tmp_path / "c")
+    manifest = json.loads((tmp_path / "site" / "manifest.json").read_text())
+    files = {str(p.relative_to(tmp_path / "site")) for p in (tmp_path / "site").rglob("*") if p.is_file()}
+    assert set(manifest["sha256"]) == set(manifest["files"]) == files - {"manifest.json"}
+    published = {b["path"] for b in manifest["blobs"]}
+    assert published and all(p.endswith(".gz") == (stored == "compressed") for p in published)
+    for path, sha in manifest["sha256"].items():
         data = (tmp_path / "site" / path).read_bytes()
-        assert (len(data), hashlib.sha256(data).hexdigest()) == (size, sha), path
+        if path.endswith(".gz"):
+            data = gzip.decompress(data)
+        assert hashlib.sha256(data).hexdigest() == sha, path
+    for blob in manifest["blobs"]:
+        assert manifest["sha256"][blob["path"]] == blob["id"]
 
 
 def test_a_profile_whose_launches_are_a_blob_links_its_per_launch_table(tmp_path, monkeypatch):
@@ -329,4 +354,4 @@ def test_a_profile_whose_launches_are_a_blob_links_its_per_launch_table(tmp_path
     (blob,) = [s["id"] for s in arch.load(rid)["sources"] if s["role"] == profile_data.LAUNCH_TABLE_ROLE]
     build_site(arch, tmp_path / "site", cache_dir=tmp_path / "c")
     page = (tmp_path / "site" / "e" / f"{rid}.html").read_text("utf-8")
-    assert f'<a href="../b/{blob}.csv">the per-launch table (CSV)</a>' in page
+    assert f'<a href="../b/{blob}.csv.gz">the per-launch table (CSV, gzip)</a>' in page

@@ -46,6 +46,9 @@ class MemoryBackend:
     def write_once_chunks(self, area: Area, file_id: str, chunks: Iterable[bytes]) -> None:
         self.write_once(area, file_id, b"".join(chunks))
 
+    def tail(self, area: Area, file_id: str, size: int) -> bytes:
+        return self.read(area, file_id)[-size:]
+
     def exists(self, area: Area, file_id: str) -> bool:
         return (area, file_id) in self.files
 
@@ -103,6 +106,18 @@ def test_written_chunks_read_back_whole_and_a_failing_source_writes_nothing(back
     assert backend.ids("blobs") == [hid(data)]
 
 
+def test_a_compressed_blob_s_name_is_its_id_and_gz(backend):
+    data = b"\x1f\x8b stored bytes"
+    name = hid(b"what they hold") + ".gz"
+    backend.write_once("blobs", name, data)
+    assert backend.ids("blobs") == [name] and backend.ids("blobs", name[:3]) == [name]
+    assert backend.read("blobs", name) == data and backend.size("blobs", name) == len(data)
+    assert not backend.exists("blobs", name[:64])
+    assert backend.tail("blobs", name, 5) == data[-5:] and backend.tail("blobs", name, 999) == data
+    with pytest.raises(UnknownIdError):
+        backend.tail("blobs", name[:64], 4)
+
+
 def test_write_once_keeps_what_is_there(backend):
     file_id = hid(b"first")
     backend.write_once("records", file_id, b"first")
@@ -152,7 +167,8 @@ def test_archive_stores_records_and_blobs(archive):
     assert archive.record_ids() == [rid]
     assert len(archive.blob_ids()) == 1
     assert archive.load(rid)["title"] == "t"
-    assert archive.record_size(rid) == len(archive.record_bytes(rid))
+    assert archive.backend.size("records", rid) == len(archive.record_bytes(rid))
+    assert archive.blob_form(archive.blob_ids()[0]) == ".gz"  # compressed, over any backend
     assert archive.put_record(make_record(archive)) == rid  # idempotent
 
 
@@ -198,12 +214,18 @@ def test_recordset_loads_over_any_backend(archive):
     assert loaded.cited_by(rid) == [] and loaded.superseded_by(rid) is None
 
 
-def test_blob_sizes_name_the_blobs_there_and_refuse_a_bad_id(archive):
-    # what check() asks of every cited blob on every build, over any backend
+@pytest.mark.parametrize("many", [False, True])
+def test_blob_files_name_the_blobs_there_and_refuse_a_bad_id(archive, many, monkeypatch):
+    # what check() asks of every cited blob on every build, over any backend, by a look at each
+    # or by one listing
+    from ikreport.store import archive as archive_module
+
+    monkeypatch.setattr(archive_module, "LOOK_EACH", 0 if many else 100)
     held = archive.put_blob(b"12345")
     archive.put_blob(b"not asked")
     absent = "0" * 64 if held != "0" * 64 else "1" * 64
-    assert archive.blob_sizes([held, absent]) == {held: 5}
-    assert archive.blob_sizes([]) == {}
+    (found,) = archive.blob_files([held, absent]).items()
+    assert found[0] == held and found[1][0] == ".gz" and archive.blob_size(held, *found[1]) == 5
+    assert archive.blob_files([]) == {}
     with pytest.raises(BadIdError):
-        archive.blob_sizes([held, "../" + held[3:]])
+        archive.blob_files([held, "../" + held[3:]])

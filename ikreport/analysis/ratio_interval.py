@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -66,16 +67,39 @@ def ratio_interval(a: Sequence[float], b: Sequence[float]) -> RatioInterval:
 
 
 def median_interval(values: Sequence[float]) -> tuple[float, float | None, float | None]:
-    """(median, low, high): one sample's median with its 95% bootstrap interval, as
-    ``ratio_interval`` makes it (None, None with a single value)."""
-    from scipy import stats
-
-    x = np.asarray(values, dtype=float)
+    """(median, low, high): one sample's median with its distribution-free 95% interval, the
+    order statistics x(l) and x(n+1-l) where l is the 2.5% quantile of Binomial(n, 1/2): it
+    covers the median with at least 95% probability whatever the distribution, exactly and
+    at once (a bootstrap of each profile's every kernel cost 0.1 s each). With fewer than six
+    values no two order statistics reach 95%, and the interval is the whole range (None, None
+    with a single value)."""
+    x = np.sort(np.asarray(values, dtype=float))
     median = float(np.median(x))
     if len(x) < 2:
         return median, None, None
-    low, high, _ = _interval(stats, (x,), lambda v, axis=-1: np.median(v, axis=axis), len(x))
-    return median, min(low, median) if np.isfinite(low) else median, max(high, median) if np.isfinite(high) else median
+    low = _lower_rank(len(x))
+    return median, float(x[low - 1]), float(x[len(x) - low])
+
+
+@lru_cache(maxsize=4096)
+def _lower_rank(n: int) -> int:
+    """The 1-based rank of the median interval's low end for ``n`` values: the 2.5% quantile of
+    Binomial(n, 1/2), the least k whose CDF reaches it (1 below six values)."""
+    from scipy.special import bdtr
+
+    cdf = bdtr(np.arange(n // 2 + 1), n, 0.5)
+    return max(int(np.searchsorted(cdf, (1 - CONFIDENCE) / 2)), 1)
+
+
+def beyond(a: Sequence[float], b: Sequence[float], threshold_pct: float, min_samples: int) -> bool:
+    """Whether ``call`` could find FASTER or SLOWER for these samples: only when each side has
+    enough values and the ratio of medians itself lies beyond the threshold, since the interval
+    always holds the ratio. Lets a caller that marks only changes skip the bootstrap."""
+    t = threshold_pct / 100
+    if min(len(a), len(b)) < max(min_samples, 2):
+        return False
+    ratio = float(np.median(np.asarray(b, dtype=float)) / np.median(np.asarray(a, dtype=float)))
+    return not 1 - t <= ratio <= 1 + t
 
 
 def _interval(stats: Any, samples: tuple[np.ndarray, ...], statistic: Any, largest: int) -> tuple[float, float, str]:

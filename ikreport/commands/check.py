@@ -25,13 +25,15 @@ from pathlib import Path
 
 from ikreport.commands import supersede
 from ikreport.store import recordset
-from ikreport.store.archive import Archive
+from ikreport.store.archive import SIZE_MODULO, Archive
+from ikreport.store.cache import Cache
 from ikreport.store.recordset import RecordSet
 from ikreport.errors import IkreportError
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import read_reports
-from ikreport.store.validated import Validated
+
+SIZE_SPACE = "blob size"  # the build cache's: blob id -> the size of its bytes, modulo 4 GiB
 
 RULES = {
     "IK101": "dangling citation", "IK102": "missing blob", "IK103": "unknown citation",
@@ -67,11 +69,13 @@ class CheckFinding:
 
 @dataclass(frozen=True)
 class Checked:
-    """What check loaded and found: the records, the rendered reports and every finding."""
+    """What check loaded and found: the records, the rendered reports, every finding, and the
+    (form, stored size) of each blob the records cite that the archive holds."""
 
     records: RecordSet
     reports: list[RenderedReport]
     findings: list[CheckFinding]
+    blobs: dict[str, tuple[str, int]]
 
     def failures(self, strict: bool) -> list[CheckFinding]:
         """The findings that fail: errors, and with ``strict`` warnings too."""
@@ -85,24 +89,22 @@ def default_reports_dir(archive: Archive) -> Path | None:
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
-          validated: Validated | None = None, ids: list[str] | None = None) -> Checked:
-    """Load every record and render every report without writing anything; return what was
-    found. With a ``validated`` cache (a build's), a record file unchanged since a build hashed
-    it is trusted unread (store/stat_index.py). ``ids``: the archive's record ids, when the
-    caller has just listed them."""
+          cache: Cache | None = None, ids: list[str] | None = None) -> Checked:
+    """Load every record (each re-hashed; parsed unless ``cache`` keeps its summary) and render
+    every report without writing anything; return what was found. ``ids``: the archive's
+    record ids, when the caller has just listed them."""
     findings: list[CheckFinding] = []
 
     def damaged(rid: str, exc: IkreportError) -> None:
         findings.append(CheckFinding(archive.where(rid), None, "IK108", _after_path(str(exc))))
 
-    records = recordset.load(archive, validated or Validated(None), damaged, trust_unchanged=True, ids=ids)
-    # each cited blob's size, from one lstat (no listing of blobs/): a blob it lacks is missing
-    sizes = archive.blob_sizes(records.cited_blobs())
-    for rid, what, ref in records.dangling(sizes):
+    records = recordset.load(archive, cache, damaged, ids=ids)
+    blobs = archive.blob_files(records.cited_blobs())  # a blob it lacks is missing
+    for rid, what, ref in records.dangling(blobs):
         code = "IK102" if what == "blob" else "IK101"
         findings.append(CheckFinding(archive.where(rid), None, code,
                                      f"cites {what} {ref[:12]}, which is not in the archive; copy it in"))
-    sized = records.wrong_sizes(sizes.get)  # a missing blob is IK102's, not a wrong size too
+    sized = records.wrong_sizes(_sizes(archive, records, blobs, cache or Cache(None)).get, SIZE_MODULO)
     findings += [CheckFinding(archive.where(rid), None, "IK108", why) for rid, why in sized]
     findings += _supersessions(archive, records)
     reports = []
@@ -118,7 +120,20 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
             report = render_report(source.path, source.text, resolver)
             reports.append(report)
             findings += [CheckFinding(str(source.path), f.line, f.code, f.message) for f in report.findings]
-    return Checked(records, reports, findings)
+    return Checked(records, reports, findings, blobs)
+
+
+def _sizes(archive: Archive, records: RecordSet, blobs: dict[str, tuple[str, int]], cache: Cache) -> dict[str, int]:
+    """The size of each held blob's bytes (modulo 4 GiB), for the check of what records declare.
+    A blob's size is a pure function of its id, so one a record's declaration was found to
+    match is kept in the cache and not read again; one that does not match is read every time."""
+    declared = {source["id"]: source["size"] % SIZE_MODULO for head in records.heads().values() for source in head["sources"]}
+    kept = {blob: int(value) for blob, value in cache.get_many(SIZE_SPACE, list(blobs)).items() if value.isdigit()}
+    sizes = {blob: kept[blob] if blob in kept else archive.blob_size(blob, form, stored)
+             for blob, (form, stored) in blobs.items()}
+    cache.put_many(SIZE_SPACE, [(blob, str(size).encode()) for blob, size in sizes.items()
+                                if blob not in kept and declared.get(blob) == size])
+    return sizes
 
 
 def _supersessions(archive: Archive, records: RecordSet) -> list[CheckFinding]:

@@ -8,9 +8,8 @@ from ikreport.commands.describe import describe, summary_lines
 from ikreport.kinds.registry import kind
 from ikreport.store import recordset
 from ikreport.store.archive import Archive
-from ikreport.store.cache import default_cache_dir
+from ikreport.store.cache import Cache, default_cache_dir
 from ikreport.store.recordset import RecordSet
-from ikreport.store.validated import Validated
 from ikreport.terminal import safe_json
 
 
@@ -28,12 +27,11 @@ def show(archive: Archive, record_id: str, as_json: bool = False) -> str:
 def _others(archive: Archive, record: dict[str, Any]) -> RecordSet:
     """The archive's records when a page of ``record`` reads others too (its kind's page inputs:
     a profile's measured peak), so that ``show`` labels it as its page does; else none. One
-    that does not load is left out ('check' reports it); each is checked as a build checks it,
-    so a record unchanged since a build hashed it is not read again."""
+    that does not load is left out ('check' reports it); each is checked as a build checks it
+    (re-hashed; parsed unless the build's cache knows it)."""
     if kind(record["kind"]).page_inputs is None:
         return RecordSet.of({})
-    return recordset.load(archive, Validated(default_cache_dir() / "validated"), lambda rid, exc: None,
-                          trust_unchanged=True)
+    return recordset.load(archive, Cache(default_cache_dir()), lambda rid, exc: None)
 
 
 def list_lines(archive: Archive) -> list[str]:

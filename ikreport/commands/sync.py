@@ -1,8 +1,9 @@
 """``ikreport sync SRC DST``: copy into DST every record and blob it lacks from SRC.
 
 Any two archives: folder to bucket, bucket to folder, bucket to bucket. Objects are copied
-byte for byte (a record is never re-encoded), each re-hashed as it is read, so a damaged
-object is reported and not copied. Nothing in DST is ever deleted or replaced. Blobs go first,
+byte for byte as stored (a record is never re-encoded, a compressed blob never recompressed),
+each re-hashed as it is read (a compressed blob once decompressed), so a damaged object is
+reported and not copied. Nothing in DST is ever deleted or replaced. Blobs go first,
 then records in order of what they cite, so DST never holds a record whose citations are
 missing, even when a copy stops half-way; copies run in threads (the work is waiting on I/O).
 
@@ -73,16 +74,16 @@ def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progre
     total, done = len(blobs) + len(missing), 0
     names: list[str] = []
 
-    def land(area: Area, ids: list[str], read: Callable[[str], bytes]) -> set[str]:
+    def land(area: Area, ids: list[str], read: Callable[[str], tuple[str, bytes]]) -> set[str]:
         nonlocal done
         good: set[str] = set()
 
         def one(file_id: str) -> str | None:
             try:
-                data = read(file_id)  # re-hashed against its name: a damaged object is not copied
+                form, data = read(file_id)  # re-hashed against its name: a damaged object is not copied
             except (IntegrityError, UnknownIdError) as exc:
                 return str(exc)
-            dst.backend.write_once(area, file_id, data)
+            dst.backend.write_once(area, file_id + form, data)
             return None
 
         with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
@@ -92,27 +93,27 @@ def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progre
                     problems.append(problem)
                 else:
                     good.add(file_id)
-                    names.append(dst.backend.where(area, file_id))
+                    names.append(dst.backend.where(area, file_id + (dst.blob_form(file_id) or "" if area == "blobs" else "")))
                 if progress:
                     progress.count(done, total)
         return good
 
-    have_blobs = land("blobs", blobs, src.read_blob) | (src_blobs - set(blobs))
+    have_blobs = land("blobs", blobs, src.stored_blob) | (src_blobs - set(blobs))
     held: dict[str, bytes] = {}  # each record is read (and re-hashed) once, to learn what it cites
     levels = _levels(src, missing, held, problems, threads)
     done += len(missing) - sum(len(level) for level in levels)  # unreadable records: counted as done
     for level in levels:
         ready = []
         for rid, refs in level:
-            lacking = [ref for what, ref in refs if not (dst.backend.exists(f"{what}s", ref)  # type: ignore[arg-type]
-                                                         or (what == "blob" and ref in have_blobs))]
+            lacking = [ref for what, ref in refs if not (ref in have_blobs if what == "blob"
+                                                         else dst.backend.exists("records", ref))]
             if lacking:
                 problems.append(f"{src.where(rid)}: not copied: cites {lacking[0][:12]}, which {src.location} "
                                 "lacks or holds damaged; repair SRC ('ikreport verify') and sync again")
                 done += 1
             else:
                 ready.append(rid)
-        land("records", ready, held.pop)
+        land("records", ready, lambda rid: ("", held.pop(rid)))
     return Synced(tuple(names), present, tuple(sorted(problems)))
 
 
@@ -121,15 +122,17 @@ def _damaged(src: Archive, dst: Archive, held: list[tuple[Area, str]], threads: 
     a folder, its size compared with SRC's in object storage (see the module docstring)."""
     def one(item: tuple[Area, str]) -> str | None:
         area, file_id = item
+        name = file_id + (dst.blob_form(file_id) or "" if area == "blobs" else "")
         if dst.folder is None:
-            whole = dst.backend.size(area, file_id) == src.backend.size(area, file_id)
+            theirs = src.backend.size(area, name)  # None when SRC keeps the blob in the other form
+            whole = theirs is None or dst.backend.size(area, name) == theirs
         else:
             try:
                 (dst.record_bytes if area == "records" else dst.read_blob)(file_id)  # re-hashed
                 whole = True
             except IntegrityError:
                 whole = False
-        return None if whole else (f"{dst.backend.where(area, file_id)}: damaged in DST (its bytes do not hash to its "
+        return None if whole else (f"{dst.backend.where(area, name)}: damaged in DST (its bytes do not hash to its "
                                    "name); restore it from a good copy, or remove it and sync again")
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:

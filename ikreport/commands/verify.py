@@ -7,16 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import orjson
+
 from ikreport.commands import supersede
 from ikreport.store.archive import Archive
-from ikreport.store.cache import default_cache_dir
+from ikreport.store.cache import Cache, default_cache_dir, loads
 from ikreport.store import recordset
-from ikreport.store.recordset import RecordSet
+from ikreport.store.recordset import RecordSet, Summary, as_summary, summary_space
 from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.reports.source import folder_problems
-from ikreport.store.summaries import Summary
-from ikreport.store.validated import Validated
 from ikreport.commands.verify_files import check_files
 from ikreport.commands.verify_site import verify_site
 
@@ -37,44 +37,43 @@ class Verified:
 def verify(archive: Archive, *, use_cache: bool = True, progress: Progress | None = None) -> Verified:
     """Verify ``archive``, skipping the parse of records validated before unless ``use_cache`` is False."""
     notes: list[str] = []
-    problems = verify_archive(archive, progress, notes=notes,
-                              validated=Validated(default_cache_dir() / "validated" if use_cache else None))
+    problems = verify_archive(archive, progress, notes=notes, cache=Cache(default_cache_dir() if use_cache else None))
     return Verified(archive.location, tuple(problems), tuple(notes), len(archive.record_ids()), len(archive.blob_ids()))
 
 
 def verify_archive(archive: Archive, progress: Progress | None = None, notes: list[str] | None = None,
-                   validated: Validated | None = None) -> list[str]:
+                   cache: Cache | None = None) -> list[str]:
     """Problems found in ``archive`` (empty when all is well). Leftovers of interrupted writes
     (``.tmp-*`` files, which can never be taken for a record) go to ``notes``, not problems.
-    Every file is re-hashed; records already validated (``validated``) are not parsed again."""
-    return _verify(archive, progress, notes, validated)
-
-
-def _verify(archive: Archive, progress: Progress | None, notes: list[str] | None,
-            validated: Validated | None) -> list[str]:
-    """verify_archive's work: walk the folder, check each file, then what records say together."""
-    validated = validated or Validated(None)
+    Every file is re-hashed; records whose summary ``cache`` keeps are not parsed again."""
+    cache = cache or Cache(None)
     notes = notes if notes is not None else []
     found = archive.survey(notes)
-    order, files, sizes = found.order, found.files, found.sizes
+    order = found.order
     # Reports are read into the site too: the same rules as build's (no links, no FIFOs).
     if archive.folder is not None:
         order.extend(folder_problems(archive.folder / "reports"))
-    checked = check_files(archive, validated, files, progress)
+    space = summary_space()
+    kept = {rid: summary for rid, value in cache.get_many(space, [n for _, n, area in found.files if area == "records"]).items()
+            if (summary := as_summary(loads(value))) is not None}
+    checked = check_files(archive, [(path, name, area, name in kept) for path, name, area in found.files], progress)
     problems: list[str] = []
     records_ok: dict[str, Summary] = {}
     blobs_ok: set[str] = set()
+    sizes: dict[str, int] = {}
     for slot in order:
         if isinstance(slot, str):
             problems.append(slot)
             continue
-        (_path, file_id, is_record), (problem, summary) = files[slot], checked[slot]
+        (_path, name, area), (problem, summary, size) = found.files[slot], checked[slot]
         if problem:
             problems.append(problem)
-        elif is_record and summary is not None:  # a good record has one
-            records_ok[file_id] = summary
+        elif area == "records":
+            records_ok[name] = summary if summary is not None else kept[name]
         else:
-            blobs_ok.add(file_id)
+            blobs_ok.add(name[:64])
+            sizes[name[:64]] = size or 0
+    cache.put_many(space, [(rid, orjson.dumps(summary)) for rid, summary in records_ok.items() if rid not in kept])
     if found.writable:
         # The hashes, not the mode bits, are what guarantee integrity, and git checkouts do
         # not keep read-only modes: a note, not a problem.

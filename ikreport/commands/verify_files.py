@@ -1,6 +1,6 @@
-"""``verify``'s check of each file on its own: re-hash it, and parse and validate a record
-never validated before. Big archives are checked in worker processes as well as in the
-calling one.
+"""``verify``'s check of each file on its own: re-hash it (a compressed blob once
+decompressed), and parse and validate a record not validated before. Big archives are checked
+in worker processes as well as in the calling one.
 
 This module is what a worker process imports, so it imports only the store: a worker started
 from a clean interpreter ("forkserver") that imported ``commands/verify.py`` and all it needs
@@ -17,58 +17,54 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
-from pathlib import Path
 
 from ikreport.errors import IkreportError
 from ikreport.progress import Progress
-from ikreport.store.archive import Archive, sha256
-from ikreport.store.summaries import Summary
-from ikreport.store.validated import Validated, check_record
+from ikreport.store.archive import Archive
+from ikreport.store.backend import Area
+from ikreport.store.compression import GZ, content_digest
+from ikreport.store.recordset import Summary, summarize
 
 PARALLEL_FROM = 512  # files: below this, starting worker processes costs more than it saves
 BATCH = 16  # files a worker takes at once: small enough that the processes finish together
-Checked = tuple[str | None, Summary | None]  # (problem, a good record's summary)
-Files = list[tuple[str, str, bool]]  # (path, id, is a record), in the order findings are listed
-Job = tuple[str, str | None, Files]  # (archive location, validated cache folder, files)
+Checked = tuple[str | None, Summary | None, int | None]  # (problem, a new record's summary, a blob's size)
+Files = list[tuple[str, str, Area, bool]]  # (path, stored name, area, a record validated before), in order
+Job = tuple[str, Files]  # (archive location, files)
 
 
-_WORKER_VALIDATED: dict[str | None, Validated] = {}  # a worker's, made once: Validated() hashes the schema files
-
-
-def check_batch(job: Job, validated: Validated | None = None) -> list[Checked]:
-    """Check (path, id, is_record) files of the archive at ``job[0]``: re-hash each; parse and
-    validate records never validated before (kept in ``validated``, or in a worker process,
-    which is given none, under ``job[1]``)."""
-    root, validated_root, files = job
+def check_batch(job: Job) -> list[Checked]:
+    """Check the files of the archive at ``job[0]``: re-hash each (a blob's bytes once
+    decompressed); parse and validate each record not validated before, giving its summary;
+    give each good blob's size."""
+    root, files = job
     archive = Archive.at(root)
-    if validated is None:
-        if validated_root not in _WORKER_VALIDATED:
-            _WORKER_VALIDATED[validated_root] = Validated(Path(validated_root) if validated_root else None)
-        validated = _WORKER_VALIDATED[validated_root]
     out: list[Checked] = []
-    for path, file_id, is_record in files:
+    for path, name, area, known in files:
         try:
-            if is_record:
-                out.append((None, check_record(archive, file_id, validated)[0]))
-            elif sha256(archive.backend.read("blobs", file_id)) != file_id:
-                out.append((f"{path}: content does not hash to its name (truncated or tampered); restore it", None))
+            if area == "records" and known:
+                archive.record_bytes(name)
+                out.append((None, None, None))
+            elif area == "records":
+                out.append((None, summarize(archive.load(name)), None))
             else:
-                out.append((None, None))
+                digest, size = content_digest([archive.backend.read("blobs", name)], name.endswith(GZ), path)
+                problem = None if digest == name[:64] else \
+                    f"{path}: content does not hash to its name (truncated or tampered); restore it"
+                out.append((problem, None, size))
         except (IkreportError, OSError) as exc:
-            out.append((str(exc), None))
+            out.append((str(exc), None, None))
     return out
 
 
-def check_files(archive: Archive, validated: Validated, files: Files, progress: Progress | None) -> list[Checked]:
+def check_files(archive: Archive, files: Files, progress: Progress | None) -> list[Checked]:
     """Every file's check, in the order of ``files``: in worker processes as well as this one
     when there are many (hashing and parsing are CPU-bound), the workers started from a clean
     process ("forkserver"), never by forking this one."""
-    base = str(validated.base) if validated.base is not None else None
-    jobs = [(archive.location, base, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
+    jobs = [(archive.location, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
     done: list[list[Checked] | None] = [None] * len(jobs)
 
     def check_here(i: int) -> None:
-        done[i] = check_batch(jobs[i], validated)
+        done[i] = check_batch(jobs[i])
         if progress:
             progress.count(sum(len(b) for b in done if b is not None), len(files))
 

@@ -2,10 +2,11 @@
 
 A site may come from anyone, so nothing in it is trusted. The manifest is checked for shape
 (an object of schema ``ikreport.manifest/1``; ``records``: a list of 64-hex ids; ``blobs``: a
-list of ``{"id": 64 hex, "path": "b/ID.EXT"}``) before any path it names is opened. Every
+list of ``{"id": 64 hex, "path": "b/ID.EXT[.gz]"}``) before any path it names is opened. Every
 file is opened relative to the site folder one component at a time without following links
 (``O_NOFOLLOW``), must be a regular file (``fstat``; never a device, FIFO or socket), and is
-hashed in blocks, so a read never leaves the site and never blocks or fills memory. A site
+hashed in blocks (a ``.gz`` blob as it decompresses), so a read never leaves the site and never
+blocks or fills memory. A site
 on the web is read over http(s) with a size cap per file.
 """
 
@@ -24,7 +25,8 @@ from collections.abc import Callable, Iterator
 
 from ikreport import links
 from ikreport.store.archive import ID_RX
-from ikreport.errors import SiteManifestError, UnreadableSiteFileError
+from ikreport.store.compression import GZ, content_digest
+from ikreport.errors import IntegrityError, SiteManifestError, UnreadableSiteFileError
 from ikreport.terminal import safe_text
 
 MANIFEST = "manifest.json"
@@ -33,7 +35,7 @@ MAX_MANIFEST = 64 * 2**20  # bytes; a manifest names each record and blob once (
 MAX_REMOTE_FILE = 2**30  # bytes; GitHub Pages refuses files over 100 MB, so more is not a site's
 BLOCK = 2**20
 TIMEOUT_S = 30
-BLOB_PATH_RX = re.compile(r"^b/([0-9a-f]{64})(\.[A-Za-z0-9]{1,16})?$")
+BLOB_PATH_RX = re.compile(r"^b/([0-9a-f]{64})(\.[A-Za-z0-9]{1,16})?(\.gz)?$")
 
 
 def verify_site(site: str, fetch: Callable[[str], bytes] | None = None) -> tuple[int, list[str]]:
@@ -98,7 +100,10 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
             todo.append((path, blob_id))
     for path, want in todo:
         try:
-            got = reader.sha256(path)
+            got = content_digest(reader.blocks(path), path.endswith(GZ), f"{base}{path}")[0]
+        except IntegrityError as exc:  # a .gz that is not one whole gzip member
+            problems.append(str(exc))
+            continue
         except UnreadableSiteFileError as exc:
             problems.append(f"{base}{path}: {exc}")
             continue
@@ -124,7 +129,8 @@ class _Reader:
     def read(self, rel: str, limit: int) -> bytes:
         raise NotImplementedError
 
-    def sha256(self, rel: str) -> str:
+    def blocks(self, rel: str) -> Iterator[bytes]:
+        """The file's bytes, a block at a time."""
         raise NotImplementedError
 
     def strays(self, base: str, listed: set[str] | None) -> list[str]:
@@ -178,13 +184,11 @@ class _Local(_Reader):
             raise UnreadableSiteFileError(f"larger than {limit} bytes")
         return data
 
-    def sha256(self, rel: str) -> str:
+    def blocks(self, rel: str) -> Iterator[bytes]:
         fd = self._open(rel)
-        digest = hashlib.sha256()
         with os.fdopen(fd, "rb") as f:
             while block := f.read(BLOCK):
-                digest.update(block)
-        return digest.hexdigest()
+                yield block
 
     def strays(self, base: str, listed: set[str] | None) -> list[str]:
         """Symbolic links and special files anywhere in the site (a build writes neither, and
@@ -280,8 +284,5 @@ class _Remote(_Reader):
     def read(self, rel: str, limit: int) -> bytes:
         return b"".join(self._blocks(rel, limit))
 
-    def sha256(self, rel: str) -> str:
-        digest = hashlib.sha256()
-        for block in self._blocks(rel, MAX_REMOTE_FILE):
-            digest.update(block)
-        return digest.hexdigest()
+    def blocks(self, rel: str) -> Iterator[bytes]:
+        return self._blocks(rel, MAX_REMOTE_FILE)

@@ -34,10 +34,32 @@ class BarChart:
     legend_title: str = ""
 
 
+@dataclass(frozen=True)
+class XYChart:
+    """Points, and lines between points, on two numeric axes, drawn straight to SVG by
+    site/plot.py: each row is a point unless its ``series`` names a line (rows of one line in
+    order), and a point links to its row's "href" and says its "label" when it has them."""
+
+    x: str  # the fields holding a row's place
+    y: str
+    x_title: str
+    y_title: str
+    log: bool = False  # both axes logarithmic, from a power of ten below the smallest value
+    domain: tuple[float, float] | None = None  # both axes' fixed range (linear); else round numbers past the data
+    colour: str | None = None  # the field naming a point's class: coloured, with a legend
+    colour_order: tuple[str, ...] = ()
+    legend_title: str = ""
+    series: str | None = None  # the field naming a row's series: points are those of point_series
+    point_series: str = ""
+    rules: tuple[float, ...] = ()  # dashed reference lines at these values, across both axes
+    width: int = 320
+    height: int = 320
+
+
 # chart name -> a BarChart, or (template maker taking the shape, rows -> (shape, named datasets))
 # for a chart that Vega lays out; see site/charts.py
 VegaMakers = tuple[Callable[..., dict[str, Any]], Callable[[Rows], tuple[tuple[Any, ...], dict[str, Rows]]]]
-ChartMakers = dict[str, BarChart | VegaMakers]
+ChartMakers = dict[str, BarChart | XYChart | VegaMakers]
 
 
 class PageContext(Protocol):

@@ -17,7 +17,7 @@ from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_n
 from ikreport.kinds.base import MAX_TABLE_KERNELS, Kind, PageContext, Tables
 from ikreport.kinds.ncu_profile_charts import CHARTS, profile_charts
 from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_alone,
-                                         roofline_chart, roofline_data, roofline_memory, roofline_spec, roofline_text)
+                                         ROOFLINE, roofline_chart, roofline_memory, roofline_text)
 from ikreport.kinds.ncu_measured_peak import (CAVEAT_MEASURED_FILL, measured_fill, measured_memory, measured_peak,
                                               memory_pct)
 from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
@@ -328,6 +328,7 @@ def _profile_view(record: Record, page: PageContext, us: int | None, peak_gbs: f
         "mean": fmt_duration_us(k["mean_us"], us) + (DERIVED if k.get("duration_derived") else ""),
         "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k, peak_gbs)[0],
     } for k in data["kernels"][:MAX_TABLE_KERNELS]]
+    table = next((page.blob_href(s) for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE), None)
     launches = [{
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
         "duration": fmt_duration_us(s["duration_us"], us) + (DERIVED if s.get("duration_derived") else ""),
@@ -351,7 +352,8 @@ def _profile_view(record: Record, page: PageContext, us: int | None, peak_gbs: f
         # the schema cannot tie launch_count to the table's length: never "-3 more launches"
         "launches": launches, "launches_more": max(0, data["launch_count"] - shown),
         "launches_title": "Launches" if complete else f"The {shown} longest launches",
-        "launch_table": next((page.blob_href(s) for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE), None),
+        "launch_table": table,
+        "launch_table_format": "CSV, gzip" if table and table.endswith(".gz") else "CSV",
     }
 
 
@@ -365,5 +367,5 @@ def _environment_changes(record: Record) -> Tables:
 
 
 KIND = Kind(NAME, show=show, rules=(profile_claims, clock_claims, of_peak_claims), view=view,
-            charts={"roofline": (roofline_spec, roofline_data), **CHARTS},
+            charts={"roofline": ROOFLINE, **CHARTS},
             page_inputs=measured_peak_for, index_row=index_row)

@@ -10,7 +10,7 @@ from typing import Any
 from ikreport.analysis.ncu_summary import HIGH_PCT, LATENCY_PCT, bound_label
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel
 from ikreport.formatting import fmt_duration_us, plural
-from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, BarChart, ChartMakers, PageContext, rows_data
+from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, BarChart, ChartMakers, PageContext, XYChart
 from ikreport.kinds.ncu_measured_peak import memory_pct
 from ikreport.kinds.ncu_stall_claims import stall_shares
 from ikreport.store.profile_data import first_launch
@@ -105,19 +105,11 @@ STALLS = BarChart(value="share", axis_title="% of warp-active cycles", value_uni
                   stacked=True, legend_title="stall reason")
 
 
-def _throughput() -> dict[str, Any]:
-    import altair as alt
-
-    base = alt.Chart(alt.Data(name="rows"))
-    points = base.mark_circle(size=60, opacity=0.8).encode(
-        x=alt.X("memory_pct:Q", title="memory throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
-        y=alt.Y("sm_pct:Q", title="SM throughput (% of peak)", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("bound:N", title="label", sort=["memory-bound", "compute-bound", "balanced", "latency-bound"]),
-    )
-    rules = alt.Chart(alt.Data(values=[{"v": LATENCY_PCT}, {"v": HIGH_PCT}])).mark_rule(strokeDash=[4, 4], color="#888")
-    return alt.layer(points, rules.encode(x="v:Q"), rules.encode(y="v:Q")).properties(width=320, height=320).to_dict(
-        validate=False)
+THROUGHPUT = XYChart(x="memory_pct", y="sm_pct", x_title="memory throughput (% of peak)",
+                     y_title="SM throughput (% of peak)", domain=(0.0, 100.0), colour="bound",
+                     colour_order=("memory-bound", "compute-bound", "balanced", "latency-bound"), legend_title="label",
+                     rules=(LATENCY_PCT, HIGH_PCT))
 
 
-CHARTS: ChartMakers = {"time-by-kernel": TIME_BY_KERNEL, "throughput": (_throughput, rows_data),
+CHARTS: ChartMakers = {"time-by-kernel": TIME_BY_KERNEL, "throughput": THROUGHPUT,
                        "speed-of-light": SPEED_OF_LIGHT, "stalls": STALLS}

@@ -13,7 +13,7 @@ from ikreport.claims.datasheet import compute_peak_tflops
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Record
 from ikreport.formatting import fmt_flops, fmt_gbs, fmt_number, fmt_pct, plural
-from ikreport.kinds.base import MAX_TABLE_KERNELS, PageContext
+from ikreport.kinds.base import MAX_TABLE_KERNELS, PageContext, XYChart
 from ikreport.kinds.ncu_measured_peak import measured_peak
 from ikreport.kinds.peak_bandwidth import measured_peak_for
 from ikreport.store.profile_data import first_launch
@@ -144,24 +144,8 @@ def _compute_roof(record: Record, launch: dict) -> tuple[float | None, str, str]
     return None, "", "No compute roof: no measured or datasheet compute peak for this GPU model."
 
 
-def roofline_spec(with_roofs: bool) -> dict[str, Any]:
-    import altair as alt
+ROOFLINE = XYChart(x="intensity", y="tflops", x_title="arithmetic intensity (FLOP per DRAM byte)", y_title="TFLOP/s",
+                   log=True, series="series", point_series="kernel", legend_title="roof", width=420, height=300)
 
-    x = alt.X("intensity:Q", title="arithmetic intensity (FLOP per DRAM byte)", scale=alt.Scale(type="log"))
-    y = alt.Y("tflops:Q", title="TFLOP/s", scale=alt.Scale(type="log"))
-    layers = [alt.Chart(alt.Data(name="points")).mark_circle(size=70, color="#e45756").encode(
-        x=x, y=y, href="href:N")]
-    if with_roofs:
-        layers.insert(0, alt.Chart(alt.Data(name="roofs")).mark_line(color="#4c78a8").encode(
-            x=x, y=y, detail="series:N", strokeDash=alt.StrokeDash("series:N", title="roof")))
-    return alt.layer(*layers).properties(width=420, height=300).to_dict(validate=False)
-
-
-def roofline_data(rows: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, list[dict[str, Any]]]]:
-    roofs = [r for r in rows if r["series"] != "kernel"]
-    data = {"points": [r for r in rows if r["series"] == "kernel"]}
-    if roofs:
-        data["roofs"] = roofs
-    return (bool(roofs),), data
 
 

@@ -31,6 +31,12 @@ SANS_BOLD_EM = 0.68  # an upper bound for a bold sans-serif character, for the l
 TICKS = PLOT_WIDTH // 50  # about one tick per 50 px: round steps, labels that never crowd
 MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', 'Liberation Mono', monospace"
 SANS = "sans-serif"
+# A point links to its record (or its row) as Vega's charts did, by xlink:href: the chart is an
+# image (role="img") whose parts screen readers do not enter, and the same links are in the
+# page's tables for the keyboard.
+XLINK = "http://www.w3.org/1999/xlink"
+XLINK_HREF = f"{{{XLINK}}}href"
+ET.register_namespace("xlink", XLINK)
 
 
 def draw(chart: BarChart, rows: list[dict[str, Any]]) -> str:

@@ -1,9 +1,10 @@
 """Charts: static SVG made at build time, cached by content hash. The simple bar charts a
-kind declares (kinds/base.py ``BarChart``) are drawn by site/bars.py; the others are altair
-specs that vl-convert lays out.
+kind declares (kinds/base.py ``BarChart``) are drawn by site/bars.py; the last few (a bandwidth
+record's samples, a comparison's intervals) are altair specs that vl-convert lays out.
 
-A chart is a pure function of the rows it shows, so its SVG is cached under the sha256 of
-(kind, rows, renderer version): an unchanged chart is never rendered twice, and a warm
+The scatter and roofline charts (``XYChart``) are drawn by site/plot.py, the history chart by
+site/history_chart.py. A chart is a pure function of the rows it shows, so its SVG is kept in the build cache under the
+sha256 of (kind, rows, renderer version): an unchanged chart is never rendered twice, and a warm
 cache needs neither altair nor vl-convert to be imported. altair's specs are kept too, as
 data-free templates (see KINDS), so a new chart costs vl-convert but not an altair import.
 """
@@ -18,13 +19,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ikreport.kinds.base import BarChart
+from ikreport.kinds.base import BarChart, XYChart
 from ikreport.kinds.registry import chart_makers
 from ikreport.site.bars import draw as draw_bars
+from ikreport.site.plot import draw as draw_plot
 from ikreport.site.history_chart import CHARTS as HISTORY_CHARTS
-from ikreport.store.cache import keep, recall, recall_json
+from ikreport.store.cache import Cache, loads
 
-CHART_VERSION = "6"  # bump when a chart's look changes, to drop cached SVGs
+CHART_VERSION = "7"  # bump when a chart's look changes, to drop cached SVGs
+SVG, TEMPLATE = "chart", "chart-template"  # the cache's spaces
 Rows = list[dict[str, Any]]
 
 
@@ -45,49 +48,48 @@ def _key(kind: str, rows: Rows) -> str:
 
 
 class ChartRenderer:
-    """Renders charts, reading and filling an on-disk cache when given one."""
+    """Renders charts, reading and filling the build cache when given one."""
 
-    def __init__(self, cache_dir: Path | None) -> None:
-        self.cache_dir = cache_dir
+    def __init__(self, cache: Cache | None) -> None:
+        self.cache = cache or Cache(None)
 
     def render(self, kind: str, title: str, alt: str, rows: Rows,
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
         """The chart of ``rows`` as SVG, from the cache when it was rendered before."""
         key = _key(kind, rows)
-        path = self.cache_dir / f"{key}.svg" if self.cache_dir else None
-        kept = recall(path) if path is not None else None  # missing or damaged: render it again
+        kept = self.cache.get(SVG, key)
         if kept is not None:
             try:
                 return Chart(key, title, alt, kept.decode("utf-8"), notes)
             except UnicodeDecodeError:
-                pass
+                pass  # damaged: rendered again
         maker = KINDS[kind]
-        svg = draw_bars(maker, rows) if isinstance(maker, BarChart) else _to_svg(chart_spec(kind, rows, self._template))
-        if path is not None:
-            keep(path, svg)
+        if isinstance(maker, BarChart):
+            svg = draw_bars(maker, rows)
+        elif isinstance(maker, XYChart):
+            svg = draw_plot(maker, rows)
+        elif callable(maker):  # a chart that draws itself (site/history_chart.py)
+            svg = maker(rows)
+        else:
+            svg = _to_svg(chart_spec(kind, rows, self._template))
+        self.cache.put(SVG, key, svg.encode("utf-8"))
         return Chart(key, title, alt, svg, notes)
-
 
     def _template(self, kind: str, shape: Shape) -> dict[str, Any]:
         """The kept template for this chart's kind and shape; made (and kept) when missing."""
-        if self.cache_dir is None:
-            return make_template(kind, shape)
         name = hashlib.sha256(json.dumps([CHART_VERSION, _altair_version(), kind, shape]).encode()).hexdigest()[:32]
-        path = self.cache_dir / "templates" / f"{name}.json"
-        if path in _TEMPLATES:  # a worker renders hundreds of pages from a handful of templates
-            return _TEMPLATES[path]
-        kept = recall_json(path)
-        if isinstance(kept, dict):
-            _TEMPLATES[path] = kept
-            return kept
-        template = make_template(kind, shape)
-        keep(path, json.dumps(template, sort_keys=True))
-        _TEMPLATES[path] = template
+        if (self.cache.folder, name) in _TEMPLATES:  # a worker renders hundreds of pages from a handful
+            return _TEMPLATES[self.cache.folder, name]
+        kept = loads(self.cache.get(TEMPLATE, name))
+        template = kept if isinstance(kept, dict) else make_template(kind, shape)
+        if not isinstance(kept, dict):
+            self.cache.put(TEMPLATE, name, json.dumps(template, sort_keys=True).encode())
+        _TEMPLATES[self.cache.folder, name] = template
         return template
 
 
-# kept templates read in this process, by path; chart_spec copies the top level, never changes one
-_TEMPLATES: dict[Path, dict[str, Any]] = {}
+# kept templates read in this process, by cache and name; chart_spec copies the top level, never changes one
+_TEMPLATES: dict[tuple[Path | None, str], dict[str, Any]] = {}
 
 
 @lru_cache(maxsize=1)  # importlib.metadata scans every installed distribution: 7 ms a page
@@ -118,7 +120,7 @@ Datasets = dict[str, Rows]
 # chart kind -> a BarChart, or (template maker taking the shape, rows -> (shape, named datasets));
 # each record kind's module (ikreport/kinds/) makes its own charts; history pages have theirs
 KINDS: dict[str, Any] = {**chart_makers(), **HISTORY_CHARTS}
-VEGA_KINDS = sorted(kind for kind, maker in KINDS.items() if not isinstance(maker, BarChart))
+VEGA_KINDS = sorted(kind for kind, maker in KINDS.items() if isinstance(maker, tuple))
 
 
 def make_template(kind: str, shape: Shape) -> dict[str, Any]:

@@ -16,31 +16,33 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ikreport import links
-from ikreport.analysis.ratio_interval import DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, call, median_interval, ratio_interval
+from ikreport.analysis.ratio_interval import (DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, beyond, call, median_interval,
+                                              ratio_interval)
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural, short
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.model import Page
-from ikreport.store.cache import keep, recall_json
-from ikreport.store.profile_data import launch_rows
+from ikreport.store.cache import Cache
+from ikreport.store.profile_data import durations_by_kernel
 from ikreport.store.recordset import RecordSet
 
 _SECOND = re.compile(r":(\d\d)Z$")
-HISTORY_VERSION = "2"  # bump when what kernel_history computes changes, to drop kept histories
+HISTORY_VERSION = "3"  # bump when what kernel_history computes changes, to drop kept histories
 SERIES_KEYS = ("gpu", "workload", "engine", "model")
 MAX_KERNELS = 8  # the kernels taking the most time over the series
 THRESHOLD_PCT = DEFAULT_THRESHOLD_PCT  # as 'ikreport compare' calls a change
 MIN_LAUNCHES = DEFAULT_MIN_SAMPLES
-NOTE = ("Each point is a profile's median duration of the kernel with its 95% bootstrap interval over that "
-        "profile's launches. A change is marked where the interval of the B/A ratio between a profile and the one "
+NOTE = ("Each point is a profile's median duration of the kernel with its distribution-free 95% interval (order "
+        "statistics) over that profile's launches; with fewer than six launches the interval is their whole range. "
+        "A change is marked where the interval of the B/A ratio between a profile and the one "
         f"before lies wholly beyond {THRESHOLD_PCT:g}%, as 'ikreport compare' calls FASTER or SLOWER with one run a "
         "side: launches within a run are the unit, so run-to-run variance can look like a change.")
 
@@ -111,25 +113,21 @@ def _corrected(records: RecordSet, profiles: list[str]) -> dict[str, tuple[str, 
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
-def _launches(series: Series, records: RecordSet, read_blob: Callable[[str], bytes]) -> Any:
-    import pandas as pd
-
-    rows = [{"order": n, "id": rid, "kernel": launch["kernel"], "duration_us": launch["duration_us"]}
-            for n, rid in enumerate(series.records) for launch in launch_rows(records.whole(rid), read_blob)]
-    return pd.DataFrame(rows, columns=["order", "id", "kernel", "duration_us"])
-
-
 def kernel_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes]) -> list[dict[str, Any]]:
     """Per kernel (most total time first): each profile's median and interval, and the changes."""
-    launches = _launches(series, records, read_blob)
-    totals = launches.groupby("kernel")["duration_us"].sum().reset_index()
-    top = totals.sort_values(["duration_us", "kernel"], ascending=[False, True])["kernel"].head(MAX_KERNELS)
+    profiles = [durations_by_kernel(records.records[rid], read_blob, records.facts(rid).get("launches_complete"))
+                for rid in series.records]
+    totals: dict[str, float] = {}
+    for by_kernel in profiles:
+        for kernel, durations in by_kernel.items():
+            totals[kernel] = totals.get(kernel, 0.0) + math.fsum(durations)
+    top = sorted(totals, key=lambda k: (-totals[k], k))[:MAX_KERNELS]
     out = []
     for kernel in top:
-        samples = launches[launches["kernel"] == kernel].groupby("order")["duration_us"].agg(list)
+        samples = [(order, by_kernel[kernel]) for order, by_kernel in enumerate(profiles) if kernel in by_kernel]
         points: list[dict[str, Any]] = []
         groups: list[list[tuple[str, list[float]]]] = []  # (id, durations) of the profiles of each time, in time order
-        for order, durations in samples.items():
+        for order, durations in samples:
             median, low, high = median_interval(durations)
             when = series.at(int(order))
             point = {"order": int(order), "id": series.records[int(order)], "median_us": median, "low_us": low,
@@ -151,6 +149,8 @@ def _change_from(before: list[tuple[str, list[float]]], durations: list[float]) 
     change against each of them (their order among themselves is unknown)."""
     verdicts = set()
     for rid, earlier in before:
+        if not beyond(earlier, durations, THRESHOLD_PCT, MIN_LAUNCHES):
+            return {}  # SAME or UNDECIDED against this one, whatever the interval: no change
         interval = ratio_interval(earlier, durations)
         verdicts.add(call(interval, THRESHOLD_PCT, MIN_LAUNCHES, "launches")[0])
     (verdict,) = verdicts if len(verdicts) == 1 else ("",)
@@ -160,23 +160,35 @@ def _change_from(before: list[tuple[str, list[float]]], durations: list[float]) 
 
 
 def kept_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
-                 cache: Path | None) -> list[dict[str, Any]]:
-    """``kernel_history``, kept in ``cache``: records never change, so the history of the same
-    records is the same, and a rebuild need not bootstrap every profile again."""
+                 cache: Cache) -> list[dict[str, Any]]:
+    """``kernel_history``, kept in the build cache: records never change, so the history of the
+    same records is the same, and a rebuild need not bootstrap every profile again."""
     key = hashlib.sha256(json.dumps([HISTORY_VERSION, THRESHOLD_PCT, MIN_LAUNCHES, MAX_KERNELS,
                                      series.records]).encode()).hexdigest()
-    path = cache / f"{key}.json" if cache is not None else None
-    found = recall_json(path) if path is not None else None
+    found = cache.get_json("history", key)
     if isinstance(found, list):
         return found
     history = kernel_history(series, records, read_blob)
-    if path is not None:
-        keep(path, json.dumps(history, sort_keys=True))  # if it cannot be kept, the next build recomputes it
+    cache.put("history", key, json.dumps(history, sort_keys=True).encode())
     return history
 
 
+def history_key(series: Series, records: RecordSet, templates: str) -> str:
+    """A digest of everything a series' page shows: the series, the titles and times of its
+    profiles and of those they correct, the supersessions that correct them, the templates and
+    ikreport's code (its kernel histories follow from the profiles, whose ids name their bytes)."""
+    from ikreport.site.page_cache import code_digest  # a leaf module, imported here to keep history.py below it
+
+    olds = [old for _, group in series.corrects for old in group]
+    edges = [(old, getattr(records.supersession_of(old), "by", None)) for old in olds]
+    deps = (HISTORY_VERSION, series, [(rid, records.records[rid]["title"], records.records[rid]["collected_at"])
+                                      for rid in (*series.records, *olds)],
+            [(old, by, records.facts(by).get("reason") if by else None) for old, by in edges], templates, code_digest())
+    return hashlib.sha256(repr(deps).encode()).hexdigest()
+
+
 def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
-                 charts: ChartRenderer, cache: Path | None = None) -> Page:
+                 charts: ChartRenderer, cache: Cache | None = None) -> Page:
     """A series' page: its profiles, and per kernel a chart, a table and the changes found."""
     path = series.path
 
@@ -186,7 +198,7 @@ def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], 
 
     place = {rid: i for i, rid in enumerate(series.records)}
     kernels = []
-    for n, k in enumerate(kept_history(series, records, read_blob, cache)):
+    for n, k in enumerate(kept_history(series, records, read_blob, cache or Cache(None))):
         name = short_kernel(k["kernel"])
         # one precision for the kernel's table, at which different times never read the same
         us = distinct_digits([p[f] for p in k["points"] for f in ("median_us", "low_us", "high_us")], fmt_duration_us)

@@ -1,33 +1,37 @@
-"""What a record page depends on, and a cache of rendered pages keyed by it.
+"""What a record page depends on, and the rendered pages kept in the build cache by it.
 
 Records are immutable, so a record page is a pure function of: the record, the records it
 refers to and that refer to it, what else its kind reads (a profile: the peak-bandwidth
 record its claims use), whether a supersession replaces it, which of its blobs are
 published, the templates, and ikreport's own code. Hash those ids and digests and a page
-whose key is unchanged need not be rendered again (issue: builds of big archives are
-incremental).
+whose key is unchanged need not be rendered again.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-from functools import lru_cache
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ikreport import __version__
-from ikreport.store.cache import keep, kept_size, recall, recall_json
 from ikreport.kinds.registry import kind
 from ikreport.site.pages import shown_titles
+from ikreport.store.cache import Cache, loads
+from ikreport.errors import IntegrityError
+from ikreport.site.record_pages import RenderedPage
+from ikreport.store.compression import inflate
 from ikreport.store.recordset import RecordSet
+
+META, HTML, MD = "page", "page.html.gz", "page.md.gz"  # the cache's spaces: a page's meta, and its two files
 
 
 @lru_cache(maxsize=1)
 def code_digest() -> str:
-    """A digest of ikreport's own source: a new rule or view invalidates every cached page."""
+    """A digest of ikreport's own source: a new rule or view invalidates every kept page."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(__version__.encode())
     for path in sorted(root.rglob("*")):
@@ -63,61 +67,47 @@ def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, 
         record_id, refs, cited_by,
         page_inputs(record, records) if page_inputs is not None else None,
         newer.by if newer else None,
-        sorted(s["id"] for s in record["sources"] if s["id"] in published),
+        sorted((s["id"], published[s["id"]]) for s in record["sources"] if s["id"] in published),
         templates, code_digest(),
     )
     # repr of lists, tuples, strings and None is exact and fixed, and costs a third of json.dumps
     return hashlib.sha256(repr(deps).encode()).hexdigest()
 
 
-class PageCache:
-    """Rendered record pages on disk: <key>.html, <key>.md and <key>.json (meta: chart keys
-    and sizes, claims, and the sizes of the two pages)."""
+def kept_metas(cache: Cache, keys: list[str]) -> dict[str, dict[str, Any]]:
+    """The meta of each page of ``keys`` the cache keeps (a damaged one is a miss)."""
+    return {key: meta for key, value in cache.get_many(META, keys).items() if is_meta(meta := loads(value))}
 
-    def __init__(self, root: Path | None) -> None:
-        self.root = root
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The page's meta; None unless the page is whole (a damaged entry is a miss)."""
-        if self.root is None:
-            return None
-        meta = recall_json(self.root / f"{key}.json")
-        if not is_meta(meta):
-            return None
-        if any(kept_size(self.root / f"{key}.{ext}") != meta["sizes"][ext] for ext in ("html", "md")):
-            return None
-        return meta
+def keep_page(cache: Cache, key: str, page: RenderedPage) -> dict[str, Any]:
+    """Keep a rendered page's files, gzipped as it comes; returns its meta: the size and sha256
+    of each of its files and charts, and its claim count."""
+    meta = {"claims": page.claims, "html": [page.html.size, page.html.sha256], "md": [page.md.size, page.md.sha256],
+            "charts": {k: _stamp(svg.encode("utf-8")) for k, svg in page.charts.items()}}
+    cache.put_rows([(HTML, key, page.html.gz), (MD, key, page.md.gz), (META, key, orjson.dumps(meta))])
+    return meta
 
-    def count(self) -> int:
-        """How many pages are kept (current or not): a guess at how many a build will reuse."""
-        try:
-            return sum(1 for entry in os.scandir(self.root) if entry.name.endswith(".json")) if self.root else 0
-        except OSError:
-            return 0
 
-    def read(self, key: str, ext: str) -> bytes | None:
-        """A page's bytes; None when they are gone or damaged since ``get`` (render it again)."""
-        assert self.root is not None
-        return recall(self.root / f"{key}.{ext}")
+def kept_file(cache: Cache, space: str, key: str) -> bytes | None:
+    """A kept page's file (``space`` HTML or MD); None when it is gone or damaged."""
+    kept = cache.get(space, key)
+    try:
+        return inflate(kept, "") if kept is not None else None
+    except IntegrityError:
+        return None
 
-    def put(self, key: str, html: str, md: str, meta: dict[str, Any]) -> dict[str, Any]:
-        """Keep a page; returns ``meta`` with the pages' sizes added, as ``get`` gives it."""
-        pages = {"html": html.encode("utf-8"), "md": md.encode("utf-8")}
-        meta = {**meta, "sizes": {ext: len(data) for ext, data in pages.items()}}
-        if self.root is None:
-            return meta
-        for ext, data in (*pages.items(), ("json", json.dumps(meta, sort_keys=True).encode())):
-            if not keep(self.root / f"{key}.{ext}", data):  # the .json last: a page is whole or absent
-                break
-        return meta
+
+def _stamp(data: bytes) -> list[Any]:
+    return [len(data), hashlib.sha256(data).hexdigest()]
 
 
 def is_meta(meta: Any) -> bool:
-    """Whether ``meta`` has the shape ``put`` gives a page's meta."""
-    return (isinstance(meta, dict) and isinstance(meta.get("claims"), int) and _sizes(meta.get("charts"))
-            and _sizes(meta.get("sizes")) and set(meta["sizes"]) == {"html", "md"})
+    """Whether ``meta`` has the shape ``keep_page`` gives a page's meta."""
+    return (isinstance(meta, dict) and type(meta.get("claims")) is int and _is_stamp(meta.get("html"))
+            and _is_stamp(meta.get("md")) and isinstance(meta.get("charts"), dict)
+            and all(isinstance(k, str) and _is_stamp(v) for k, v in meta["charts"].items()))
 
 
-def _sizes(value: Any) -> bool:
-    """A {name: byte count} mapping, as meta keeps them."""
-    return isinstance(value, dict) and all(isinstance(k, str) and type(v) is int and v >= 0 for k, v in value.items())
+def _is_stamp(value: Any) -> bool:
+    return (isinstance(value, list) and len(value) == 2 and type(value[0]) is int and value[0] >= 0
+            and isinstance(value[1], str) and len(value[1]) == 64)

@@ -10,16 +10,17 @@ from ikreport.claims.kernel_names import short_title, visible_titles
 from ikreport.kinds.engine import claims_for
 from ikreport.kinds.registry import kind
 from ikreport.kinds.supersession import NAME as SUPERSESSION
+from ikreport.store.compression import GZ
 from ikreport.store.recordset import Record, RecordSet
 from ikreport.reports.render import RenderedReport
 from ikreport.reports.values import field_label, format_value
 from ikreport.formatting import as_sentence, plural, short
 from ikreport import links
 from ikreport.site.charts import ChartRenderer
+from ikreport.site.published import MEDIA_EXT
 from ikreport.site.model import Page, claim_view
 
 CHANGELOG_TITLE = 48  # the changelog's titles are short, so that its reason column has the width
-MEDIA_EXT = {"text/csv": ".csv", "text/plain": ".txt", "application/json": ".json"}
 AS_TEXT_NOTE = "offered as .txt: a spreadsheet would run some of its cells as formulas"
 
 
@@ -83,7 +84,7 @@ def _record_link(rid: str, page: str) -> dict[str, str]:
 
 def _source_note(source: dict[str, Any], published: Mapping[str, str] | None) -> str:
     suffix = published.get(source["id"]) if published else None
-    return AS_TEXT_NOTE if suffix is not None and suffix != MEDIA_EXT.get(source["media_type"], "") else ""
+    return AS_TEXT_NOTE if suffix is not None and suffix.removesuffix(GZ) != MEDIA_EXT.get(source["media_type"], "") else ""
 
 
 def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, record_bytes: bytes = b"",
@@ -105,7 +106,9 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
         "claim_groups": _groups(claims, record_id),
         "limitations": record["limitations"],
         "sources": [{**s, "short": short(s["id"]), "note": _source_note(s, published),
-                     "href": page.blob_href(s) if published is None or s["id"] in published else ""}
+                     "href": page.blob_href(s) if published is None or s["id"] in published else "",
+                     "file": links.blob_file(s["id"], published.get(s["id"], "") if published else "").split("/")[-1],
+                     "gz": bool(published and published.get(s["id"], "").endswith(GZ))}
                     for s in record["sources"]],
         # the exact bytes, for the in-browser hash check where the JSON file cannot be fetched (file://)
         "record_b64": base64.b64encode(record_bytes).decode("ascii"),

@@ -10,19 +10,23 @@ templates), sending back finished text. The output does not depend on how many w
 from __future__ import annotations
 
 import gc
+import hashlib
 import multiprocessing
 import os
 import select
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ikreport.store import recordset
 from ikreport.store.archive import Archive
+from ikreport.store.cache import Cache
+from ikreport.store.compression import compress, inflate
 from ikreport.store.recordset import RecordSet
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
@@ -35,13 +39,31 @@ SERIAL_BELOW = 16  # a pool costs more than it saves for a few pages
 
 @dataclass(frozen=True)
 class RenderedPage:
-    """One record page rendered: its HTML, Markdown twin, chart SVGs and claim count."""
+    """One record page rendered: its HTML and Markdown twin (each gzipped, as the build cache
+    keeps them, with its size and sha256), chart SVGs and claim count."""
 
     record_id: str
-    html: str
-    md: str
+    html: Packed
+    md: Packed
     charts: dict[str, str]  # chart key -> svg
     claims: int
+
+
+class Packed(NamedTuple):
+    """A page file gzipped (a tenth of the bytes to send between processes and keep), with the
+    size and sha256 of what it holds."""
+
+    gz: bytes
+    size: int
+    sha256: str
+
+    @classmethod
+    def of(cls, text: str) -> Packed:
+        data = text.encode("utf-8")
+        return cls(compress(data), len(data), hashlib.sha256(data).hexdigest())
+
+    def data(self) -> bytes:
+        return inflate(self.gz, "a rendered page")
 
 
 @dataclass(frozen=True)
@@ -52,7 +74,7 @@ class Job:
     records: RecordSet | None  # None in a worker until it has made them from the summaries
     published: dict[str, str]  # blob id -> the file name suffix the site offers it under
     templates: Path | None
-    cache: Path | None  # the build's cache folder: charts/ and jinja/ in it
+    cache: Path | None  # the build's cache folder (the cache file, jinja/ and objects/ in it)
     summaries: dict[str, Any] | None = None  # what a worker knows the records by (recordset.summaries)
 
 
@@ -65,10 +87,11 @@ def _archive(job: Job) -> Archive:
 
 
 _JOB: Job | None = None  # the builder's job in-process; each worker's own copy
+_CACHE: Cache | None = None  # the builder's cache in-process; a worker's own connection to it
 
 
 def _init_worker(job: Job, builder: int) -> None:
-    global _JOB
+    global _JOB, _CACHE
     threading.Thread(target=_exit_with, args=(builder,), name="watch-builder", daemon=True).start()
     assert job.summaries is not None
     # This process lives only as long as the pool: the collector is paused while the records
@@ -79,6 +102,7 @@ def _init_worker(job: Job, builder: int) -> None:
     # 0.43 s for 300 bench records, before its first page; a page reads the data it shows.
     gc.disable()
     _JOB = replace(job, records=recordset.from_summaries(_archive(job), job.summaries), summaries=None)
+    _CACHE = Cache(job.cache)
     gc.freeze()
     gc.enable()
 
@@ -110,11 +134,11 @@ def _render_one(record_id: str) -> RenderedPage:
     job = _JOB
     assert job is not None and job.records is not None
     env = _env(job.templates, job.cache / "jinja" if job.cache else None)
-    charts = ChartRenderer(job.cache / "charts" if job.cache else None)
+    charts = ChartRenderer(_CACHE)
     page = record_page(record_id, job.records, charts, _archive(job).record_bytes(record_id), job.published)
     html, md = render(env, page)
     claims = sum(len(g["claims"]) for g in page.context.get("claim_groups", []))
-    return RenderedPage(record_id, html, md, {c.key: c.svg for c in page.context["charts"]}, claims)
+    return RenderedPage(record_id, Packed.of(html), Packed.of(md), {c.key: c.svg for c in page.context["charts"]}, claims)
 
 
 _ENVS: dict[tuple[Path | None, Path | None], Any] = {}
@@ -151,14 +175,20 @@ def start_early(pages: int, workers: int | None = None) -> None:
         forkserver.ensure_running()
 
 
-def render_record_pages(job: Job, record_ids: list[str], workers: int | None = None,
-                        progress: Progress | None = None) -> list[RenderedPage]:
-    """Render the pages of ``record_ids``, in worker processes when there are many; in order."""
-    global _JOB
+def render_record_pages(job: Job, record_ids: list[str], cache: Cache, workers: int | None = None,
+                        progress: Progress | None = None,
+                        meanwhile: Callable[[], None] | None = None) -> list[RenderedPage]:
+    """Render the pages of ``record_ids``, in worker processes when there are many; in order.
+    ``cache``: the build's, used in this process (a worker opens its own). ``meanwhile`` is
+    called once the workers have the pages to render: this process's own work, done while
+    they render rather than before or after."""
+    global _JOB, _CACHE
     total = len(record_ids)
     context = _pool_context(total, workers)
     if context is None:
-        _JOB = job
+        if meanwhile is not None:
+            meanwhile()
+        _JOB, _CACHE = job, cache
         out = []
         try:
             for i, rid in enumerate(record_ids, start=1):
@@ -166,14 +196,17 @@ def render_record_pages(job: Job, record_ids: list[str], workers: int | None = N
                 if progress:
                     progress.count(i, total)
         finally:
-            _JOB = None  # the build's records go with it: freeing them fell on the next build
+            _JOB = _CACHE = None  # the build's records go with it: freeing them fell on the next build
         return out
     light = replace(job, records=None, summaries=recordset.summaries(job.records))  # not the records' data
     results = []
     try:
         with ProcessPoolExecutor(max_workers=_workers(workers), mp_context=context, initializer=_init_worker,
                                  initargs=(light, os.getpid())) as pool:
-            for i, page in enumerate(pool.map(_render_one, record_ids, chunksize=8), start=1):
+            rendered = pool.map(_render_one, record_ids, chunksize=8)  # handed to the workers now
+            if meanwhile is not None:
+                meanwhile()
+            for i, page in enumerate(rendered, start=1):
                 results.append(page)
                 if progress:
                     progress.count(i, total)

@@ -17,8 +17,8 @@ from markupsafe import Markup
 from ikreport import __version__
 from ikreport.errors import BuildError
 from ikreport.formatting import Markdown, md_code, md_text
-from ikreport.site.build_memo import Table, is_text
 from ikreport.site.model import Page
+from ikreport.store.cache import Cache
 
 ENVIRONMENT_REVISION = "md-finalize-1"  # change with any option of environment() below
 
@@ -76,11 +76,7 @@ def _finalize(context: jinja2.runtime.Context, value: object) -> object:
 
 @jinja2.pass_context
 def _row(context: jinja2.runtime.Context, row: dict[str, Any], table: str) -> object:
-    """``row`` as a row of ``table``: the macro of that name in _rows.html or _rows.md, made
-    once for these values and kept (``rows``, a build memo's table between builds): an index
-    of thousands of records renders only the rows it has not shown before. The row's values
-    are all the macro reads, so a digest of their repr names the output (with the templates
-    and code, which name the table)."""
+    """``row`` as a row of ``table``: the macro of that name in _rows.html or _rows.md."""
     ext = _ext(context)
     text = _row_text(context.environment, ext, row, table)
     return Markup(text) if ext == "html" else Markdown(text)
@@ -89,10 +85,18 @@ def _row(context: jinja2.runtime.Context, row: dict[str, Any], table: str) -> ob
 @jinja2.pass_context
 def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: str) -> object:
     """Each of ``rows`` as ``_row`` gives it, each followed by a newline: a table's body in one
-    call (a thousand rows through a template loop and a filter each cost twice the time)."""
+    call (a thousand rows through a template loop and a filter each cost twice the time). A
+    row's text is a pure function of its values (all the macro reads), the templates and the
+    code, so the build cache keeps it under a digest of them: a rebuild of an index of
+    thousands of records renders only the rows it has not shown before."""
     ext = _ext(context)
     env = context.environment
-    text = "".join([_row_text(env, ext, row, table) + "\n" for row in rows])
+    assert isinstance(env, _Environment)
+    keys = [hashlib.blake2b(f"{ext} {table} {row!r}".encode(), digest_size=16).hexdigest() for row in rows]
+    kept = env.build_cache.get_texts(env.rows_space, keys)
+    new = {key: _row_text(env, ext, row, table) for key, row in zip(keys, rows) if key not in kept}
+    env.build_cache.put_many(env.rows_space, [(key, text.encode("utf-8")) for key, text in new.items()])
+    text = "".join([(new[key] if key in new else kept[key]) + "\n" for key in keys])
     return Markup(text) if ext == "html" else Markdown(text)
 
 
@@ -101,9 +105,7 @@ def _ext(context: jinja2.runtime.Context) -> str:
 
 
 def _row_text(env: jinja2.Environment, ext: str, row: dict[str, Any], table: str) -> str:
-    assert isinstance(env, _Environment)
-    key = hashlib.blake2b(f"{ext} {table} {row!r}".encode(), digest_size=12).hexdigest()  # short: the memo is read every build
-    return env.rows.get_or(key, lambda: str(getattr(env.get_template(f"_rows.{ext}").module, table)(row)))  # type: ignore[no-any-return]
+    return str(getattr(env.get_template(f"_rows.{ext}").module, table)(row))
 
 
 _DICT_NAMES = frozenset(dir(dict))
@@ -114,9 +116,10 @@ class _Environment(jinja2.Environment):
     attribute first and, as a dict has none by that name, falls back to the key after an
     AttributeError: 2,700 of those a bench record page. Names a dict does have (``items``,
     ``get``) still mean the method, so every template reads the same as with jinja2's. It
-    carries the rows of the index's tables rendered so far (``rows``, see ``_row``)."""
+    carries the build cache that keeps rendered table rows (``_rows``)."""
 
-    rows: Table
+    build_cache: Cache = Cache(None)  # not jinja2's own 'cache', its templates'
+    rows_space = "row"  # a build names it after its templates and code
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict and attribute not in _DICT_NAMES:
@@ -129,8 +132,7 @@ class _Environment(jinja2.Environment):
 
 def environment(override: Path | None, bytecode_dir: Path | None = None) -> _Environment:
     """The templates (``override`` first). With ``bytecode_dir``, compiled templates are kept
-    there (jinja2 checks each against its source), which saves most of a small build's start.
-    Rendered index rows are kept in ``env.rows`` (a build sets its memo's table there)."""
+    there (jinja2 checks each against its source), which saves most of a small build's start."""
     dirs = [str(override)] if override else []
     dirs.append(str(default_templates_dir()))
     env = _Environment(
@@ -147,7 +149,6 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> _Env
     env.filters["mdcode"] = md_code
     env.filters["row"] = _row
     env.filters["rows"] = _rows
-    env.rows = Table({}, is_text)
     env.globals["version"] = __version__
     return env
 

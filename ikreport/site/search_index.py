@@ -30,15 +30,17 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import orjson
 
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.reports.render import RenderedReport
 from ikreport.site.pages import index_order, replacement, shown_gpu, shown_titles
+from ikreport.store.cache import Cache, loads
 from ikreport.store.recordset import RecordSet
 from ikreport import links
 
@@ -46,6 +48,8 @@ FORMAT = 2  # search.js refuses another, so an old cached script never misreads 
 DOCS_PER_CHUNK = 500  # about 100 kB a chunk: a result page loads one or two
 SHARD_BYTES = 96_000  # the size a term shard aims at; the number of shards grows with the archive
 MAX_KERNELS = 40  # a profile's longest kernels that are searchable; the rest are on its page
+# where the build cache keeps each document's terms: named after this file, whose terms() makes them
+TERMS_SPACE = f"terms {hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]}"
 _RUN = re.compile(r"[a-z0-9]+")
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -118,14 +122,21 @@ def _compact(value: object) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def search_files(docs: Iterable[SearchDoc], terms_of: Callable[[str], Iterable[str]] = terms) -> dict[str, str]:
+def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[str, str]:
     """Every file of the index, path under the site root -> JSON text, for the documents in
-    the order given (their numbers). ``terms_of`` gives a document's terms from its text (a
-    build passes one that remembers them between builds)."""
+    the order given (their numbers). A document's terms are a pure function of its text, kept
+    in the build ``cache`` under a digest of it and of this code."""
     docs = list(docs)
+    texts = [_doc_text(doc) for doc in docs]
+    keys = [hashlib.blake2b(text.encode(), digest_size=16).hexdigest() for text in texts]
+    cache = cache or Cache(None)
+    kept = {key: found for key, value in cache.get_many(TERMS_SPACE, keys).items()
+            if isinstance(found := loads(value), list)}
+    new = {key: sorted(terms(text)) for key, text in zip(keys, texts) if key not in kept}
+    cache.put_many(TERMS_SPACE, [(key, orjson.dumps(found)) for key, found in new.items()])
     postings: dict[str, list[int]] = {}
-    for n, doc in enumerate(docs):
-        for term in terms_of(_doc_text(doc)):
+    for n, key in enumerate(keys):
+        for term in kept[key] if key in kept else new[key]:
             postings.setdefault(term, []).append(n)
     size = sum(len(t) + 6 * len(ns) for t, ns in postings.items())  # about a posting's JSON bytes
     shards = max(1, math.ceil(size / SHARD_BYTES))

@@ -4,8 +4,9 @@ A record is stored only when it is valid and canonical and everything it cites i
 there; every read re-hashes the bytes against the name. Files are written once and never
 rewritten (writing what is already there does nothing). There is no index, so two archives
 merge by copying files. Ids and prefixes are checked to be hex before they reach a backend.
-Where the files live is the backend's business (backend.py): a folder (local.py) or object
-storage under a URL (bucket.py).
+A blob is stored compressed (compression.py) and read back decompressed and re-hashed; blobs
+stored uncompressed, as archives before kept them, read the same. Where the files live is the
+backend's business (backend.py): a folder (local.py) or object storage under a URL (bucket.py).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from ikreport.store import records
-from ikreport.store.backend import ID_RX, Area, Backend, StatKey
+from ikreport.store.backend import ID_RX, Area, Backend
 from ikreport.store.bucket import Bucket, check_location, is_url
+from ikreport.store.compression import GZ, compress, compress_chunks, content_digest, inflate
 from ikreport.store.local import LocalFolder, Survey
 from ikreport.errors import (
     AmbiguousIdError,
@@ -30,6 +32,8 @@ from ikreport.errors import (
 )
 
 PREFIX_RX = re.compile(r"^[0-9a-f]{8,64}$")
+SIZE_MODULO = 1 << 32  # gzip's trailer keeps a member's size modulo 4 GiB
+LOOK_EACH = 32  # blobs asked about: beyond this many, one listing of blobs/ costs less than a look at each
 HEX = b"0123456789abcdef"
 
 
@@ -128,11 +132,11 @@ class Archive:
             return Archive(self.location, self.backend.read_through(copies))
         return self
 
-    def fetch(self, area: Area, ids: list[str]) -> None:
-        """Fetch these files into the local copies at once, for an archive read through them
-        (read_through); nothing for a folder, whose reads are local anyway."""
+    def fetch(self, area: Area, names: list[str]) -> None:
+        """Fetch these files (stored names) into the local copies at once, for an archive read
+        through them (read_through); nothing for a folder, whose reads are local anyway."""
         if isinstance(self.backend, Bucket):
-            self.backend.fetch(area, ids)
+            self.backend.fetch(area, names)
 
     def survey(self, notes: list[str]) -> Survey:
         """Every file of the archive, for ``verify`` (local.py and bucket.py say what they check)."""
@@ -148,20 +152,24 @@ class Archive:
         return self.layout.path("records", check_id(record_id))
 
     def blob_path(self, blob_id: str) -> Path:
-        """Where the blob is in the local folder layout."""
-        return self.layout.path("blobs", check_id(blob_id))
+        """Where the blob is, or would be stored, in the local folder layout."""
+        return self.layout.path("blobs", check_id(blob_id) + (self.blob_form(blob_id) or GZ))
 
     # -- writing -------------------------------------------------------------------------
     def put_blob(self, data: bytes) -> str:
-        """Store ``data`` as a blob; return its id. Idempotent."""
+        """Store ``data`` as a blob, compressed; return its id. Idempotent."""
         blob_id = sha256(data)
-        self.backend.write_once("blobs", blob_id, data)
+        if self.blob_form(blob_id) is None:
+            self.backend.write_once("blobs", blob_id + GZ, compress(data))
         return blob_id
 
     def put_blob_file(self, path: Path, blob_id: str, chunk_bytes: int = 8 << 20) -> None:
         """Store the file at ``path`` as blob ``blob_id`` (its sha256, found when it was read
-        before), copying it a chunk at a time so a big export is never held whole. A file that
-        no longer hashes to ``blob_id`` changed after it was read: ArchiveError, nothing stored."""
+        before), compressing it a chunk at a time so a big export is never held whole. A file
+        that no longer hashes to ``blob_id`` changed after it was read: ArchiveError, nothing
+        stored."""
+        if self.blob_form(check_id(blob_id)) is not None:
+            return
 
         def chunks() -> Iterator[bytes]:
             digest = hashlib.sha256()
@@ -172,12 +180,12 @@ class Archive:
             if digest.hexdigest() != blob_id:
                 raise ArchiveError(f"{path}: the file changed while it was imported; import it again")
 
-        self.backend.write_once_chunks("blobs", check_id(blob_id), chunks())
+        self.backend.write_once_chunks("blobs", blob_id + GZ, compress_chunks(chunks()))
 
     def put_record(self, record: records.Record) -> str:
         """Store a record (validated, canonical); return its id. Idempotent."""
         for what, ref in references(record):
-            if what == "blob" and not self.backend.exists("blobs", check_id(ref)):
+            if what == "blob" and self.blob_form(check_id(ref)) is None:
                 raise ArchiveError(f"{self.location}: the record cites blob {ref[:12]}, which is not in the archive")
             if what == "record" and not self.backend.exists("records", check_id(ref)):
                 raise UnknownIdError(f"{self.location}: the record cites record {ref[:12]}, which is not in the archive")
@@ -192,39 +200,35 @@ class Archive:
         return self.backend.ids("records")
 
     def blob_ids(self) -> list[str]:
-        """Every blob id, sorted."""
-        return self.backend.ids("blobs")
+        """Every blob id, sorted (a blob stored in both forms once)."""
+        return sorted({name[:64] for name in self.backend.ids("blobs")})
 
-    def record_size(self, record_id: str) -> int | None:
-        """The record's size in bytes; None when absent."""
-        return self.backend.size("records", check_id(record_id))
+    def blob_form(self, blob_id: str) -> str | None:
+        """How the blob is stored: ``.gz`` (compressed), ``""`` (its bytes), None when absent."""
+        for form in (GZ, ""):
+            if self.backend.exists("blobs", blob_id + form):
+                return form
+        return None
 
-    def blob_size(self, blob_id: str) -> int | None:
-        """The blob's size in bytes; None when absent."""
-        return self.backend.size("blobs", check_id(blob_id))
-
-    def blob_sizes(self, blob_ids: Collection[str]) -> dict[str, int]:
-        """The size of each of ``blob_ids`` the archive holds (the rest are absent): a folder
-        stats just these, where listing blobs/ would read all its shards (sizes, local.py)."""
+    def blob_files(self, blob_ids: Collection[str]) -> dict[str, tuple[str, int]]:
+        """(form, size as stored) of each of ``blob_ids`` the archive holds (the rest are
+        absent): from one listing of blobs/ when there are many, else a look at each."""
         check_ids(blob_ids)
-        sizes = getattr(self.backend, "sizes", None)  # optional: a backend that lists cheaply has none
-        if sizes is not None:
-            return sizes("blobs", blob_ids)  # type: ignore[no-any-return]
-        held = set(self.backend.ids("blobs"))
-        return {blob: size for blob in blob_ids if blob in held and (size := self.backend.size("blobs", blob)) is not None}
+        if len(blob_ids) > LOOK_EACH:
+            names = set(self.backend.ids("blobs"))
+            forms = {b: GZ if b + GZ in names else "" for b in blob_ids if b + GZ in names or b in names}
+        else:
+            forms = {b: form for b in blob_ids if (form := self.blob_form(b)) is not None}
+        return {b: (form, self.backend.size("blobs", b + form) or 0) for b, form in forms.items()}
 
-    def stat_key(self, area: Area, file_id: str) -> StatKey | None:
-        """The StatKey of the local file a read of this one reads (backend.py's LocalFiles);
-        None when there is none, or the backend cannot say (then nothing is trusted unread)."""
-        stat_key = getattr(self.backend, "stat_key", None)  # optional: LocalFiles
-        return stat_key(area, check_id(file_id)) if stat_key is not None else None
-
-    def stat_keys(self, area: Area, file_ids: Collection[str]) -> list[StatKey | None]:
-        """``stat_key`` of each of ``file_ids``, in order, at one lstat each."""
-        stat_keys = getattr(self.backend, "stat_keys", None)  # optional: LocalFiles
-        if stat_keys is None:
-            return [self.stat_key(area, file_id) for file_id in file_ids]
-        return stat_keys(area, check_ids(file_ids))  # type: ignore[no-any-return]
+    def blob_size(self, blob_id: str, form: str, stored: int) -> int:
+        """The size of a blob's bytes (stored as ``form``, ``stored`` bytes) modulo 4 GiB
+        (SIZE_MODULO), as a compressed blob's gzip trailer keeps it, read without decompressing
+        (a damaged trailer gives a wrong size; the blob's hash, checked on every read, is what
+        proves it whole)."""
+        if form != GZ:
+            return stored % SIZE_MODULO
+        return int.from_bytes(self.backend.tail("blobs", blob_id + GZ, 4), "little")
 
     def resolve(self, prefix: str) -> str:
         """The one record id that starts with ``prefix`` (at least 8 hex digits)."""
@@ -259,12 +263,38 @@ class Archive:
         return records.decode(self.record_bytes(record_id), self.backend.where("records", record_id), known_valid)
 
     def read_blob(self, blob_id: str) -> bytes:
-        """A blob's bytes, checked against its id (IntegrityError if they differ)."""
-        data = self.backend.read("blobs", check_id(blob_id))
+        """A blob's bytes, decompressed and checked against its id (IntegrityError if they differ)."""
+        form, stored = self._stored(blob_id)
+        try:
+            data = inflate(stored, "") if form else stored
+        except IntegrityError as exc:
+            raise self._damaged(blob_id + form, exc) from None
         if sha256(data) != blob_id:
-            raise IntegrityError(f"{self.backend.where('blobs', blob_id)}: the bytes do not hash to the file's name; "
-                                 "restore it from a good copy")
+            raise self._damaged(blob_id + form)
         return data
+
+    def stored_blob(self, blob_id: str) -> tuple[str, bytes]:
+        """(form, bytes as stored) of a blob, once they are known to give back bytes that hash
+        to its id: what a site publishes and ``sync`` copies, never recompressed."""
+        form, stored = self._stored(blob_id)
+        try:
+            digest = content_digest([stored], form == GZ, "")[0]
+        except IntegrityError as exc:
+            raise self._damaged(blob_id + form, exc) from None
+        if digest != blob_id:
+            raise self._damaged(blob_id + form)
+        return form, stored
+
+    def _stored(self, blob_id: str) -> tuple[str, bytes]:
+        form = self.blob_form(check_id(blob_id))
+        if form is None:
+            raise UnknownIdError(f"{self.backend.where('blobs', blob_id)}: not in the archive")
+        return form, self.backend.read("blobs", blob_id + form)
+
+    def _damaged(self, name: str, why: IntegrityError | None = None) -> IntegrityError:
+        detail = f" ({str(why).split(': ', 1)[-1].split(';')[0]})" if why is not None else ""
+        return IntegrityError(f"{self.backend.where('blobs', name)}: the bytes do not hash to the file's name{detail}; "
+                              "restore it from a good copy")
 
 
 def references(record: records.Record) -> list[tuple[str, str]]:

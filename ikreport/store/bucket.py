@@ -1,7 +1,7 @@
 """The object-storage backend: an archive under an fsspec URL (``s3://bucket/prefix``, and
 ``gs://``, ``az://``, ``memory://`` or any other protocol fsspec knows).
 
-The layout is the local folder's (``records/ab/cdef….json``, ``blobs/ab/cdef…``), so a folder
+The layout is the local folder's (``records/ab/cdef….json``, ``blobs/ab/cdef…[.gz]``), so a folder
 and a bucket copy into each other object for object (``ikreport sync``, or ``aws s3 sync``).
 An object is written once with a conditional put (``If-None-Match: *``, which s3fs sends for
 ``pipe_file(mode="create")``): when two boxes write the same record at once, the second put
@@ -10,7 +10,8 @@ A PUT is atomic, so no reader ever sees part of an object. Objects never change 
 so the sizes a listing returns are kept and answer ``size`` and ``exists`` without a request.
 
 A build reads through ``copies``: a local copy of each object it fetched, used only while its
-bytes still hash to its name, so a rebuild fetches only new objects. ``verify`` reads the
+bytes still give back what its name says (decompressed, for a compressed blob), so a rebuild
+fetches only new objects. ``verify`` reads the
 storage itself. Credentials and the endpoint come from where the storage library looks (for
 S3: AWS_ACCESS_KEY_ID and friends, AWS_PROFILE, ~/.aws, AWS_ENDPOINT_URL), never from flags.
 """
@@ -21,13 +22,14 @@ import hashlib
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ikreport.errors import ArchiveError, UnknownIdError
-from ikreport.store.backend import AREAS, ID_RX, Area, StatKey, stat_key_of
-from ikreport.store.cache import read_regular
+from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
+from ikreport.store.backend import AREAS, NAME_RX, Area
+from ikreport.store.compression import GZ, content_digest
 from ikreport.store.local import SUFFIX, Survey
 
 URL_RX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
@@ -105,12 +107,12 @@ class Bucket:
         """This bucket, read through local copies of its objects under ``copies``."""
         return Bucket(self.url, copies)
 
-    def _key(self, area: Area, file_id: str) -> str:
-        return f"{self.base}/{area}/{file_id[:2]}/{file_id[2:]}{SUFFIX[area]}"
+    def _key(self, area: Area, name: str) -> str:
+        return f"{self.base}/{area}/{name[:2]}/{name[2:]}{SUFFIX[area]}"
 
-    def where(self, area: Area, file_id: str) -> str:
+    def where(self, area: Area, name: str) -> str:
         """The object's URL, for messages."""
-        return f"{self.url}/{area}/{file_id[:2]}/{file_id[2:]}{SUFFIX[area]}"
+        return f"{self.url}/{area}/{name[:2]}/{name[2:]}{SUFFIX[area]}"
 
     def _call(self, doing: str, call: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -147,97 +149,97 @@ class Bucket:
             suffix = SUFFIX[area]
             if not m or not m.group(3).endswith(suffix):
                 continue
-            file_id = m.group(2) + m.group(3)[: len(m.group(3)) - len(suffix)]
-            if ID_RX.match(file_id):
-                out[file_id] = int(info.get("size") or 0)
-                self._sizes[area, file_id] = out[file_id]
+            name = m.group(2) + m.group(3)[: len(m.group(3)) - len(suffix)]
+            if NAME_RX[area].match(name):
+                out[name] = int(info.get("size") or 0)
+                self._sizes[area, name] = out[name]
         return out
 
     def ids(self, area: Area, prefix: str = "") -> list[str]:
-        """The sorted ids of ``area`` starting with ``prefix`` (one shard is listed when the
-        prefix names it)."""
+        """The sorted stored names of ``area`` starting with ``prefix`` (one shard is listed
+        when the prefix names it)."""
         listed = self._listing(area, prefix[:2] if len(prefix) >= 2 else "")
         return sorted(i for i in listed if i.startswith(prefix))
 
-    def _copy_file(self, area: Area, file_id: str) -> str | None:
-        # a plain string: a build stats every record's copy (stat_key)
-        return os.path.join(str(self.copies), area, file_id[:2], file_id[2:]) if self.copies is not None else None
+    def _copy(self, area: Area, name: str) -> Path | None:
+        return self.copies / area / name[:2] / name[2:] if self.copies is not None else None
 
-    def _copy(self, area: Area, file_id: str) -> Path | None:
-        found = self._copy_file(area, file_id)
-        return Path(found) if found is not None else None
-
-    def stat_key(self, area: Area, file_id: str) -> StatKey | None:
-        """The StatKey (backend.py) of the local copy ``read`` would use; None without one.
-        Objects never change once written, so an unchanged copy that hashed to its name when a
-        build read it still does."""
-        copy = self._copy_file(area, file_id)
-        return stat_key_of(copy) if copy is not None else None
-
-    def read(self, area: Area, file_id: str) -> bytes:
+    def read(self, area: Area, name: str) -> bytes:
         """The object's bytes: its local copy when reading through ``copies`` and the copy
-        still hashes to its name (else the copy is a miss, never an error), or a fetch."""
-        copy = self._copy(area, file_id)
+        is still whole (else the copy is a miss, never an error), or a fetch."""
+        copy = self._copy(area, name)
         if copy is not None:
             kept = read_regular(copy)  # absent, a link or a FIFO: a miss
-            if kept is not None and hashlib.sha256(kept).hexdigest() == file_id:
+            if kept is not None and _whole(name, kept):
                 return kept
         try:
-            data = bytes(self._call("read", self.fs.cat_file, self._key(area, file_id)))
+            data = bytes(self._call("read", self.fs.cat_file, self._key(area, name)))
         except ArchiveError as exc:
             if isinstance(exc.__cause__, FileNotFoundError):
-                raise UnknownIdError(f"{self.where(area, file_id)}: not in the archive") from exc
+                raise UnknownIdError(f"{self.where(area, name)}: not in the archive") from exc
             raise
-        if copy is not None and hashlib.sha256(data).hexdigest() == file_id:
+        if copy is not None and _whole(name, data):
             _keep_copy(copy, data)
         return data
 
-    def fetch(self, area: Area, ids: list[str]) -> None:
-        """Bring the objects of ``ids`` that have no local copy into ``copies``, many requests
+    def tail(self, area: Area, name: str, size: int) -> bytes:
+        """The object's last ``size`` bytes: from its local copy when there is a whole one,
+        else a ranged read."""
+        copy = self._copy(area, name)
+        kept = read_regular(copy) if copy is not None else None
+        if kept is not None and _whole(name, kept):
+            return kept[-size:]
+        length = self.size(area, name)
+        if length is None:
+            raise UnknownIdError(f"{self.where(area, name)}: not in the archive")
+        return bytes(self._call("read", self.fs.cat_file, self._key(area, name), start=max(0, length - size)))
+
+    def fetch(self, area: Area, names: list[str]) -> None:
+        """Bring the objects of ``names`` that have no local copy into ``copies``, many requests
         at once (a build would otherwise wait for each in turn). A copy is checked when read."""
-        wanted = [(i, copy) for i in ids if (copy := self._copy(area, i)) is not None and not copy.exists()]
+        wanted = [(n, copy) for n in names if (copy := self._copy(area, n)) is not None and not copy.exists()]
         for start in range(0, len(wanted), FETCH_BATCH):
-            batch = {self._key(area, i): (i, copy) for i, copy in wanted[start:start + FETCH_BATCH]}
+            batch = {self._key(area, n): (n, copy) for n, copy in wanted[start:start + FETCH_BATCH]}
             got = self._call("read", self.fs.cat, list(batch), on_error="omit")
             for key, data in got.items():
-                file_id, copy = batch[key]
-                if hashlib.sha256(data).hexdigest() == file_id:
+                name, copy = batch[key]
+                if _whole(name, data):
                     _keep_copy(copy, data)
 
-    def write_once(self, area: Area, file_id: str, data: bytes) -> None:
+    def write_once(self, area: Area, name: str, data: bytes) -> None:
         """A conditional put: a precondition failure means the object is there already."""
-        if (area, file_id) in self._sizes:
+        if (area, name) in self._sizes:
             return
         try:
-            self._call("write to", self.fs.pipe_file, self._key(area, file_id), bytes(data), mode="create")
+            self._call("write to", self.fs.pipe_file, self._key(area, name), bytes(data), mode="create")
         except ArchiveError as exc:
             if not isinstance(exc.__cause__, FileExistsError):
                 raise
-        self._sizes[area, file_id] = len(data)
+        self._sizes[area, name] = len(data)
 
-    def write_once_chunks(self, area: Area, file_id: str, chunks: Iterable[bytes]) -> None:
+    def write_once_chunks(self, area: Area, name: str, chunks: Iterable[bytes]) -> None:
         """``write_once`` of the joined chunks: a conditional put is one request of the whole
         object here (a big export is held whole for it; a multipart put would not need that)."""
-        if (area, file_id) not in self._sizes:
-            self.write_once(area, file_id, b"".join(chunks))
+        if (area, name) not in self._sizes:
+            self.write_once(area, name, b"".join(chunks))
 
-    def exists(self, area: Area, file_id: str) -> bool:
+    def exists(self, area: Area, name: str) -> bool:
         """Whether the object is there."""
-        return self.size(area, file_id) is not None
+        return self.size(area, name) is not None
 
-    def size(self, area: Area, file_id: str) -> int | None:
+    def size(self, area: Area, name: str) -> int | None:
         """The object's size, from a listing when one saw it; None when absent."""
-        known = self._sizes.get((area, file_id))
+        known = self._sizes.get((area, name))
         if known is not None:
             return known
         try:
-            info = self._call("read", self.fs.info, self._key(area, file_id))
+            info = self._call("read", self.fs.info, self._key(area, name))
         except ArchiveError as exc:
             if isinstance(exc.__cause__, FileNotFoundError):
                 return None
             raise
-        self._sizes[area, file_id] = int(info.get("size") or 0)
-        return self._sizes[area, file_id]
+        self._sizes[area, name] = int(info.get("size") or 0)
+        return self._sizes[area, name]
 
     def survey(self, notes: list[str]) -> Survey:
         """Every object under the archive's URL, in name order (blobs/ before records/, as
@@ -251,18 +253,38 @@ class Bucket:
                 continue  # reports are read from a folder (--reports), never from here
             m = SHARDED_RX.match(rel)
             area: Area = "records" if m and m.group(1) == "records" else "blobs"
-            name = m.group(3) if m else ""
-            stem = name[: len(name) - len(SUFFIX[area])] if name.endswith(SUFFIX[area]) else ""
-            if not m or not ID_RX.match(m.group(2) + stem):
+            rest = m.group(3) if m else ""
+            stem = rest[: len(rest) - len(SUFFIX[area])] if rest.endswith(SUFFIX[area]) else ""
+            if not m or not NAME_RX[area].match(m.group(2) + stem):
                 found.order.append(f"{self.url}/{rel}: unexpected object in the archive; remove it")
                 continue
-            file_id = m.group(2) + stem
-            self._sizes[area, file_id] = int(info.get("size") or 0)
-            if area == "blobs":
-                found.sizes[file_id] = self._sizes[area, file_id]
+            name = m.group(2) + stem
+            self._sizes[area, name] = int(info.get("size") or 0)
             found.order.append(len(found.files))
-            found.files.append((self.where(area, file_id), file_id, area == "records"))
+            found.files.append((self.where(area, name), name, area))
         return found
+
+
+def _whole(name: str, data: bytes) -> bool:
+    """Whether ``data`` is what the object named ``name`` holds: bytes that hash to its name, or
+    for a compressed blob a gzip member of such bytes."""
+    if not name.endswith(GZ):
+        return hashlib.sha256(data).hexdigest() == name
+    try:
+        return content_digest([data], True, name)[0] == name[: -len(GZ)]
+    except IntegrityError:
+        return False
+
+
+def read_regular(path: Path | str) -> bytes | None:
+    """The bytes of the regular file at ``path``; None when missing, unreadable, a link or
+    anything else (a FIFO planted there is not waited on): a copy is a miss, never a wait."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            return f.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
 
 
 def _keep_copy(path: Path, data: bytes) -> None:

@@ -1,28 +1,32 @@
-"""Where ikreport keeps what it can always recompute (validated ids and summaries, page
-caches, charts, site state): ``$XDG_CACHE_HOME/ikreport``, else ``~/.cache/ikreport``.
-Deleting it loses nothing, so a file that cannot be kept only costs time, and a file that
-cannot be read back whole is a miss, never an error.
+"""The build cache: what ikreport can always work out again, kept in one SQLite file.
 
-Every kept file starts with one line holding the sha256 of the rest, so a truncated,
-bit-flipped or hand-edited file reads as missing instead of being used (or published).
+Every entry is keyed by content: a record's summary by the record's id (the hash of its
+bytes) under the rules that validated it, a rendered page by the digest of everything the page
+depends on, a chart by the digest of the rows it draws. An entry is therefore right whoever
+wrote it and whenever, and is never invalidated, only left unused. Nothing here is trusted
+for integrity: every build and ``verify`` re-hash every record they read, and a blob is
+re-hashed whenever it is read (decompressed) or copied into a site.
+
+The file lives in ``$XDG_CACHE_HOME/ikreport``, else ``~/.cache/ikreport`` (``--cache-dir``
+overrides it). Deleting it loses nothing but time; a file that is damaged, locked for too long
+or cannot be written is the same as an empty cache, never an error. Concurrent builds share it
+(SQLite's write-ahead log: readers never wait for a writer).
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 import os
-import secrets
-import stat
+import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
 
-HEADER = b"ikreport-cache sha256="
-HEADER_SIZE = len(HEADER) + 64 + 1  # the prefix, the hex digest, a newline
+FILE = "cache.sqlite"
+BUSY_MS = 10_000  # how long a write waits for another build's before the entry is not kept
+SCHEMA = "CREATE TABLE IF NOT EXISTS kept (space TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, PRIMARY KEY (space, key))"
+BATCH = 500  # keys asked for in one query (SQLite's limit on parameters is higher)
 
 
 def default_cache_dir() -> Path:
@@ -30,76 +34,131 @@ def default_cache_dir() -> Path:
     return Path(base) / "ikreport"
 
 
-def keep(path: Path, data: str | bytes) -> bool:
-    """Write a cache file whole or not at all (a temp file beside it, then a rename, so
-    concurrent builds never read half a file). False when it could not be written (a full
-    disk, a read-only cache): the next build recomputes it."""
-    body = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "xb") as f:
-            f.write(HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
-        os.replace(tmp, path)
-        return True
-    except OSError:
+class Cache:
+    """The cache in ``folder`` (None: nothing is kept; every answer is worked out again)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self._db: sqlite3.Connection | None = _open(folder / FILE) if folder is not None else None
+
+    def get_many(self, space: str, keys: Iterable[str]) -> dict[str, bytes]:
+        """The kept value of each of ``keys`` in ``space`` that has one."""
+        out: dict[str, bytes] = {}
+        wanted = list(keys)
+        for start in range(0, len(wanted), BATCH):
+            part = wanted[start:start + BATCH]
+            marks = ",".join("?" * len(part))
+            out.update(self._query(f"SELECT key, value FROM kept WHERE space = ? AND key IN ({marks})", [space, *part]))
+        return out
+
+    def get_texts(self, space: str, keys: Iterable[str]) -> dict[str, str]:
+        """``get_many``'s values that are UTF-8 text, decoded (any other is a miss)."""
+        out = {}
+        for key, value in self.get_many(space, keys).items():
+            try:
+                out[key] = value.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        return out
+
+    def get(self, space: str, key: str) -> bytes | None:
+        """The value kept for ``key`` in ``space``; None when there is none."""
+        return self.get_many(space, [key]).get(key)
+
+    def every(self, space: str) -> dict[str, bytes]:
+        """Every key and value kept in ``space``."""
+        return dict(self._query("SELECT key, value FROM kept WHERE space = ?", [space]))
+
+    def count(self, space: str) -> int:
+        """How many entries ``space`` holds."""
+        found = self._query("SELECT count(*), '' FROM kept WHERE space = ?", [space])
+        return int(found[0][0]) if found else 0
+
+    def put_many(self, space: str, items: Iterable[tuple[str, bytes]]) -> None:
+        """Keep each (key, value) in ``space``, in one transaction; if it cannot be kept, the
+        next run works the values out again."""
+        self.put_rows([(space, key, value) for key, value in items])
+
+    def put_rows(self, rows: list[tuple[str, str, bytes]]) -> None:
+        """Keep each (space, key, value), all or none (one transaction)."""
+        if self._db is None or not rows:
+            return
         try:
-            os.unlink(tmp)  # ENOSPC mid-write leaves a partial temp file otherwise
-        except OSError:
-            pass
-        return False
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO kept VALUES (?, ?, ?)", rows)
+        except sqlite3.Error:
+            self._lost()
+
+    def put(self, space: str, key: str, value: bytes) -> None:
+        """Keep one value (see ``put_many``)."""
+        self.put_many(space, [(key, value)])
+
+    def get_json(self, space: str, key: str) -> Any:
+        """The JSON value kept for ``key``; None when there is none (or it is not JSON)."""
+        return loads(self.get(space, key))
+
+    def put_json(self, space: str, key: str, value: Any) -> None:
+        """Keep ``value`` as JSON."""
+        self.put(space, key, orjson.dumps(value))
+
+    def close(self) -> None:
+        """Let go of the file (a worker process opens its own)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _query(self, sql: str, args: list[str]) -> list[tuple[str, bytes]]:
+        if self._db is None:
+            return []
+        try:
+            return self._db.execute(sql, args).fetchall()  # type: ignore[no-any-return]
+        except sqlite3.Error:
+            self._lost()
+            return []
+
+    def _lost(self) -> None:
+        """A damaged or unusable file: this run keeps nothing more and reads nothing more."""
+        self.close()
 
 
-def recall(path: Path | str) -> bytes | None:
-    """The bytes kept at ``path``; None when missing, unreadable, a link, not a regular file,
-    or damaged."""
-    raw = read_regular(path)
-    if raw is None:
+def loads(value: bytes | None) -> Any:
+    """The JSON value of kept bytes; None for none, or bytes that are not JSON."""
+    if value is None:
         return None
-    body = raw[HEADER_SIZE:]
-    if raw[:HEADER_SIZE] != HEADER + hashlib.sha256(body).hexdigest().encode() + b"\n":
-        return None
-    return body
-
-
-def read_regular(path: Path | str) -> bytes | None:
-    """The bytes of the regular file at ``path``; None when missing, unreadable, a link or
-    anything else (a FIFO planted there is not waited on): what a cache reads is a miss, never
-    a wait or an error."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as f:
-            return f.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
-    except OSError:
-        return None
-
-
-@functools.lru_cache(maxsize=None)
-def source_digest(module: ModuleType) -> str:
-    """A digest of a module's source: what its code works out is kept under it, so that what
-    another version of it worked out is never used."""
-    return hashlib.sha256(Path(str(module.__file__)).read_bytes()).hexdigest()[:16]
-
-
-def recall_json(path: Path | str) -> Any:
-    """The JSON value kept at ``path``; None on any miss."""
-    body = recall(path)
-    if body is None:
-        return None
-    try:  # orjson reads a site's state (1 MB for 1,000 profiles) in a third of json's time
-        return orjson.loads(body)
+        return orjson.loads(value)
     except orjson.JSONDecodeError:
-        pass  # NaN and Infinity, which json.dumps writes and orjson does not read; or not JSON
-    try:
-        return json.loads(body)
-    except ValueError:
         return None
 
 
-def kept_size(path: Path | str) -> int | None:
-    """The size of what ``keep`` stored at ``path`` (without its header); None when absent."""
-    try:
-        size = os.stat(path).st_size - HEADER_SIZE
-    except OSError:
-        return None
-    return size if size >= 0 else None
+def _open(path: Path) -> sqlite3.Connection | None:
+    """The cache file at ``path``, made if absent; a file that is not a cache of ours (damaged,
+    another format) is set aside and a new one made; None when none can be had."""
+    for attempt in range(2):
+        db = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=OFF")  # never an fsync: a cache lost in a crash is only a miss (see _open)
+            db.execute(SCHEMA)
+            db.execute("SELECT count(*) FROM kept WHERE space = ''").fetchone()
+            db.isolation_level = "DEFERRED"  # each put_many one transaction
+            return db
+        except sqlite3.DatabaseError:
+            if db is not None:
+                db.close()
+            if attempt:
+                return None
+            for suffix in ("", "-wal", "-shm"):  # set aside, with the log that goes with it
+                try:
+                    os.replace(f"{path}{suffix}", f"{path}.damaged{suffix}")
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    return None
+        except (sqlite3.Error, OSError):
+            if db is not None:
+                db.close()
+            return None
+    return None

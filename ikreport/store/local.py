@@ -1,4 +1,4 @@
-"""The local-folder backend: ``records/ab/cdef….json`` and ``blobs/ab/cdef…`` under a root.
+"""The local-folder backend: ``records/ab/cdef….json`` and ``blobs/ab/cdef…[.gz]`` under a root.
 
 Files are written once (temp file, fsync, hard link into place, so a crash never leaves a
 partial file under a real name), made read-only, and never rewritten: writing what is
@@ -15,9 +15,10 @@ import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
-from ikreport.store.backend import ID_RX, Area, StatKey, stat_key_of, stat_keys_of
+from ikreport.store.backend import NAME_RX, Area
 
 SHARD_RX = re.compile(r"^[0-9a-f]{2}$")
 RECORD_SUFFIX = ".json"
@@ -32,39 +33,22 @@ class LocalFolder:
         self.root = root
         self._prefix = os.path.join(str(root), "")  # for _file's string joins
 
-    def path(self, area: Area, file_id: str) -> Path:
+    def path(self, area: Area, name: str) -> Path:
         """Where the file is (or would be) on disk."""
-        return Path(self._file(area, file_id))
+        return Path(self._file(area, name))
 
-    def _file(self, area: Area, file_id: str) -> str:
-        # the path as a plain string: a build stats every record and blob, and 1,000 pathlib
-        # joins cost more than the 1,000 stats
-        return f"{self._prefix}{area}/{file_id[:2]}/{file_id[2:]}{SUFFIX[area]}"
+    def _file(self, area: Area, name: str) -> str:
+        # a plain string: a build stats every blob it cites, and pathlib joins cost more than stats
+        return f"{self._prefix}{area}/{name[:2]}/{name[2:]}{SUFFIX[area]}"
 
-    def where(self, area: Area, file_id: str) -> str:
+    def where(self, area: Area, name: str) -> str:
         """The file's path, for messages."""
-        return str(self.path(area, file_id))
+        return str(self.path(area, name))
 
     def ids(self, area: Area, prefix: str = "") -> list[str]:
-        """The sorted ids of the regular files of ``area`` starting with ``prefix`` (one shard
-        is read when the prefix names it)."""
-        return sorted(i for i in self._names(self.root / area, SUFFIX[area], prefix[:2]) if i.startswith(prefix))
-
-    def sizes(self, area: Area, file_ids: Iterable[str]) -> dict[str, int]:
-        """The size of each of ``file_ids`` that is a regular file of ``area`` (as ``ids``
-        lists them): one lstat each, and no listing of the area's shards."""
-        shards = {shard.name for shard in self._shards(self.root / area, "")}
-        out: dict[str, int] = {}
-        for file_id in file_ids:  # hex ids (the caller's check): never a path out of the folder
-            if file_id[:2] not in shards:
-                continue
-            try:
-                st = os.lstat(self._file(area, file_id))
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                out[file_id] = st.st_size
-        return out
+        """The sorted stored names of the regular files of ``area`` starting with ``prefix``
+        (one shard is read when the prefix names it)."""
+        return sorted(i for i in self._names(area, prefix[:2]) if i.startswith(prefix))
 
     def _shards(self, top: Path, shard_prefix: str) -> Iterator[os.DirEntry[str]]:
         # a linked records/ or blobs/ is refused here, so check and build agree with verify
@@ -77,46 +61,49 @@ class LocalFolder:
                     and SHARD_RX.match(shard.name)):
                 yield shard
 
-    def _names(self, top: Path, suffix: str, shard_prefix: str) -> Iterator[str]:
-        for shard in self._shards(top, shard_prefix):
+    def _names(self, area: Area, shard_prefix: str) -> Iterator[str]:
+        suffix, name_rx = SUFFIX[area], NAME_RX[area]
+        for shard in self._shards(self.root / area, shard_prefix):
             for entry in os.scandir(shard.path):
                 name = entry.name
                 if suffix and not name.endswith(suffix):
                     continue
                 full = shard.name + name[: len(name) - len(suffix)]
-                if ID_RX.match(full) and entry.is_file(follow_symlinks=False):
+                if name_rx.match(full) and entry.is_file(follow_symlinks=False):
                     yield full
 
-    def read(self, area: Area, file_id: str) -> bytes:
+    def read(self, area: Area, name: str) -> bytes:
         """The file's bytes; refuses a link (the file, its shard or its area folder)."""
-        return _read_no_follow(self.path(area, file_id))
+        with _open_no_follow(self._file(area, name)) as f:
+            return f.read()
 
-    def exists(self, area: Area, file_id: str) -> bool:
-        """Whether the file is there."""
-        return self.path(area, file_id).is_file()
+    def tail(self, area: Area, name: str, size: int) -> bytes:
+        """The file's last ``size`` bytes, read as ``read`` reads."""
+        with _open_no_follow(self._file(area, name)) as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - size))
+            return f.read()
 
-    def size(self, area: Area, file_id: str) -> int | None:
+    def exists(self, area: Area, name: str) -> bool:
+        """Whether the file is there (a link is not followed)."""
+        try:
+            return stat.S_ISREG(os.lstat(self._file(area, name)).st_mode)
+        except OSError:
+            return False
+
+    def size(self, area: Area, name: str) -> int | None:
         """The file's size on disk (a link is not followed); None when absent."""
         try:
-            return os.lstat(self._file(area, file_id)).st_size
+            return os.lstat(self._file(area, name)).st_size
         except OSError:
             return None
 
-    def stat_key(self, area: Area, file_id: str) -> StatKey | None:
-        """The file's StatKey (backend.py), without following a link; None when absent."""
-        return stat_key_of(self._file(area, file_id))
-
-    def stat_keys(self, area: Area, file_ids: Iterable[str]) -> list[StatKey | None]:
-        """``stat_key`` of each of ``file_ids``, in order."""
-        return stat_keys_of([self._file(area, file_id) for file_id in file_ids])
-
-    def write_once(self, area: Area, file_id: str, data: bytes) -> None:
+    def write_once(self, area: Area, name: str, data: bytes) -> None:
         """Write the file unless it is there: temp file, fsync, link, read-only."""
-        _write_once(self.path(area, file_id), data)
+        _write_once(self.path(area, name), data)
 
-    def write_once_chunks(self, area: Area, file_id: str, chunks: Iterable[bytes]) -> None:
+    def write_once_chunks(self, area: Area, name: str, chunks: Iterable[bytes]) -> None:
         """``write_once`` from chunks: each is written as it comes."""
-        _write_once(self.path(area, file_id), chunks)
+        _write_once(self.path(area, name), chunks)
 
     def survey(self, notes: list[str]) -> Survey:
         """Every entry of the folder, in name order, for ``verify``: what does not belong is a
@@ -124,7 +111,7 @@ class LocalFolder:
         found = Survey()
         areas: tuple[Area, ...] = ("blobs", "records")  # blobs first: problems are listed in this order
         for area in areas:
-            top, suffix = self.root / area, SUFFIX[area]
+            top, suffix, name_rx = self.root / area, SUFFIX[area], NAME_RX[area]
             if top.is_symlink():  # build refuses to read through it, so verify must not pass it
                 found.order.append(f"{top}: symbolic link in the archive; archives hold plain folders and files only")
                 continue
@@ -140,35 +127,38 @@ class LocalFolder:
                         notes.append(f"{item.path}: temporary file left by an interrupted write; safe to delete")
                         continue
                     stem = name[: len(name) - len(suffix)] if suffix and name.endswith(suffix) else (None if suffix else name)
-                    if stem is None or not ID_RX.match(entry.name + stem) or not item.is_file(follow_symlinks=False):
+                    if stem is None or not name_rx.match(entry.name + stem) or not item.is_file(follow_symlinks=False):
                         what = "symbolic link" if item.is_symlink() else "unexpected file"
                         found.order.append(f"{item.path}: {what} in the archive; remove it")
                         continue
-                    st = item.stat(follow_symlinks=False)
-                    if st.st_mode & 0o222:
+                    if item.stat(follow_symlinks=False).st_mode & 0o222:
                         found.writable += 1
-                    if not suffix:
-                        found.sizes[entry.name + stem] = st.st_size
                     found.order.append(len(found.files))
-                    found.files.append((item.path, entry.name + stem, bool(suffix)))
+                    found.files.append((item.path, entry.name + stem, area))
         return found
 
 
 @dataclass
 class Survey:
-    """What a walk of an archive folder found, for ``verify``."""
+    """What a walk of an archive found, for ``verify``."""
 
     order: list[str | int] = field(default_factory=list)  # a problem, or the index of a file to check
-    files: list[tuple[str, str, bool]] = field(default_factory=list)  # (path, id, is a record)
+    files: list[tuple[str, str, Area]] = field(default_factory=list)  # (path or URL, stored name, area)
     writable: int = 0  # files with a write bit set (ikreport writes them read-only)
-    sizes: dict[str, int] = field(default_factory=dict)  # blob id -> bytes on disk
 
 
-def _read_no_follow(path: Path) -> bytes:
+def _open_no_follow(path: str) -> BinaryIO:
     # O_NOFOLLOW guards the file itself; a linked shard or records/ folder is refused too, so a
-    # read never leaves the archive.
-    for folder in (path.parent, path.parent.parent):
-        if folder.is_symlink():
+    # read never leaves the archive (plain strings: a build reads every record).
+    shard = os.path.dirname(path)
+    for folder in (shard, os.path.dirname(shard)):
+        try:
+            linked = stat.S_ISLNK(os.lstat(folder).st_mode)
+        except FileNotFoundError as exc:
+            raise UnknownIdError(f"{path}: not in the archive") from exc
+        except OSError as exc:
+            raise ArchiveError(f"{path}: cannot read ({exc.strerror})") from exc
+        if linked:
             raise IntegrityError(f"{folder}: is a symbolic link; archives hold plain folders and files only")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -178,8 +168,7 @@ def _read_no_follow(path: Path) -> bytes:
         if exc.errno == errno.ELOOP:
             raise IntegrityError(f"{path}: is a symbolic link; archives hold plain files only") from exc
         raise ArchiveError(f"{path}: cannot read ({exc.strerror})") from exc
-    with os.fdopen(fd, "rb") as f:
-        return f.read()
+    return os.fdopen(fd, "rb")
 
 
 def _write_once(path: Path, data: bytes | Iterable[bytes]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # from the fold itself, not analysis.ncu: a build reads profiles and need not import the CSV
@@ -83,25 +83,77 @@ def _size(value: Any) -> str | None:
     return str(int(number)) if number.is_integer() else str(value)
 
 
-def durations_by_kernel(record: dict[str, Any], read_blob: Callable[[str], bytes]) -> dict[str, list[float]]:
-    """Every launch's duration (µs) by kernel, in profiling order (see launch_rows)."""
+def durations_by_kernel(record: Mapping[str, Any], read_blob: Callable[[str], bytes],
+                        complete: bool | None = None) -> dict[str, list[float]]:
+    """Every timed launch's duration (µs) by kernel, in profiling order (see launch_rows).
+    ``complete``: whether the record holds every launch, when the caller knows it (a record
+    known by its summary then need not be read for a launch table it cites)."""
+    if complete is None:
+        complete = record["data"].get("launches_complete", True)
+    if not complete:
+        blob = next(s["id"] for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE)
+        return _kernel_durations(blob, read_blob(blob))
     out: dict[str, list[float]] = {}
-    for launch in launch_rows(record, read_blob):
-        out.setdefault(launch["kernel"], []).append(launch["duration_us"])
+    for r in record["data"]["launches"]:
+        duration = r["duration_us"]
+        if duration is not None and duration > 0:  # as launch_rows: a zero duration is no timing
+            out.setdefault(r["kernel"], []).append(duration)
     return out
 
 
-def _launch_table(blob: str, data: bytes) -> list[dict[str, Any]]:
-    """The rows of a per-launch CSV blob. Its hash proves only that it is the blob the record
-    cites, not that it is well formed, so a bad row is a one-line error naming it."""
+def _kernel_durations(blob: str, data: bytes) -> dict[str, list[float]]:
+    """``durations_by_kernel`` of a per-launch CSV blob, read by pyarrow's CSV reader: a series'
+    history reads every launch of every profile in it (a million rows for a thousand profiles)."""
+    import numpy as np
+    import pyarrow as pa
+    from pyarrow import csv as pa_csv
+
+    from ikreport.analysis.arrow import float_values
+
+    options = pa_csv.ConvertOptions(include_columns=["kernel", "duration_us"], include_missing_columns=True, null_values=[""],
+                                    column_types={"kernel": pa.string(), "duration_us": pa.float64()})
     try:
+        if "kernel" not in next(csv.reader([data.split(b"\n", 1)[0].decode("utf-8")]), []):
+            raise ValueError("it has no kernel column")
+        # one thread: for a table of a thousand rows, starting the pool costs more than it saves
+        table = pa_csv.read_csv(pa.py_buffer(data), read_options=pa_csv.ReadOptions(use_threads=False),
+                                convert_options=options)
+    except (pa.ArrowException, ValueError, csv.Error) as exc:
+        raise RecordError(f"blob {blob[:12]} (the per-launch table): {str(exc)[:120]}; "
+                          "re-import the profile to write a good table") from None
+    kernels = table.column("kernel").to_pylist()
+    durations = float_values(table.column("duration_us"))
+    written_nan = int(np.isnan(durations).sum()) > table.column("duration_us").null_count  # "nan" in a cell
+    if None in kernels or np.isinf(durations).any() or written_nan:
+        raise RecordError(f"blob {blob[:12]} (the per-launch table): a row has no kernel or a duration that is not a "
+                          "number; re-import the profile to write a good table")
+    names = {kernel: restore(kernel) for kernel in set(kernels)}
+    out: dict[str, list[float]] = {}
+    for kernel, duration in zip(kernels, durations.tolist()):
+        if duration > 0:  # NaN (no duration) and zero are no timing, as in launch_rows
+            out.setdefault(names[kernel], []).append(duration)
+    return out
+
+
+def _launch_table(blob: str, data: bytes, columns: tuple[str, ...] = ("kernel", "duration_us", "grid", "block")
+                  ) -> list[dict[str, Any]]:
+    """``columns`` of the rows of a per-launch CSV blob (kernel and duration_us first). Its hash
+    proves only that it is the blob the record cites, not that it is well formed, so a bad row
+    is a one-line error naming it."""
+    try:
+        reader = csv.reader(io.StringIO(data.decode("utf-8")))
+        header = next(reader, [])
+        at = [header.index(c) if c in header else None for c in columns]
+        if at[0] is None:
+            raise ValueError("it has no kernel column")
         rows = []
-        for n, r in enumerate(csv.DictReader(io.StringIO(data.decode("utf-8"))), start=2):
-            kernel, duration = r.get("kernel"), r.get("duration_us")
+        for n, r in enumerate(reader, start=2):
+            cells = [r[i] if i is not None and i < len(r) else None for i in at]
+            kernel, duration = cells[0], cells[1]
             if kernel is None or (duration and not math.isfinite(float(duration))):
                 raise ValueError(f"row {n} has no kernel or a duration that is not a number")
             rows.append({"kernel": restore(kernel), "duration_us": float(duration) if duration else None,
-                         "grid": r.get("grid"), "block": r.get("block")})
+                         **dict(zip(columns[2:], cells[2:]))})
         return rows
     except (UnicodeDecodeError, csv.Error, ValueError) as exc:
         raise RecordError(f"blob {blob[:12]} (the per-launch table): {str(exc)[:120]}; "

@@ -5,6 +5,10 @@ One object answers "which record does this prefix name", "what does this record 
 workers and report citations all get the same answer. Before this there were several copies
 of each rule, and two of them named different successors for the same record.
 
+Loading re-hashes every record; a record whose summary the cache (cache.py) keeps under the
+rules in force is not parsed again but known by that summary (a LazyRecord, whose data is read,
+and re-hashed, the first time a page asks for it).
+
 The successor rule lives here too: a record whose kind's part names a successor key (the
 supersession kind's does) says that record replaces each one it supersedes; a record has at
 most one successor, and when a broken archive gives it two, the first stating record by id
@@ -15,20 +19,85 @@ supersessions broken (IK109) on top of :func:`chosen`.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+import hashlib
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
+from importlib import resources
 from typing import Any, TypeVar
 
+import orjson
+
 from ikreport.errors import AmbiguousIdError, IkreportError, UnknownIdError
-from ikreport.store.schema_parts import record_facts, successor_key
+from ikreport.store import records as record_codec
 from ikreport.store.archive import Archive, references as record_references
-from ikreport.store.summaries import LazyRecord, Summary, summarize
-from ikreport.store.stat_index import StatIndex
-from ikreport.store.validated import Validated, check_record
+from ikreport.store.cache import Cache, loads
+from ikreport.store.schema_parts import digest_input, record_facts, successor_key
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
+Summary = dict[str, Any]  # {"head": every field but data, "facts": the kind's facts}
 T = TypeVar("T")
+
+
+@lru_cache(maxsize=1)
+def summary_space() -> str:
+    """Where the cache keeps the summaries of valid records: named after what "valid" and a
+    summary mean (the schema, the checks records.py makes, each kind's part, this file), so
+    that a change to any of them starts anew."""
+    package = resources.files("ikreport")
+    digest = hashlib.sha256(digest_input())
+    for name in ("schema/record-1.json", "store/records.py", "store/recordset.py"):
+        digest.update(package.joinpath(name).read_bytes())
+    return f"summary {digest.hexdigest()[:16]}"
+
+
+def summarize(record: Mapping[str, Any]) -> Summary:
+    """The record's head (every field but ``data``) and its facts."""
+    return {"head": {k: v for k, v in record.items() if k != "data"}, "facts": record_facts(record)}
+
+
+def as_summary(value: Any) -> Summary | None:
+    """A kept summary, when ``value`` has the shape ``summarize`` gives; None otherwise."""
+    if isinstance(value, dict) and isinstance(value.get("head"), dict) and isinstance(value.get("facts"), dict) \
+            and isinstance(value["head"].get("kind"), str):
+        return value
+    return None
+
+
+class LazyRecord(Mapping[str, Any]):
+    """A record known by its summary; ``load`` gives the whole record when ``data`` is asked for."""
+
+    __slots__ = ("head", "facts", "_load", "_whole")
+
+    def __init__(self, summary: Summary, load: Callable[[], dict[str, Any]]) -> None:
+        self.head: dict[str, Any] = summary["head"]  # every field but data: asked of every record, unread
+        self.facts: dict[str, Any] = summary["facts"]
+        self._load = load
+        self._whole: dict[str, Any] | None = None
+
+    def summary(self) -> Summary:
+        """What it is known by: its head and facts."""
+        return {"head": self.head, "facts": self.facts}
+
+    def whole(self) -> dict[str, Any]:
+        """The whole record, loaded (and checked) the first time it is asked for."""
+        if self._whole is None:
+            self._whole = self._load()
+        return self._whole
+
+    def __getitem__(self, key: str) -> Any:
+        return self.whole()["data"] if key == "data" else self.head[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``Mapping.get`` in one call (it takes three: thousands of times a build)."""
+        return self.whole().get("data", default) if key == "data" else self.head.get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.head
+        yield "data"
+
+    def __len__(self) -> int:
+        return len(self.head) + 1
 
 
 @dataclass(frozen=True)
@@ -82,22 +151,18 @@ class RecordSet:
 
     records: dict[str, Record]
     by_kind: dict[str, list[str]] = field(default_factory=dict)
-    # each record file's size in bytes as loading stat-ed it (a build's, trusting by stat), so
-    # a build need not stat every record again; a record not in it is sized by the archive
-    sizes: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     # Worked out on first use (a frozen value's caches: same inputs, same answers).
     _index: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def of(cls, records: dict[str, Record], sizes: dict[str, int] | None = None) -> RecordSet:
-        """The set of ``records`` (id -> record), with their ids grouped by kind, and the sizes
-        of their files where loading saw them."""
+    def of(cls, records: dict[str, Record]) -> RecordSet:
+        """The set of ``records`` (id -> record), with their ids grouped by kind."""
         by_kind: dict[str, list[str]] = {}
         order = sorted(records)
         heads = _heads(records)
         for record_id in order:
             by_kind.setdefault(heads[record_id]["kind"], []).append(record_id)
-        return cls(records=records, by_kind=by_kind, sizes=sizes or {}, _index={"sorted": order, "heads": heads})
+        return cls(records=records, by_kind=by_kind, _index={"sorted": order, "heads": heads})
 
     def whole(self, record_id: str) -> dict[str, Any]:
         """The record as a plain dict, read from the archive if only its summary was loaded."""
@@ -146,14 +211,15 @@ class RecordSet:
         """The ids of the blobs the records name as sources."""
         return {source["id"] for head in self.heads().values() for source in head["sources"]}
 
-    def wrong_sizes(self, size_of: Callable[[str], int | None]) -> list[tuple[str, str]]:
+    def wrong_sizes(self, size_of: Callable[[str], int | None], modulo: int = 0) -> list[tuple[str, str]]:
         """(record id, what is wrong) for each source whose declared size is not its blob's;
-        ``size_of`` gives a blob's size, or None for a blob not to be judged (absent, damaged)."""
+        ``size_of`` gives a blob's size (modulo ``modulo``, when given), or None for a blob not
+        to be judged (absent, damaged)."""
         out, heads = [], self.heads()
         for rid in self.once("sorted", _sorted):
             for source in heads[rid]["sources"]:
                 size = size_of(source["id"])
-                if size is not None and size != source["size"]:
+                if size is not None and size != (source["size"] % modulo if modulo else source["size"]):
                     out.append((rid, f"declares blob {source['id'][:12]} as {source['size']} bytes, but it is "
                                      f"{size}; the record is wrong about its source: re-collect it"))
         return out
@@ -214,34 +280,35 @@ def _citing(records: RecordSet) -> dict[str, dict[str, None]]:
     return index
 
 
-def load(archive: Archive, validated: Validated | None = None,
-         failed: Callable[[str, IkreportError], None] | None = None, trust_unchanged: bool = False,
+def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, IkreportError], None] | None = None,
          ids: list[str] | None = None) -> RecordSet:
-    """Every record of ``archive``, each re-hashed against its id; with ``trust_unchanged`` (a
-    build's), each whose file is unchanged since a build hashed it is trusted unread instead
-    (stat_index.py; ``verify`` never trusts). A record ``validated`` knows with its summary is
-    not parsed (a LazyRecord reads it when its data is asked for); the rest are parsed,
-    validated and remembered there. A record that does not load goes to ``failed`` and is left
-    out; without ``failed`` the error is raised. ``ids``: the archive's record ids, when the
-    caller has just listed them (a build has, to fetch them)."""
-    validated = validated or Validated(None)
-    index = StatIndex.of(archive, validated) if trust_unchanged else None
+    """Every record of ``archive``, each re-hashed against its id. A record whose summary
+    ``cache`` keeps is not parsed (a LazyRecord reads it when its data is asked for); the rest
+    are parsed, validated, and their summaries kept. A record that does not load goes to
+    ``failed`` and is left out; without ``failed`` the error is raised. ``ids``: the archive's
+    record ids, when the caller has just listed them (a build has, to fetch them)."""
+    cache = cache or Cache(None)
     ids = archive.record_ids() if ids is None else ids
-    trusted = index.trusted(ids) if index is not None else {}
+    space = summary_space()
+    kept = cache.get_many(space, ids)
     loaded: dict[str, Record] = {}
+    new: list[tuple[str, bytes]] = []
     for rid in ids:
         try:
-            summary, record = ((trusted[rid], None) if rid in trusted else index.check(rid, validated)
-                               if index is not None else check_record(archive, rid, validated))
-            loaded[rid] = record if record is not None else LazyRecord(
-                summary, partial(archive.load, rid, known_valid=True))
+            data = archive.record_bytes(rid)  # always re-hashed: the id is the promise
+            summary = as_summary(loads(kept.get(rid)))
+            if summary is not None:
+                loaded[rid] = LazyRecord(summary, partial(archive.load, rid, known_valid=True))
+                continue
+            record = record_codec.decode(data, archive.where(rid))
+            new.append((rid, orjson.dumps(summarize(record))))
+            loaded[rid] = record
         except IkreportError as exc:
             if failed is None:
                 raise
             failed(rid, exc)
-    if index is not None:
-        index.save()
-    return RecordSet.of(loaded, index.sizes if index is not None else None)
+    cache.put_many(space, new)  # later runs need not parse them
+    return RecordSet.of(loaded)
 
 
 def summaries(records: RecordSet) -> dict[str, Summary]:

@@ -1,5 +1,6 @@
-"""Rebuilds use kept record summaries: they parse only records they have not seen, still
-re-hash every record, and ignore summaries made by other code."""
+"""The one build cache (store/cache.py): a rebuild parses only records it has not seen and still
+re-hashes every one; what other code kept is not used; verify and build share what they learn;
+the cache can be deleted at any time and only costs time."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from conftest import NCU, ROOT
 from ikreport.store import records as records_module
 from ikreport.store.archive import Archive
-from ikreport.store.cache import keep, recall_json
+from ikreport.store.cache import FILE
 from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
 from ikreport.errors import BuildError
@@ -68,27 +69,54 @@ def test_a_tampered_record_is_caught_although_its_summary_is_kept(arch, tmp_path
         build_site(arch, out, cache_dir=cache)
 
 
-def test_summaries_made_by_other_code_are_not_used(arch, tmp_path, decodes):
+def test_summaries_kept_under_other_rules_are_not_used(arch, tmp_path, decodes):
+    """A summary is kept under the digest of what makes it (the schema, the checks, each kind's
+    part, the summary code): one kept under other rules, here with a title no record has, is
+    never read."""
+    import sqlite3
+
     out, cache = tmp_path / "site", tmp_path / "cache"
     build_site(arch, out, cache_dir=cache)
     first = (out / "index.html").read_bytes()
-    for kept in (cache / "validated").rglob("*.json"):
-        entry = recall_json(kept)
-        entry["summary"]["head"]["title"] = "a title no record has"
-        entry["summary_version"] = "another"
-        keep(kept, json.dumps(entry))
-    for index in (cache / "validated").rglob("unchanged/*.idx"):  # the build's index of unchanged files
-        index.unlink()  # has its own version (tests/test_stat_index.py): here the entries are tried
+    with sqlite3.connect(cache / FILE) as db:
+        rows = db.execute("SELECT space, key, value FROM kept WHERE space LIKE 'summary %'").fetchall()
+        assert len(rows) == len(arch.record_ids())
+        db.execute("DELETE FROM kept WHERE space LIKE 'summary %'")
+        for space, key, value in rows:
+            entry = json.loads(value)
+            entry["head"]["title"] = "a title no record has"
+            db.execute("INSERT INTO kept VALUES (?, ?, ?)", ("summary another", key, json.dumps(entry).encode()))
     decodes.clear()
     build_site(arch, out, cache_dir=cache)
     assert len(decodes) >= len(arch.record_ids())  # parsed again, not taken from the kept summaries
     assert (out / "index.html").read_bytes() == first
 
 
+def test_verify_and_build_share_what_they_learn(arch, tmp_path, decodes):
+    """One cache: records a verify validated are not parsed by the build after it."""
+    from ikreport.commands.verify import verify_archive
+    from ikreport.store.cache import Cache
+
+    shutil.rmtree(arch.root / "reports")  # a report's values are read from whole records, on every build
+    cache = Cache(tmp_path / "cache")
+    assert verify_archive(arch, cache=cache) == []
+    cache.close()
+    stating = {f"{rid[2:]}.json" for rid in arch.record_ids() if arch.load(rid)["kind"] == "supersession"}
+    validations: list[str] = []
+    real = records_module.validate
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(records_module, "validate", lambda record, where: validations.append(where) or real(record, where))
+        build_site(arch, tmp_path / "site", cache_dir=tmp_path / "cache")
+    assert validations == []  # pages read whole records, but none is validated again
+    decodes.clear()
+    build_site(arch, tmp_path / "site", cache_dir=tmp_path / "cache")
+    assert {os.path.basename(p) for p in decodes} - stating == set()  # nothing new: nothing parsed
+
+
 def test_a_summarised_record_answers_as_the_whole_record(arch):
     """A LazyRecord gives what the record itself gives for every field, with ``[]`` and
     ``get`` alike (its own ``get``, one call a field), and loads its data only when asked."""
-    from ikreport.store.summaries import LazyRecord, summarize
+    from ikreport.store.recordset import LazyRecord, summarize
 
     for rid in arch.record_ids():
         whole = arch.load(rid)

@@ -1,0 +1,85 @@
+"""Which blobs a site publishes, under what file name, and their bytes, checked.
+
+A blob is published as the archive stores it (compressed: ``b/ID.csv.gz``), never recompressed,
+so a reader can check it with ``gunzip -c b/ID.csv.gz | sha256sum``. Before a build names it, the
+blob is read once, decompressed and re-hashed against its id, in threads (decompressing and
+hashing run outside the GIL); when the writer copies it into the site, the stored bytes are read
+again and must hash as they did then. The file name's suffix is its media type's, except that a
+CSV holding cells a spreadsheet would run as formulas is offered as ``.txt``: exports are kept
+verbatim (a blob's name is its hash), so they cannot be neutralised as the CSVs ikreport writes
+are, and a .txt opens in a text editor or the browser, not a spreadsheet. That answer never
+changes for a blob, so the build cache keeps it and a rebuild reads no blob it publishes already.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ikreport import csv_cells
+from ikreport.csv_cells import has_formula_cells
+from ikreport.errors import IntegrityError
+from ikreport.store.archive import Archive
+from ikreport.store.cache import Cache
+from ikreport.store.compression import GZ, inflate
+
+MEDIA_EXT = {"text/csv": ".csv", "text/plain": ".txt", "application/json": ".json"}
+SUFFIXES = {"", *MEDIA_EXT.values()}
+# the rule's own code names what is kept: another rule looks at every blob again
+SPACE = f"offered {hashlib.sha256(Path(csv_cells.__file__).read_bytes()).hexdigest()[:16]}"
+
+
+@dataclass(frozen=True)
+class Published:
+    """A blob as the site publishes it."""
+
+    suffix: str  # the file name's, after the id: ".csv", ".txt.gz" …
+    size: int  # bytes as stored, which the site holds
+    stored_sha256: str | None  # of the stored bytes, when this build read and checked them
+
+
+def published_blobs(archive: Archive, blobs: Iterable[tuple[str, str]], stored: dict[str, tuple[str, int]],
+                    cache: Cache) -> dict[str, Published]:
+    """How the site publishes each of ``blobs`` ((id, media type), each in the archive, stored
+    as ``stored`` says: (form, size))."""
+    blobs = list(blobs)
+    kept = {k: v for k, v in cache.get_texts(SPACE, [b for b, _ in blobs]).items() if v in SUFFIXES}
+    todo = [(blob_id, media_type) for blob_id, media_type in blobs if blob_id not in kept]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            looked = dict(zip([b for b, _ in todo], pool.map(lambda item: _look(archive, stored[item[0]][0], *item), todo)))
+    cache.put_many(SPACE, [(blob_id, suffix.encode()) for blob_id, (suffix, _) in looked.items()])
+    out = {}
+    for blob_id, media_type in blobs:
+        form, size = stored[blob_id]
+        suffix, digest = looked.get(blob_id, (kept.get(blob_id, MEDIA_EXT.get(media_type, "")), None))
+        out[blob_id] = Published(suffix + form, size, digest)
+    return out
+
+
+def _look(archive: Archive, form: str, blob_id: str, media_type: str) -> tuple[str, str]:
+    """(suffix, sha256 of the stored bytes) of a blob stored as ``form``, read once and checked."""
+    data = archive.backend.read("blobs", blob_id + form)
+    where = archive.backend.where("blobs", blob_id + form)
+    content = inflate(data, where) if form == GZ else data
+    if hashlib.sha256(content).hexdigest() != blob_id:
+        raise IntegrityError(f"{where}: the bytes do not hash to the file's name; restore it from a good copy")
+    suffix = MEDIA_EXT.get(media_type, "")
+    if suffix == ".csv" and has_formula_cells(content):
+        suffix = ".txt"
+    return suffix, hashlib.sha256(data).hexdigest()
+
+
+def stored_bytes(archive: Archive, blob_id: str, published: Published) -> bytes:
+    """The blob's stored bytes, for the site: as this build checked them, or checked now."""
+    if published.stored_sha256 is None:
+        return archive.stored_blob(blob_id)[1]
+    form = published.suffix[-len(GZ):] if published.suffix.endswith(GZ) else ""
+    data = archive.backend.read("blobs", blob_id + form)
+    if hashlib.sha256(data).hexdigest() != published.stored_sha256:
+        raise IntegrityError(f"{archive.backend.where('blobs', blob_id + form)}: changed while the site was built; "
+                             "build again")
+    return data
