@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inputs import WORK, big_archive, tree_equal  # noqa: E402
+from inputs import WORK, cli_archive, tree_equal  # noqa: E402
 
 ENV = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
        "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull, "AWS_EC2_METADATA_DISABLED": "true"}
@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--launches", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    source = big_archive(args.profiles, args.launches)
+    source = cli_archive(args.profiles, args.launches)
     proc, endpoint = start_s3()
     os.environ.update(ENV, AWS_ENDPOINT_URL=endpoint)
     import boto3

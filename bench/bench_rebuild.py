@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inputs import WORK, big_archive, linked_archive, one_more_profile  # noqa: E402
+from inputs import WORK, cli_archive, linked_archive, one_more_profile  # noqa: E402
 
 
 def timed_phases(module: Any, spent: collections.Counter[str]) -> None:
@@ -33,7 +33,7 @@ def timed_phases(module: Any, spent: collections.Counter[str]) -> None:
     time adds to ``spent``; a phase's time inside another's counts for the outer one only."""
     depth = [0]
     for name, value in list(vars(module).items()):
-        if (name == "build_site" or isinstance(value, type) or not callable(value)
+        if (name in ("build_site", "_build") or isinstance(value, type) or not callable(value)
                 or not getattr(value, "__module__", "").startswith("ikreport.")):
             continue
 
@@ -61,7 +61,7 @@ def main() -> None:
 
     spent: collections.Counter[str] = collections.Counter()
     timed_phases(build, spent)
-    source = big_archive(args.profiles, args.launches)
+    source = cli_archive(args.profiles, args.launches)
     with tempfile.TemporaryDirectory(dir=WORK) as tmp:
         work = Path(tmp)
         archive = Archive.open(linked_archive(source, work / "archive"))

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inputs import WORK, big_archive  # noqa: E402
+from inputs import WORK, cli_archive  # noqa: E402
 
 LIMIT = 2 * 1000 * 1000  # bytes: issue 18's 2 MB
 
@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="build the whole site (every record page)")
     args = parser.parse_args()
     t = time.perf_counter()
-    archive_dir = big_archive(args.profiles, args.launches)
+    archive_dir = cli_archive(args.profiles, args.launches)
     records = sum(1 for p in (archive_dir / "records").rglob("*") if p.is_file())
     print(f"archive: {records} records ({args.profiles} profiles of {args.launches} launches), "
           f"ready in {time.perf_counter() - t:.0f} s")

@@ -2,6 +2,13 @@
 
 big_raw_export(n): the B200 raw export's own preamble, header and units rows, then its 16
 launch rows repeated (IDs renumbered) to n launches, so every quirk of the real file is kept.
+
+cli_archive(profiles, launches): the archive a user gets from ``collect ncu --from-csv``, one
+export at a time through the importer the command calls (the raw export kept as a blob). The
+exports are made from four real ones (two raw pages, two details pages; four GPUs, four kernel
+sets), each of between half and one and a half times ``launches`` launches, every launch's
+timing cells (times, cycles, rates, percentages) varied by up to 3% and scaled per profile,
+so no two exports are alike and they compress as real ones do, not as repeated rows would.
 """
 
 from __future__ import annotations
@@ -9,11 +16,20 @@ from __future__ import annotations
 import csv
 import filecmp
 import io
+import random
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parents[1]
 B200 = ROOT / "tests" / "fixtures" / "ncu" / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
 WORK = ROOT / "bench" / "work"
+FIXTURES = ROOT / "tests" / "fixtures" / "ncu"
+# the cells that differ from one launch of a kernel to the next; byte and instruction counts
+# of the same kernel on the same input do not
+TIMING = re.compile(r"time|cycles|per_second|pct|throughput|duration|elapsed|active|stall|issue|ratio|rate", re.I)
+NUMBER = re.compile(r"^-?[0-9][0-9,]*(?:\.[0-9]+)?$")
 
 
 def big_raw_export(n: int, path: Path | None = None) -> Path:
@@ -41,55 +57,122 @@ def big_raw_export(n: int, path: Path | None = None) -> Path:
     return path
 
 
-def big_archive(profiles: int, launches: int, path: Path | None = None) -> Path:
-    """An archive of ``profiles`` ncu-profile records of ``launches`` launches each (made from
-    the real B200 export, with kernel names spread over 25 variants and durations scaled per
-    profile so no two records or charts are alike), plus one environment and one
-    peak-bandwidth record for the B200. Made through the importer's own functions."""
+def _varied(cell: str, rnd: random.Random, scale: float, percent: bool) -> str:
+    """A timing cell scaled and varied by up to 3% (a percentage only lowered, never past
+    100), printed as the export prints it (its decimals and thousands separators kept)."""
+    if not NUMBER.match(cell) or cell in ("0", "0.00"):
+        return cell
+    decimals = len(cell.split(".")[1]) if "." in cell else 0
+    factor = rnd.uniform(0.94, 1.0) if percent else scale * rnd.uniform(0.97, 1.03)
+    value = float(cell.replace(",", "")) * factor
+    return f"{value:{',' if ',' in cell else ''}.{decimals}f}"
+
+
+class _Raw:
+    """A raw page (one row per launch): its preamble, header and units rows, then its launch
+    rows in turn, renumbered, with the timing columns varied."""
+
+    def __init__(self, name: str, gpu: str | None) -> None:
+        lines = (FIXTURES / name).read_text("utf-8").splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith('"ID",'))
+        self.head = "\n".join(lines[: start + 2]) + "\n"
+        names = next(csv.reader([lines[start]]))
+        self.rows = list(csv.reader(lines[start + 2:]))
+        units = next(csv.reader([lines[start + 1]]))
+        self.timing = [(i, units[i] == "%") for i, n in enumerate(names)
+                       if i > 10 and TIMING.search(n) and not n.startswith(("device__", "launch__"))]
+        self.gpu = gpu
+
+    def write(self, f: TextIO, launches: int, rnd: random.Random, scale: float) -> None:
+        f.write(self.head)
+        out = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        for i in range(launches):
+            row = list(self.rows[i % len(self.rows)])
+            row[0] = str(i)
+            for c, percent in self.timing:
+                row[c] = _varied(row[c], rnd, scale, percent)
+            out.writerow(row)
+
+
+class _Details:
+    """A details page (one row per launch and metric): its header, then its launches' rows in
+    turn, renumbered, with the timing metrics' values varied."""
+
+    def __init__(self, name: str, gpu: str | None) -> None:
+        lines = (FIXTURES / name).read_text("utf-8").splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith('"ID",'))
+        self.head = "\n".join(lines[: start + 1]) + "\n"
+        names = next(csv.reader([lines[start]]))
+        self.value, self.metric = names.index("Metric Value"), names.index("Metric Name")
+        self.unit = names.index("Metric Unit")
+        launches: dict[str, list[list[str]]] = {}
+        for row in csv.reader(lines[start + 1:]):
+            if row and row[0].isdigit():
+                launches.setdefault(row[0], []).append(row)
+        self.launches = list(launches.values())
+        self.gpu = gpu
+
+    def write(self, f: TextIO, launches: int, rnd: random.Random, scale: float) -> None:
+        f.write(self.head)
+        out = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        for i in range(launches):
+            for row in self.launches[i % len(self.launches)]:
+                row = list(row)
+                row[0] = str(i)
+                if TIMING.search(row[self.metric]) or row[self.metric].endswith(("Duration", "Frequency")):
+                    row[self.value] = _varied(row[self.value], rnd, scale, row[self.unit] == "%")
+                out.writerow(row)
+
+
+def export_makers() -> list[_Raw | _Details]:
+    """The four real exports the bench's archives are made from (GPU named where the export
+    does not name it, as a user would with --gpu)."""
+    return [
+        _Raw("ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv", None),
+        _Raw("ncu_raw_pmpp_06_gtx1650ti_preamble.csv", None),
+        _Details("ncu_details_polyfhe_stallreason_opt_sm89_62kernels.csv", "NVIDIA L4"),
+        _Details("ncu_details_xplacer_bfs_v100_2020_kerneltime.csv", "Tesla V100-SXM2-16GB"),
+    ]
+
+
+WORKLOADS = 10  # workloads per source: profiles of one GPU and workload form a history series
+
+
+def cli_archive(profiles: int, launches: int, path: Path | None = None,
+                progress: Callable[[int], None] | None = None) -> Path:
+    """An archive of ``profiles`` profiles imported as ``collect ncu --from-csv`` imports them
+    (see the module docstring), plus one environment and one peak-bandwidth record made from
+    real tool output. Made once into bench/work and kept."""
     import os
+    import tempfile
 
-    from ikreport.store import records
-    from ikreport.analysis.ncu import read_page, summarise
-    from ikreport.store.archive import Archive
+    from ikreport.collect.bandwidth import import_babelstream
     from ikreport.collect.context import Context
-    from ikreport.collect.env import write_env_record
-    from ikreport.collect.ncu_import import LIMIT_IMPORTED, launch_table_source, profile_limitations
-    from ikreport.store.profile_data import profile_data
+    from ikreport.collect.ncu_import import import_csv
+    from ikreport.store.archive import Archive
 
-    path = path or WORK / f"archive_{profiles}x{launches}"
+    path = path or WORK / f"cli_{profiles}x{launches}"
     if (path / "records").is_dir():
         return path
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1796169600")
-    archive = Archive.create(path)
-    smi = ROOT / "tests" / "fixtures" / "nvidia-smi" / "smi_table_evaldataset_h100x2.txt"
-    from ikreport.analysis.nvidia_smi import parse_nvidia_smi
-
-    env = write_env_record(archive, smi.read_bytes(), parse_nvidia_smi(smi.read_text(), "smi"),
-                           Context(title="Bench environment", limitations=("Benchmark input.",)), imported="smi.txt")
-    peak = records.new_record(
-        "peak-bandwidth", "Bench peak bandwidth (B200)", collected_at="2026-12-02T00:00:00Z",
-        subject={"gpu": "NVIDIA B200"}, method={"tool": "bench", "tool_version": None, "command": None,
-                                                "options": {}, "how": "generated for the benchmark"},
-        data={"peak_gbs": 6500.0, "peak_basis": "generated", "max_gbs": 6600.0, "convention": "read+write",
-              "samples": []},
-        limitations=["Generated for the benchmark: not a measurement."], environment=env, cites=[env])
-    archive.put_record(peak)
-    page, table, _ = read_page(big_raw_export(launches).read_bytes(), "b200.csv")
-    table.kernels = [f"{k}_v{i % 25}" for i, k in enumerate(table.kernels)]
-    original = table.fields["duration_ns"].copy()
-    for n in range(profiles):
-        scale = 1.0 + n / profiles
-        table.fields["duration_ns"] = original * scale
-        profile = summarise(table, {"b200.csv": page})
-        sources = launch_table_source(archive, profile)
-        record = records.new_record(
-            "ncu-profile", f"Bench profile {n:04d}", collected_at="2026-12-02T00:00:00Z",
-            subject={"gpu": "NVIDIA B200", "workload": f"bench {n}"},
-            method={"tool": "ncu", "tool_version": None, "command": None, "options": {}, "how": "generated"},
-            data=profile_data(profile), sources=sources, environment=env, cites=[env],
-            limitations=[x for x in profile_limitations(profile, "NVIDIA B200") if x != LIMIT_IMPORTED]
-            + ["Generated for the benchmark from a real B200 export: not a measurement."])
-        archive.put_record(record)
+    building = path.with_name(path.name + ".part")
+    archive = Archive.create(building)
+    babelstream = ROOT / "tests" / "fixtures" / "bandwidth" / "babelstream_alcfguide_a100_v4.0_trailingspaces_excerpt.txt"
+    import_babelstream(archive, babelstream, Context(title="A100 peak bandwidth (BabelStream)"))
+    makers = export_makers()
+    rnd = random.Random(profiles * 1_000_003 + launches)
+    with tempfile.TemporaryDirectory(dir=WORK) as tmp:
+        export = Path(tmp) / "export.csv"
+        for n in range(profiles):
+            maker = makers[n % len(makers)]
+            count = rnd.randint(max(1, launches // 2), max(1, launches * 3 // 2))
+            with export.open("w", encoding="utf-8", newline="") as f:
+                maker.write(f, count, rnd, 1.0 + (n % 97) / 97)
+            workload = f"bench workload {(n // len(makers)) % WORKLOADS}"
+            import_csv(archive, [export], Context(gpu=maker.gpu, workload=workload, engine="bench"))
+            if progress:
+                progress(n + 1)
+    building.rename(path)
     return path
 
 
@@ -101,29 +184,32 @@ def tree_equal(a: Path, b: Path) -> bool:
 
 
 def linked_archive(source: Path, to: Path) -> Path:
-    """A copy of the archive ``source`` at ``to``, its files hard links (records are
-    read-only), made a settled while before the build that follows: linking gives every file a
-    new ctime, and a build re-hashes a file changed within SETTLED_NS of the build that hashed
-    it, so a fresh copy would be hashed again by its first rebuild, as no archive written
-    before it is built would be."""
+    """A copy of the archive ``source`` at ``to``, its files hard links (archive files are
+    read-only), so that a bench can add records to it."""
     import os
     import shutil
-    import time
-
-    from ikreport.store.stat_index import SETTLED_NS
 
     shutil.copytree(source, to, copy_function=os.link)
-    time.sleep(SETTLED_NS / 1e9 + 0.1)
     return to
 
 
-def one_more_profile(archive: object, n: int) -> None:
-    """Import the B200 export into ``archive`` as one more profile (the ``n``-th), then sync the
-    disk, so that what the builds wrote is not written back during the rebuild being timed."""
+def one_more_profile(archive: object, n: int, in_series: bool = False) -> None:
+    """Import one more profile into ``archive`` as ``collect ncu --from-csv`` would: a B200
+    export of a thousand launches made as cli_archive makes them, of a workload no profile has
+    (``in_series`` False) or of one whose series it joins; then sync the disk, so that what the
+    builds wrote is not written back during the rebuild being timed."""
     import os
+    import tempfile
 
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv
 
-    import_csv(archive, [B200], Context(title=f"one more profile {n}", gpu="NVIDIA B200"))  # type: ignore[arg-type]
+    maker = export_makers()[0]  # the B200 raw export: the series of workload 0 are its
+    rnd = random.Random(10_000 + n)
+    workload = "bench workload 0" if in_series else f"one more profile {n}"
+    with tempfile.TemporaryDirectory(dir=WORK) as tmp:
+        export = Path(tmp) / "export.csv"
+        with export.open("w", encoding="utf-8", newline="") as f:
+            maker.write(f, 1000, rnd, 1.0)
+        import_csv(archive, [export], Context(gpu=maker.gpu, workload=workload, engine="bench"))  # type: ignore[arg-type]
     os.sync()
