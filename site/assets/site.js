@@ -38,6 +38,28 @@
       : "mismatch: the sha256 of " + from + " is " + digest + ", not " + expected + ". This copy was changed.";
   }
 
+  // A published source: its bytes (decompressed from gzip when the file is .gz, unless the server
+  // already did, as one sending Content-Encoding would) must hash to the id the page gives it.
+  async function checkBlob(span) {
+    if (location.protocol === "file:" || !(window.crypto && window.crypto.subtle)) return;
+    try {
+      var response = await fetch(span.getAttribute("data-href"), { cache: "no-store" });
+      if (!response.ok) { span.textContent = "(could not be fetched to check)"; return; }
+      var bytes = new Uint8Array(await response.arrayBuffer());
+      if (span.hasAttribute("data-gz") && bytes[0] === 0x1f && bytes[1] === 0x8b) {
+        if (!window.DecompressionStream) { span.textContent = "(this browser cannot decompress gzip to check it)"; return; }
+        var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+        bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+      }
+      var digest = hex(await crypto.subtle.digest("SHA-256", bytes));
+      var ok = digest === span.getAttribute("data-id");
+      span.classList.add(ok ? "hash-ok" : "hash-bad");
+      span.textContent = ok ? "(verified: its sha256 is this id)" : "(mismatch: its sha256 is " + digest + ")";
+    } catch (e) {
+      span.textContent = "(could not be checked: " + e.message + ")";
+    }
+  }
+
   var UNITS = { "ns": 1e-3, "µs": 1, "ms": 1e3, "s": 1e6, "GB/s": 1, "TB/s": 1e3, "%": 1, "MiB": 1, "MHz": 1, "W": 1 };
 
   function sortKey(text) {
@@ -75,6 +97,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     var box = document.getElementById("hash-check");
     if (box) checkRecord(box);
+    Array.prototype.forEach.call(document.querySelectorAll(".blob-check"), checkBlob);
     Array.prototype.forEach.call(document.querySelectorAll("table"), makeSortable);
   });
 })();
