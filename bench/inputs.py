@@ -7,8 +7,10 @@ cli_archive(profiles, launches): the archive a user gets from ``collect ncu --fr
 export at a time through the importer the command calls (the raw export kept as a blob). The
 exports are made from four real ones (two raw pages, two details pages; four GPUs, four kernel
 sets), each of between half and one and a half times ``launches`` launches, every launch's
-timing cells (times, cycles, rates, percentages) varied by up to 3% and scaled per profile,
-so no two exports are alike and they compress as real ones do, not as repeated rows would.
+timing cells (times, cycles, rates, percentages) varied by up to 3%, so no two exports are
+alike and they compress as real ones do, not as repeated rows would. Profiles of one GPU and
+workload form a series whose times step up by 20% for its middle third, as a regression and its
+fix would: most neighbours in a series take the same time, two differ.
 """
 
 from __future__ import annotations
@@ -167,7 +169,7 @@ def cli_archive(profiles: int, launches: int, path: Path | None = None,
             maker = makers[n % len(makers)]
             count = rnd.randint(max(1, launches // 2), max(1, launches * 3 // 2))
             with export.open("w", encoding="utf-8", newline="") as f:
-                maker.write(f, count, rnd, 1.0 + (n % 97) / 97)
+                maker.write(f, count, rnd, 1.2 if profiles // 3 <= n < 2 * profiles // 3 else 1.0)
             workload = f"bench workload {(n // len(makers)) % WORKLOADS}"
             import_csv(archive, [export], Context(gpu=maker.gpu, workload=workload, engine="bench"))
             if progress:

@@ -160,3 +160,30 @@ def test_profiles_within_one_second_keep_their_order_through_milliseconds(tmp_pa
     assert series.when == ("2026-12-02T00:00:00.250Z", "2026-12-02T00:00:00.750Z")
     assert [p["change"] for p in kernel_history(series, records, archive.read_blob)[0]["points"]] == ["", "FASTER"]
     assert CliRunner().invoke(cli, ["verify", str(arch)]).exit_code == 0
+
+
+def test_a_profile_joining_a_series_costs_its_own_launches_not_the_series(nightly, tmp_path, monkeypatch):
+    """What follows from one profile, or one pair, is kept by their ids: a rebuild after a profile
+    joins a series reads that profile's launches (and, where the medians allow a change, the
+    pair's), and gives what a build from no cache gives."""
+    import ikreport.site.history as history
+
+    arch, ids = nightly
+    cache = tmp_path / "c"
+    out = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(cache)])
+    assert out.exit_code == 0, out.output
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(1796169600 + 9 * 86400))
+    added = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export(tmp_path / "d9.csv", 12.01)), "-a",
+                                     str(arch), "--gpu", "NVIDIA H200", "--workload", "decode step, batch 8"])
+    new = added.stdout.strip()
+    read: list[str] = []
+    real = history.durations_by_kernel
+    monkeypatch.setattr(history, "durations_by_kernel", lambda record, *a: read.append(record["title"]) or real(record, *a))
+    out = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(cache)])
+    assert out.exit_code == 0, out.output
+    assert read == [Archive.open(arch).load(new)["title"]]  # the same level as the one before: no pair to bootstrap
+    monkeypatch.undo()
+    fresh = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "clean"), "--cache-dir", str(tmp_path / "c2")])
+    assert fresh.exit_code == 0, fresh.output
+    assert [p.read_bytes() for p in sorted((tmp_path / "site" / "h").iterdir())] == \
+        [p.read_bytes() for p in sorted((tmp_path / "clean" / "h").iterdir())]

@@ -91,15 +91,15 @@ def _lower_rank(n: int) -> int:
     return max(int(np.searchsorted(cdf, (1 - CONFIDENCE) / 2)), 1)
 
 
-def beyond(a: Sequence[float], b: Sequence[float], threshold_pct: float, min_samples: int) -> bool:
-    """Whether ``call`` could find FASTER or SLOWER for these samples: only when each side has
-    enough values and the ratio of medians itself lies beyond the threshold, since the interval
-    always holds the ratio. Lets a caller that marks only changes skip the bootstrap."""
+def beyond(n_a: int, median_a: float, n_b: int, median_b: float, threshold_pct: float, min_samples: int) -> bool:
+    """Whether ``call`` could find FASTER or SLOWER for samples of these sizes and medians: only
+    when each side has enough values and the ratio of medians itself lies beyond the threshold,
+    since the interval always holds the ratio. Lets a caller that marks only changes skip the
+    bootstrap."""
     t = threshold_pct / 100
-    if min(len(a), len(b)) < max(min_samples, 2):
+    if min(n_a, n_b) < max(min_samples, 2):
         return False
-    ratio = float(np.median(np.asarray(b, dtype=float)) / np.median(np.asarray(a, dtype=float)))
-    return not 1 - t <= ratio <= 1 + t
+    return not 1 - t <= median_b / median_a <= 1 + t
 
 
 def _interval(stats: Any, samples: tuple[np.ndarray, ...], statistic: Any, largest: int) -> tuple[float, float, str]:

@@ -135,7 +135,7 @@ def _build(archive: Archive, output: Path, cache: Cache, folder: Path, templates
                 _kept_or, functools.partial(cache.get, SVG, key), again, rid, key), *stamp)
     for rid in keys:  # the exact bytes, re-read and re-hashed when they are written
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
-                       archive.backend.size("records", rid) or 0, rid)
+                       records.sizes.get(rid) or archive.backend.size("records", rid) or 0, rid)
     manifest_blobs = []
     for blob_id, blob in sorted(blobs.items()):  # as stored, checked (site/published.py)
         path = links.blob_file(blob_id, blob.suffix)

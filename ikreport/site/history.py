@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ikreport import links
 from ikreport.analysis.ratio_interval import (DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, beyond, call, median_interval,
                                               ratio_interval)
@@ -30,7 +32,7 @@ from ikreport.formatting import distinct_digits, fmt_duration_us, plural, short
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.site.charts import ChartRenderer
 from ikreport.site.model import Page
-from ikreport.store.cache import Cache
+from ikreport.store.cache import Cache, loads
 from ikreport.store.profile_data import durations_by_kernel
 from ikreport.store.recordset import RecordSet
 
@@ -113,50 +115,92 @@ def _corrected(records: RecordSet, profiles: list[str]) -> dict[str, tuple[str, 
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
-def kernel_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes]) -> list[dict[str, Any]]:
-    """Per kernel (most total time first): each profile's median and interval, and the changes."""
-    profiles = [durations_by_kernel(records.records[rid], read_blob, records.facts(rid).get("launches_complete"))
-                for rid in series.records]
+def kernel_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
+                   cache: Cache | None = None) -> list[dict[str, Any]]:
+    """Per kernel (most total time first): each profile's median and interval, and the changes.
+    What follows from one profile (each kernel's total, launches, median and interval) and what
+    follows from a pair (the change between them) is kept in the build ``cache`` by their ids, so
+    a profile that joins a series costs its own launch table and its own change, not the series'."""
+    cache = cache or Cache(None)
+    durations = _Durations(records, read_blob)
+    stats = _profile_stats(series.records, durations, cache)
     totals: dict[str, float] = {}
-    for by_kernel in profiles:
-        for kernel, durations in by_kernel.items():
-            totals[kernel] = totals.get(kernel, 0.0) + math.fsum(durations)
+    for by_kernel in stats:
+        for kernel, (total, *_rest) in by_kernel.items():
+            totals[kernel] = totals.get(kernel, 0.0) + total
     top = sorted(totals, key=lambda k: (-totals[k], k))[:MAX_KERNELS]
     out = []
     for kernel in top:
-        samples = [(order, by_kernel[kernel]) for order, by_kernel in enumerate(profiles) if kernel in by_kernel]
         points: list[dict[str, Any]] = []
-        groups: list[list[tuple[str, list[float]]]] = []  # (id, durations) of the profiles of each time, in time order
-        for order, durations in samples:
-            median, low, high = median_interval(durations)
-            when = series.at(int(order))
-            point = {"order": int(order), "id": series.records[int(order)], "median_us": median, "low_us": low,
-                     "high_us": high, "launches": len(durations), "change": "", "ratio": None, "ratio_ci": None,
+        groups: list[list[tuple[str, int, float]]] = []  # (id, launches, median) of the profiles of each time, in time order
+        for order, by_kernel in enumerate(stats):
+            if kernel not in by_kernel:
+                continue
+            _total, launches, median, low, high = by_kernel[kernel]
+            when = series.at(order)
+            point = {"order": order, "id": series.records[order], "median_us": median, "low_us": low,
+                     "high_us": high, "launches": launches, "change": "", "ratio": None, "ratio_ci": None,
                      "since": None}
             if groups and points[-1]["when"] == when:
-                groups[-1].append((point["id"], durations))
+                groups[-1].append((point["id"], launches, median))
             else:
-                groups.append([(point["id"], durations)])
+                groups.append([(point["id"], launches, median)])
             if len(groups) > 1:
-                point.update(_change_from(groups[-2], durations))
+                point.update(_change_from(kernel, groups[-2], (point["id"], launches, median), durations, cache))
             points.append({**point, "when": when})
         out.append({"kernel": kernel, "points": [{k: v for k, v in p.items() if k != "when"} for p in points]})
     return out
 
 
-def _change_from(before: list[tuple[str, list[float]]], durations: list[float]) -> dict[str, Any]:
+class _Durations:
+    """Each profile's launch durations by kernel, read once (from its launch table if it has one)."""
+
+    def __init__(self, records: RecordSet, read_blob: Callable[[str], bytes]) -> None:
+        self.records, self.read_blob = records, read_blob
+        self.read: dict[str, dict[str, list[float]]] = {}
+
+    def __call__(self, rid: str) -> dict[str, list[float]]:
+        if rid not in self.read:
+            complete = self.records.facts(rid).get("launches_complete")
+            self.read[rid] = durations_by_kernel(self.records.records[rid], self.read_blob, complete)
+        return self.read[rid]
+
+
+def _profile_stats(ids: tuple[str, ...], durations: _Durations, cache: Cache) -> list[dict[str, list[Any]]]:
+    """Per profile, kernel -> [total µs, launches, median, low, high]; kept by the profile's id."""
+    space = f"kernel stats {HISTORY_VERSION}"
+    kept = {rid: value for rid, raw in cache.get_many(space, ids).items() if isinstance(value := loads(raw), dict)}
+    new = {}
+    for rid in ids:
+        if rid not in kept:
+            new[rid] = {kernel: [math.fsum(values), len(values), *median_interval(values)]
+                        for kernel, values in durations(rid).items()}
+    cache.put_many(space, [(rid, orjson.dumps(value)) for rid, value in new.items()])
+    return [kept[rid] if rid in kept else new[rid] for rid in ids]
+
+
+def _change_from(kernel: str, before: list[tuple[str, int, float]], this: tuple[str, int, float],
+                 durations: _Durations, cache: Cache) -> dict[str, Any]:
     """The change from the profiles of the time before: one only when the rule calls the same
-    change against each of them (their order among themselves is unknown)."""
+    change against each of them (their order among themselves is unknown). The bootstrap runs
+    only where the medians say a change is possible, and its answer is kept by the ids."""
+    rid, launches, median = this
+    if not all(beyond(n, m, launches, median, THRESHOLD_PCT, MIN_LAUNCHES) for _, n, m in before):
+        return {}  # SAME or UNDECIDED against one of them, whatever the interval: no change
+    space = f"kernel change {HISTORY_VERSION} {THRESHOLD_PCT:g} {MIN_LAUNCHES}"
+    key = hashlib.sha256(repr((kernel, [b for b, _, _ in before], rid)).encode()).hexdigest()
+    kept = cache.get_json(space, key)
+    if isinstance(kept, dict):
+        return kept
     verdicts = set()
-    for rid, earlier in before:
-        if not beyond(earlier, durations, THRESHOLD_PCT, MIN_LAUNCHES):
-            return {}  # SAME or UNDECIDED against this one, whatever the interval: no change
-        interval = ratio_interval(earlier, durations)
+    for earlier, _, _ in before:
+        interval = ratio_interval(durations(earlier)[kernel], durations(rid)[kernel])
         verdicts.add(call(interval, THRESHOLD_PCT, MIN_LAUNCHES, "launches")[0])
     (verdict,) = verdicts if len(verdicts) == 1 else ("",)
-    if verdict not in ("FASTER", "SLOWER"):
-        return {}
-    return {"change": verdict, "ratio": interval.ratio, "ratio_ci": (interval.low, interval.high), "since": rid}
+    change = {} if verdict not in ("FASTER", "SLOWER") else {
+        "change": verdict, "ratio": interval.ratio, "ratio_ci": [interval.low, interval.high], "since": earlier}
+    cache.put_json(space, key, change)
+    return change
 
 
 def kept_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
@@ -168,7 +212,7 @@ def kept_history(series: Series, records: RecordSet, read_blob: Callable[[str], 
     found = cache.get_json("history", key)
     if isinstance(found, list):
         return found
-    history = kernel_history(series, records, read_blob)
+    history = kernel_history(series, records, read_blob, cache)
     cache.put("history", key, json.dumps(history, sort_keys=True).encode())
     return history
 

@@ -3,9 +3,8 @@
 A blob's id is the sha256 of its bytes as the tool wrote them. What is stored is those bytes as
 one gzip member (RFC 1952), named ``ID.gz``. gzip, because a site publishes a blob as it is
 stored and every browser (``DecompressionStream``) and ``gunzip`` read it; ISA-L's level 1
-(the ``isal`` package), because it writes gzip at several hundred MB/s where zlib's default
-level writes tens, for a ratio within a fifth of it (``bench/bench_compress.py`` prints the
-figures). Blobs written before are kept as they were (``ID``, the bytes themselves), and read
+(the ``isal`` package), because it writes gzip many times as fast as zlib's default level for
+most of its ratio (``bench/bench_compress.py`` prints the figures). Blobs written before are kept as they were (``ID``, the bytes themselves), and read
 as they are. Every read re-hashes what decompression gives.
 """
 

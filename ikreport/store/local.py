@@ -15,7 +15,6 @@ import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
 from ikreport.store.backend import NAME_RX, Area
@@ -32,6 +31,7 @@ class LocalFolder:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._prefix = os.path.join(str(root), "")  # for _file's string joins
+        self._plain: set[str] = set()  # folders found to be folders, not links (a build reads every record)
 
     def path(self, area: Area, name: str) -> Path:
         """Where the file is (or would be) on disk."""
@@ -74,14 +74,47 @@ class LocalFolder:
 
     def read(self, area: Area, name: str) -> bytes:
         """The file's bytes; refuses a link (the file, its shard or its area folder)."""
-        with _open_no_follow(self._file(area, name)) as f:
-            return f.read()
+        fd = self._open(self._file(area, name))
+        try:
+            parts = []
+            while chunk := os.read(fd, 1 << 24):
+                parts.append(chunk)
+            return b"".join(parts)
+        finally:
+            os.close(fd)
 
     def tail(self, area: Area, name: str, size: int) -> bytes:
         """The file's last ``size`` bytes, read as ``read`` reads."""
-        with _open_no_follow(self._file(area, name)) as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - size))
-            return f.read()
+        fd = self._open(self._file(area, name))
+        try:
+            return os.pread(fd, size, max(0, os.fstat(fd).st_size - size))
+        finally:
+            os.close(fd)
+
+    def _open(self, path: str) -> int:
+        """A descriptor of the file at ``path``: O_NOFOLLOW guards the file itself, and its shard
+        and area folder are refused as links, so a read never leaves the archive."""
+        shard = os.path.dirname(path)
+        for folder in (shard, os.path.dirname(shard)):
+            if folder in self._plain:
+                continue
+            try:
+                linked = stat.S_ISLNK(os.lstat(folder).st_mode)
+            except FileNotFoundError as exc:
+                raise UnknownIdError(f"{path}: not in the archive") from exc
+            except OSError as exc:
+                raise ArchiveError(f"{path}: cannot read ({exc.strerror})") from exc
+            if linked:
+                raise IntegrityError(f"{folder}: is a symbolic link; archives hold plain folders and files only")
+            self._plain.add(folder)
+        try:
+            return os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError as exc:
+            raise UnknownIdError(f"{path}: not in the archive") from exc
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise IntegrityError(f"{path}: is a symbolic link; archives hold plain files only") from exc
+            raise ArchiveError(f"{path}: cannot read ({exc.strerror})") from exc
 
     def exists(self, area: Area, name: str) -> bool:
         """Whether the file is there (a link is not followed)."""
@@ -145,30 +178,6 @@ class Survey:
     order: list[str | int] = field(default_factory=list)  # a problem, or the index of a file to check
     files: list[tuple[str, str, Area]] = field(default_factory=list)  # (path or URL, stored name, area)
     writable: int = 0  # files with a write bit set (ikreport writes them read-only)
-
-
-def _open_no_follow(path: str) -> BinaryIO:
-    # O_NOFOLLOW guards the file itself; a linked shard or records/ folder is refused too, so a
-    # read never leaves the archive (plain strings: a build reads every record).
-    shard = os.path.dirname(path)
-    for folder in (shard, os.path.dirname(shard)):
-        try:
-            linked = stat.S_ISLNK(os.lstat(folder).st_mode)
-        except FileNotFoundError as exc:
-            raise UnknownIdError(f"{path}: not in the archive") from exc
-        except OSError as exc:
-            raise ArchiveError(f"{path}: cannot read ({exc.strerror})") from exc
-        if linked:
-            raise IntegrityError(f"{folder}: is a symbolic link; archives hold plain folders and files only")
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError as exc:
-        raise UnknownIdError(f"{path}: not in the archive") from exc
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise IntegrityError(f"{path}: is a symbolic link; archives hold plain files only") from exc
-        raise ArchiveError(f"{path}: cannot read ({exc.strerror})") from exc
-    return os.fdopen(fd, "rb")
 
 
 def _write_once(path: Path, data: bytes | Iterable[bytes]) -> None:
