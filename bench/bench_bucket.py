@@ -64,7 +64,7 @@ def main() -> None:
 
     from ikreport.cli.main import one_pass
     from ikreport.commands.sync import sync
-    from ikreport.site.build import build_site as library_build
+    from ikreport.commands.build import build_site as library_build
     from ikreport.store.archive import Archive
 
     def build(location: str, site: Path, cache: Path) -> float:  # as 'ikreport build' runs it

@@ -39,7 +39,7 @@ def timed_build(archive: Any, site: Path, cache: Path) -> tuple[float, Any]:
     """(seconds, result) of one build as `ikreport build` runs it (the CLI entry's settings),
     after the disk has written back what came before."""
     from ikreport.cli.main import one_pass
-    from ikreport.site.build import build_site
+    from ikreport.commands.build import build_site
 
     os.sync()
     start = time.perf_counter()

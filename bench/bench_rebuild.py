@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--launches", type=int, default=1000)
     parser.add_argument("--rebuilds", type=int, default=7)
     args = parser.parse_args()
-    import ikreport.site.build as build
+    import ikreport.commands.build as build
     from ikreport.cli.main import one_pass
     from ikreport.store.archive import Archive
 

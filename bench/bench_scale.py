@@ -48,7 +48,7 @@ def archive_pages(archive_dir: Path) -> dict[str, int]:
 
 def site_files(archive_dir: Path) -> dict[str, int]:
     """Path -> size of every file of a full build."""
-    from ikreport.site.build import build_site
+    from ikreport.commands.build import build_site
     from ikreport.store.archive import Archive
 
     with tempfile.TemporaryDirectory(dir=WORK) as tmp:

@@ -1,7 +1,6 @@
 """Generate realistic benchmark inputs from the real fixtures (never committed; made on demand).
 
-big_raw_export(n): the B200 raw export's own preamble, header and units rows, then its 16
-launch rows repeated (IDs renumbered) to n launches, so every quirk of the real file is kept.
+big_raw_export(n): a raw export of n launches made from the real B200 one, as below.
 
 cli_archive(profiles, launches): the archive a user gets from ``collect ncu --from-csv``, one
 export at a time through the importer the command calls (the raw export kept as a blob). The
@@ -35,27 +34,17 @@ NUMBER = re.compile(r"^-?[0-9][0-9,]*(?:\.[0-9]+)?$")
 
 
 def big_raw_export(n: int, path: Path | None = None) -> Path:
+    """A raw export of ``n`` launches made from the real B200 one as cli_archive makes its
+    exports (its preamble, header and units rows, then its launch rows in turn, renumbered,
+    timing cells varied), written once into bench/work."""
     path = path or WORK / f"raw_{n}.csv"
     if path.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines = B200.read_text("utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith('"ID",'))
-    preamble, header, units, rows = lines[:start], lines[start], lines[start + 1], lines[start + 2:]
-    parsed = list(csv.reader(rows))
-    with path.open("w", encoding="utf-8", newline="") as f:
-        f.write("\n".join([*preamble, header, units]) + "\n")
-        out = io.StringIO()
-        writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
-        for i in range(n):
-            row = list(parsed[i % len(parsed)])
-            row[0] = str(i)
-            writer.writerow(row)
-            if i % 1000 == 999:
-                f.write(out.getvalue())
-                out.seek(0)
-                out.truncate()
-        f.write(out.getvalue())
+    partial = path.with_name(path.name + ".part")
+    with partial.open("w", encoding="utf-8", newline="") as f:
+        export_makers()[0].write(f, n, random.Random(n), 1.0)
+    partial.rename(path)
     return path
 
 

@@ -17,7 +17,7 @@ from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
 from ikreport.commands.compare import compare_records
 from ikreport.commands.supersede import supersede
-from ikreport.site.build import build_site
+from ikreport.commands.build import build_site
 from ikreport.store.archive import Archive
 
 ROOT = Path(__file__).resolve().parents[1]

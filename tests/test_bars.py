@@ -1,4 +1,4 @@
-"""The bar charts drawn straight to SVG (site/bars.py): what a reader reads off them (bar
+"""The bar charts drawn straight to SVG (charts/bars.py): what a reader reads off them (bar
 lengths against the axis, names, legend, tooltips) must be what the rows say."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from ikreport.kinds.ncu_profile_charts import SPEED_OF_LIGHT, STALLS, TIME_BY_KERNEL
-from ikreport.site.bars import MONO_EM, PLOT_WIDTH, draw, tick_step
+from ikreport.charts.bars import MONO_EM, PLOT_WIDTH, draw, tick_step
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 
@@ -121,7 +121,7 @@ def test_a_kernel_name_with_a_control_character_still_gives_a_well_formed_svg():
     assert "k\ufffdernel\ufffd" in texts(parse(svg))  # parse raises on a character XML forbids
 
 
-# The scatter and roofline (site/plot.py) and the history chart (site/history_chart.py), drawn
+# The scatter and roofline (charts/plot.py) and the history chart (charts/history.py), drawn
 # without Vega too: what a reader reads off them must be what the rows say.
 
 def circles(root: ET.Element) -> list[tuple[float, float, str, str]]:
@@ -132,7 +132,7 @@ def circles(root: ET.Element) -> list[tuple[float, float, str, str]]:
 
 def test_the_throughput_scatter_places_each_kernel_at_its_percentages_coloured_by_label():
     from ikreport.kinds.ncu_profile_charts import THROUGHPUT
-    from ikreport.site.plot import draw as plot
+    from ikreport.charts.plot import draw as plot
 
     rows = [{"label": "gemm", "memory_pct": 25.0, "sm_pct": 80.0, "bound": "compute-bound"},
             {"label": "copy", "memory_pct": 90.0, "sm_pct": 10.0, "bound": "memory-bound"}]
@@ -150,7 +150,7 @@ def test_the_throughput_scatter_places_each_kernel_at_its_percentages_coloured_b
 
 def test_the_roofline_is_log_log_with_its_roofs_as_lines_and_linked_points():
     from ikreport.kinds.ncu_roofline import ROOFLINE
-    from ikreport.site.plot import draw as plot
+    from ikreport.charts.plot import draw as plot
 
     rows = [{"series": "kernel", "label": "gemm", "href": "#k-1", "intensity": 380.6, "tflops": 54.4},
             {"series": "memory (measured)", "intensity": 38.0, "tflops": 0.2},
@@ -170,7 +170,7 @@ def test_the_roofline_is_log_log_with_its_roofs_as_lines_and_linked_points():
 
 
 def test_the_history_chart_draws_each_profile_s_median_and_interval_linked_to_its_record():
-    from ikreport.site.history_chart import CHANGES, HEIGHT, draw_history
+    from ikreport.charts.history import CHANGES, HEIGHT, draw_history
 
     rows = [{"label": f"#{n + 1}", "median_us": m, "low_us": m - 0.5, "high_us": m + 0.5, "href": f"../e/{n}.html",
              "change": change, "description": f"#{n + 1}: median {m} µs"}

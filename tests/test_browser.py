@@ -193,7 +193,7 @@ def hostile_site(tmp_path_factory):
     from ikreport.store.archive import Archive
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv
-    from ikreport.site.build import build_site
+    from ikreport.commands.build import build_site
 
     tmp = tmp_path_factory.mktemp("hostile")
     archive = Archive.create(tmp / "arch")

@@ -88,7 +88,7 @@ def in_pieces(tmp_path_factory):
     """The sample built with tiny pieces: many term shards, two documents a chunk, three rows a
     page, so that every piece search.js loads and every listing page is exercised."""
     from ikreport.site import listing, search_index
-    from ikreport.site.build import build_site
+    from ikreport.commands.build import build_site
     from ikreport.store.archive import Archive
 
     tmp = tmp_path_factory.mktemp("pieces")

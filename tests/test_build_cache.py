@@ -17,7 +17,7 @@ from ikreport.store.cache import FILE
 from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
 from ikreport.errors import BuildError
-from ikreport.site.build import build_site
+from ikreport.commands.build import build_site
 
 SAMPLE = ROOT / "sample_evidence"
 

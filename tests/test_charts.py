@@ -1,7 +1,7 @@
 """Chart specs are built without altair's validation (it costs more than rendering); these
 tests validate each Vega kind once against the Vega-Lite schema instead, and check that the kept
 data-free templates give the same charts without importing altair. The bar charts drawn without
-Vega (site/bars.py) are tested in test_bars.py, the history chart in test_history.py."""
+Vega (charts/bars.py) are tested in test_bars.py, the history chart in test_history.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import altair as alt
 import pytest
 
-from ikreport.site.charts import VEGA_KINDS, ChartRenderer, chart_spec
+from ikreport.charts.render import VEGA_KINDS, ChartRenderer, chart_spec
 
 ROWS = {
     "time-by-kernel": [{"label": "flash_fwd_kernel<…>", "total": 22.4, "unit": "µs", "launches": 3}],
@@ -48,7 +48,7 @@ def test_kept_templates_give_the_same_svg_without_importing_altair(tmp_path):
     with sqlite3.connect(tmp_path / FILE) as db:
         db.execute("DELETE FROM kept WHERE space = 'chart'")  # the charts must be rendered again, from the kept templates
     code = (
-        "import json, sys; from pathlib import Path; from ikreport.site.charts import ChartRenderer\n"
+        "import json, sys; from pathlib import Path; from ikreport.charts.render import ChartRenderer\n"
         "from ikreport.store.cache import Cache\n"
         f"rows = json.loads({json.dumps(json.dumps(ROWS))})\n"
         f"out = {{k: ChartRenderer(Cache(Path({str(tmp_path)!r}))).render(k, k, k, r).svg for k, r in rows.items()}}\n"

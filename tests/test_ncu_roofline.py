@@ -185,7 +185,7 @@ def test_the_site_draws_ncus_roofs_and_states_their_source(tmp_path, monkeypatch
     from click.testing import CliRunner
 
     from ikreport.cli.main import cli
-    from ikreport.site.build import build_site
+    from ikreport.commands.build import build_site
     from ikreport.store.archive import Archive
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
@@ -300,7 +300,7 @@ def test_a_lone_kernel_with_no_roof_gets_no_roofline_chart_and_its_claim_says_so
 
     from ikreport.cli.main import cli
     from ikreport.kinds.ncu_roofline import NO_CHART
-    from ikreport.site.build import build_site
+    from ikreport.commands.build import build_site
     from ikreport.store.archive import Archive
 
     # the real llm-perf-opt tensor GEMM: one kernel with FLOP data, no ncu roofline peaks, and no GPU named

@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 from ikreport.store.archive import Archive
 from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
-from ikreport.site.build import build_site
+from ikreport.commands.build import build_site
 
 HOSTILE_KERNELS = [
     "k`<img src=x onerror=alert(1)>`",
@@ -186,7 +186,7 @@ TRIGGER_NAMES = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3
 
 
 def test_the_launch_table_neutralises_formula_cells_and_reads_back_the_names(tmp_path, monkeypatch):
-    import ikreport.store.profile_data as profile_data
+    import ikreport.kinds.ncu_profile_data as profile_data
 
     triggers = ("=", "+", "-", "@", "\t", "\r")  # OWASP's list
 

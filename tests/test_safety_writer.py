@@ -30,7 +30,7 @@ from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
 from ikreport.errors import NotASiteError
 from ikreport.site import writer
-from ikreport.site.build import build_site
+from ikreport.commands.build import build_site
 
 SAMPLE = ROOT / "sample_evidence"
 COMMITTED = ROOT / "site"
@@ -408,7 +408,7 @@ def test_a_damaged_cache_is_a_miss(tmp_path, damage, clean):
 
 
 def test_a_cache_entry_that_goes_missing_during_the_build_is_rendered_again(tmp_path, monkeypatch, clean):
-    import ikreport.site.build as build_module
+    import ikreport.commands.build as build_module
     from ikreport.site import page_cache
 
     cache = tmp_path / "c"

@@ -70,7 +70,7 @@ def test_a_site_with_listing_pages_has_twins_and_links_that_resolve(tmp_path, mo
     from test_site import (test_every_html_page_has_a_markdown_twin_with_resolving_links as twins,
                            test_every_link_is_relative_and_resolves as resolve)
 
-    from ikreport.site.build import build_site
+    from ikreport.commands.build import build_site
     from ikreport.store.archive import Archive
 
     monkeypatch.setattr(listing, "ROWS_PER_PAGE", 3)
@@ -85,7 +85,7 @@ def test_a_site_with_listing_pages_has_twins_and_links_that_resolve(tmp_path, mo
 def test_a_site_built_before_the_search_folders_is_rebuilt_and_its_old_pieces_removed(tmp_path):
     # search format 1 kept docs-<n>.json and terms-<n>.json in search/ itself: a site of that
     # time is still one a build may write into, and the rebuild leaves only the new layout
-    from ikreport.site.build import build_site
+    from ikreport.commands.build import build_site
     from ikreport.store.archive import Archive
 
     site = tmp_path / "site"

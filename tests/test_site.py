@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT
 from ikreport.store.archive import Archive
 from ikreport.errors import BuildError
-from ikreport.site.build import build_site
+from ikreport.commands.build import build_site
 
 SAMPLE = ROOT / "sample_evidence"
 COMMITTED = ROOT / "site"
@@ -232,7 +232,7 @@ def test_untrusted_text_is_escaped(tmp_path):
 
 
 def test_large_blobs_are_left_out_with_their_hash_and_the_budget_warns(tmp_path):
-    from ikreport.site.build import budget_warnings
+    from ikreport.commands.build import budget_warnings
     from ikreport.site.writer import SiteFiles
 
     limit = 0.005  # MB, as the site would hold the blob: gzipped as the archive stores it
@@ -343,7 +343,7 @@ def test_the_manifest_gives_every_file_s_sha256_which_sha256sum_confirms(tmp_pat
 def test_a_profile_whose_launches_are_a_blob_links_its_per_launch_table(tmp_path, monkeypatch):
     """Profiles bigger than the record keeps inline (every big export) store their launches as a
     CSV blob; the page must link it."""
-    import ikreport.store.profile_data as profile_data
+    import ikreport.kinds.ncu_profile_data as profile_data
     from conftest import NCU
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv

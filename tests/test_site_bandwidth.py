@@ -12,7 +12,7 @@ from conftest import FIXTURES, NCU, ROOT
 from ikreport.store.archive import Archive
 from ikreport.claims.gpus import gpu_key
 from ikreport.cli.main import cli
-from ikreport.site.build import build_site
+from ikreport.commands.build import build_site
 
 STANDINS = ROOT / "tests" / "standins"
 

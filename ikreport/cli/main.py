@@ -154,7 +154,7 @@ def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path |
     sample_evidence.
     """
     from ikreport.store.archive import Archive
-    from ikreport.site.build import build_site
+    from ikreport.commands.build import build_site
     from ikreport.terminal import safe_text
 
     with terminal_progress("record pages rendered") as progress:

@@ -26,7 +26,7 @@ from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_te
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.store import records
 from ikreport.store.archive import Archive
-from ikreport.store.profile_data import launch_rows
+from ikreport.kinds.ncu_profile_data import launch_rows
 
 INTERVAL = f"bootstrap (BCa) of the ratio of medians, {RESAMPLES} resamples, seed {SEED}"
 LIMIT_ONE_RUN = ("One run a side: the interval is over launches within one run, which are not independent, so "

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ikreport import __version__
-from ikreport.commands.verify_site import (MANIFEST, MANIFEST_SCHEMA, MAX_MANIFEST, inside_site, read_manifest_bytes,
-                                          walk_site)
+from ikreport.site.manifest import MANIFEST, MANIFEST_SCHEMA, MAX_MANIFEST, inside_site, read_manifest_bytes, walk_site
 from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError, WorkflowValueError
 from ikreport.terminal import safe_text
 

@@ -24,14 +24,12 @@ import urllib.request
 from collections.abc import Callable, Iterator
 
 from ikreport import links
+from ikreport.site.manifest import MANIFEST_SCHEMA, MAX_MANIFEST, inside_site, walk_site
 from ikreport.store.archive import ID_RX
 from ikreport.store.compression import GZ, content_digest
 from ikreport.errors import IntegrityError, SiteManifestError, UnreadableSiteFileError
 from ikreport.terminal import safe_text
 
-MANIFEST = "manifest.json"
-MANIFEST_SCHEMA = "ikreport.manifest/1"  # what build writes, and what build, publish and verify --site read
-MAX_MANIFEST = 64 * 2**20  # bytes; a manifest names each record and blob once (1,000 records: 0.2 MB)
 MAX_REMOTE_FILE = 2**30  # bytes; GitHub Pages refuses files over 100 MB, so more is not a site's
 BLOCK = 2**20
 TIMEOUT_S = 30
@@ -111,12 +109,6 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
             what = "its name" if path.startswith("e/") else want[:12]
             problems.append(f"{base}{path}: does not hash to {what} (tampered or damaged); compare with the archive")
     return checked, problems
-
-
-def inside_site(path: str) -> bool:
-    """A relative path that stays inside the site: no '..', no absolute path, no odd characters."""
-    return bool(path) and path.isprintable() and "\\" not in path and \
-        not any(part in ("", ".", "..") for part in path.split("/"))
 
 
 class _Reader:
@@ -208,42 +200,6 @@ class _Local(_Reader):
         for rel in sorted((listed or set()) - seen):
             found.append(f"{base}{safe_text(rel)}: listed in manifest.json but not in the site; rebuild the site")
         return sorted(found)
-
-
-def read_manifest_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A local site's manifest.json, opened as verify --site opens every file: never through a
-    link, never blocking on a FIFO, a regular file of at most MAX_MANIFEST bytes; OSError
-    otherwise (FileNotFoundError when there is none)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        if info.st_size > MAX_MANIFEST:
-            raise OSError(errno.EFBIG, f"over {MAX_MANIFEST >> 20} MiB", str(path))
-        return f.read(MAX_MANIFEST + 1)
-
-
-def walk_site(folder: str | os.PathLike[str],
-              on_error: Callable[[OSError], None] | None = None) -> Iterator[tuple[str, str, str]]:
-    """Every entry below ``folder``, links never followed, names sorted within each folder:
-    (path relative to the folder with "/", path, what) where what is "link", "special", "file"
-    or "folder". ``on_error`` hears of a folder or entry that cannot be read (it may raise);
-    without it such entries are passed over (gone while walking). verify --site and publish
-    both judge a site from this one walk."""
-    for top, dirs, files in os.walk(folder, onerror=on_error, followlinks=False):
-        for name in sorted(dirs + files):
-            path = os.path.join(top, name)
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError as exc:
-                if on_error is not None:
-                    on_error(exc)
-                continue
-            rel = os.path.relpath(path, folder).replace(os.sep, "/")
-            what = ("link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode)
-                    else "file" if stat.S_ISREG(mode) else "special")
-            yield rel, path, what
 
 
 def _why(exc: OSError) -> str:

@@ -21,7 +21,7 @@ Rows = list[dict[str, Any]]
 @dataclass(frozen=True)
 class BarChart:
     """A horizontal bar chart, one bar (or one group or stack of bars) per row ``label``, drawn
-    straight to SVG by site/bars.py: what it shows is said here, how it is drawn there."""
+    straight to SVG by charts/bars.py: what it shows is said here, how it is drawn there."""
 
     value: str  # the field holding a bar's length
     axis_title: str  # the value axis's title; "{unit}" is filled from the first row's "unit"
@@ -37,7 +37,7 @@ class BarChart:
 @dataclass(frozen=True)
 class XYChart:
     """Points, and lines between points, on two numeric axes, drawn straight to SVG by
-    site/plot.py: each row is a point unless its ``series`` names a line (rows of one line in
+    charts/plot.py: each row is a point unless its ``series`` names a line (rows of one line in
     order), and a point links to its row's "href" and says its "label" when it has them."""
 
     x: str  # the fields holding a row's place
@@ -57,7 +57,7 @@ class XYChart:
 
 
 # chart name -> a BarChart, or (template maker taking the shape, rows -> (shape, named datasets))
-# for a chart that Vega lays out; see site/charts.py
+# for a chart that Vega lays out; see charts/render.py
 VegaMakers = tuple[Callable[..., dict[str, Any]], Callable[[Rows], tuple[tuple[Any, ...], dict[str, Rows]]]]
 ChartMakers = dict[str, BarChart | XYChart | VegaMakers]
 

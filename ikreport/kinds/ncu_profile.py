@@ -22,7 +22,7 @@ from ikreport.kinds.ncu_measured_peak import (CAVEAT_MEASURED_FILL, measured_fil
                                               memory_pct)
 from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, measured_peak_for, same_machine
-from ikreport.store.profile_data import LAUNCH_TABLE_ROLE, first_launch
+from ikreport.kinds.ncu_profile_data import LAUNCH_TABLE_ROLE, first_launch
 from ikreport.terminal import safe_text as t
 
 NAME = "ncu-profile"

@@ -13,7 +13,7 @@ from ikreport.formatting import fmt_duration_us, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, BarChart, ChartMakers, PageContext, XYChart
 from ikreport.kinds.ncu_measured_peak import memory_pct
 from ikreport.kinds.ncu_stall_claims import stall_shares
-from ikreport.store.profile_data import first_launch
+from ikreport.kinds.ncu_profile_data import first_launch
 
 # (scale from µs, unit): the time chart's unit is the largest that keeps its longest bar at 1 or more
 TIME_UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"))
@@ -92,9 +92,9 @@ def _stalls(data: dict[str, Any], page: PageContext) -> list[Any]:
                                alt, rows)]
 
 
-# Each chart's spec is made by altair from its shape alone (data is referenced by name): see site/charts.py.
+# Each chart's spec is made by altair from its shape alone (data is referenced by name): see charts/render.py.
 
-# The bar charts are drawn by site/bars.py from these declarations; kernel names come cut in
+# The bar charts are drawn by charts/bars.py from these declarations; kernel names come cut in
 # Python (distinct_kernel_labels, at most 48 characters, at a boundary), so the SVG holds each
 # whole label as text a screen reader and grep can find.
 TIME_BY_KERNEL = BarChart(value="total", axis_title="profiled GPU time ({unit})", value_unit="{unit}")

@@ -16,7 +16,7 @@ from ikreport.formatting import fmt_flops, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_TABLE_KERNELS, PageContext, XYChart
 from ikreport.kinds.ncu_measured_peak import measured_peak
 from ikreport.kinds.peak_bandwidth import measured_peak_for
-from ikreport.store.profile_data import first_launch
+from ikreport.kinds.ncu_profile_data import first_launch
 
 CAVEAT_ROOFLINE = ("FLOPs are weighted as ncu's roofline sections weight them (SpeedOfLight_RooflineChart: an FFMA "
                    "or DFMA is 2, FADD/FMUL 1; SpeedOfLight_HierarchicalHalfRooflineChart: an HFMA 4, HADD/HMUL 2; "

@@ -30,10 +30,10 @@ from ikreport.analysis.ratio_interval import (DEFAULT_MIN_SAMPLES, DEFAULT_THRES
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural, short
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
-from ikreport.site.charts import ChartRenderer
+from ikreport.charts.render import ChartRenderer
 from ikreport.site.model import Page
 from ikreport.store.cache import Cache, loads
-from ikreport.store.profile_data import durations_by_kernel
+from ikreport.kinds.ncu_profile_data import durations_by_kernel
 from ikreport.store.recordset import RecordSet
 
 _SECOND = re.compile(r":(\d\d)Z$")

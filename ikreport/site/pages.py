@@ -16,7 +16,7 @@ from ikreport.reports.render import RenderedReport
 from ikreport.reports.values import field_label, format_value
 from ikreport.formatting import as_sentence, plural, short
 from ikreport import links
-from ikreport.site.charts import ChartRenderer
+from ikreport.charts.render import ChartRenderer
 from ikreport.site.published import MEDIA_EXT
 from ikreport.site.model import Page, claim_view
 

@@ -30,7 +30,7 @@ from ikreport.store.compression import compress, inflate
 from ikreport.store.recordset import RecordSet
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
-from ikreport.site.charts import ChartRenderer
+from ikreport.charts.render import ChartRenderer
 from ikreport.site.pages import record_page
 from ikreport.site.render import environment, render
 

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ikreport.commands.verify_site import MANIFEST, MANIFEST_SCHEMA, inside_site, read_manifest_bytes
+from ikreport.site.manifest import MANIFEST, MANIFEST_SCHEMA, inside_site, read_manifest_bytes
 from ikreport.errors import BuildError, NotASiteError
 
 STAGING = ".ikreport-staging"  # the mark in a folder files are written to before they go in place

@@ -32,7 +32,7 @@ from ikreport.store.archive import Archive, sha256  # noqa: E402
 from ikreport.commands.describe import summary_line  # noqa: E402
 from ikreport.commands.show import show  # noqa: E402
 from ikreport.errors import IkreportError  # noqa: E402
-from ikreport.site.build import build_site  # noqa: E402
+from ikreport.commands.build import build_site  # noqa: E402
 from ikreport.commands.verify import verify_archive  # noqa: E402
 
 SAMPLE = ROOT / "sample_evidence"

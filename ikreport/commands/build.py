@@ -20,11 +20,11 @@ from ikreport.store.archive import Archive
 from ikreport.store.recordset import RecordSet
 from ikreport.store.cache import Cache, default_cache_dir
 from ikreport.commands.check import Checked, check
-from ikreport.commands.verify_site import MANIFEST, MANIFEST_SCHEMA
+from ikreport.site.manifest import manifest_json
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
 from ikreport import links
-from ikreport.site.charts import SVG, ChartRenderer
+from ikreport.charts.render import SVG, ChartRenderer
 from ikreport.site.history import Series, find_series, history_key, history_page, series_links
 from ikreport.site.page_cache import HTML, MD, code_digest, keep_page, kept_file, kept_metas, record_page_key, templates_digest
 from ikreport.site.record_pages import OBJECTS, SERIAL_BELOW, Job, Packed, render_record_pages, start_early
@@ -217,18 +217,6 @@ def _render_again(job: Job, cache: Cache, done: dict[str, dict[int | str, bytes]
         done[record_id] = {0: page.html.data(), 1: page.md.data(),
                            **{k: svg.encode("utf-8") for k, svg in page.charts.items()}}
     return done[record_id][part]
-
-
-def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], files: SiteFiles) -> bytes:
-    """Every record (and published blob) in the site, for 'ikreport verify --site'; every file
-    the build wrote but this one (``files``), so that 'ikreport publish' can refuse a file
-    nobody built; and the sha256 of each file's content (a .gz blob's once decompressed), by
-    which the next build knows what it need not write again."""
-    digests = files.digests()
-    body = {"schema": MANIFEST_SCHEMA, "records": record_ids, "blobs": blobs, "files": sorted(digests),
-            "sha256": digests}
-    # orjson: json.dumps with an indent runs in Python, 6 ms of a rebuild for 5,000 paths
-    return orjson.dumps(body, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
 
 
 def budget_warnings(files: SiteFiles) -> list[str]:

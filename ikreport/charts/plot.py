@@ -1,10 +1,10 @@
 """Scatter and line charts drawn straight to SVG: what a kind declares as an ``XYChart``
 (kinds/base.py), the throughput scatter and the roofline of every profile page.
 
-Why not Vega, as site/bars.py says for the bar charts: laying out one of these charts in
+Why not Vega, as charts/bars.py says for the bar charts: laying out one of these charts in
 vl-convert cost about 0.07 s, more than the rest of its page, and a quarter of a real archive's
 profile pages have one. They need no layout engine: linear or logarithmic axes from round
-numbers, points, lines, a legend. The look is site/bars.py's (Vega's palette and axes); the
+numbers, points, lines, a legend. The look is charts/bars.py's (Vega's palette and axes); the
 XML is written by ElementTree, which escapes.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from ikreport.kinds.base import XYChart
-from ikreport.site.bars import XLINK_HREF, LABEL_PX, MONO, MONO_EM, PAD, PALETTE, SANS, TITLE_PX, _line, _n, _text, _xml_text, tick_step
+from ikreport.charts.bars import XLINK_HREF, LABEL_PX, MONO, MONO_EM, PAD, PALETTE, SANS, TITLE_PX, _line, _n, _text, _xml_text, tick_step
 
 DASHES = ("", "6 3", "2 2", "8 3 2 3")  # a line series' look, in order of the series
 POINT_R = 4.4

@@ -1,8 +1,8 @@
 """The chart of a history page (site/history.py): each profile's median duration of a kernel
 with its interval bar, in order of collection, changes coloured and each point linking to its
-record. Drawn straight to SVG with site/bars.py's axes and look, as the bar charts are: laying
+record. Drawn straight to SVG with charts/bars.py's axes and look, as the bar charts are: laying
 out one such chart in vl-convert took 0.1 s, and a series' page has one per kernel, made again
-whenever a profile joins the series. Kept apart from history.py so that site/charts.py can list
+whenever a profile joins the series. Kept apart from history.py so that charts/render.py can list
 it without a cycle."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from ikreport.site.bars import XLINK_HREF, LABEL_PX, MONO, PAD, SANS, TITLE_PX, _line, _n, _text, _xml_text, tick_step
+from ikreport.charts.bars import XLINK_HREF, LABEL_PX, MONO, PAD, SANS, TITLE_PX, _line, _n, _text, _xml_text, tick_step
 
 CHANGES = {"no change": "#4c78a8", "FASTER": "#54a24b", "SLOWER": "#e45756"}  # Vega's palette: blue, green, red
 STEP = 28  # pixels a profile takes along the axis

@@ -1,9 +1,9 @@
 """Charts: static SVG made at build time, cached by content hash. The simple bar charts a
-kind declares (kinds/base.py ``BarChart``) are drawn by site/bars.py; the last few (a bandwidth
+kind declares (kinds/base.py ``BarChart``) are drawn by charts/bars.py; the last few (a bandwidth
 record's samples, a comparison's intervals) are altair specs that vl-convert lays out.
 
-The scatter and roofline charts (``XYChart``) are drawn by site/plot.py, the history chart by
-site/history_chart.py. A chart is a pure function of the rows it shows, so its SVG is kept in the build cache under the
+The scatter and roofline charts (``XYChart``) are drawn by charts/plot.py, the history chart by
+charts/history.py. A chart is a pure function of the rows it shows, so its SVG is kept in the build cache under the
 sha256 of (kind, rows, renderer version): an unchanged chart is never rendered twice, and a warm
 cache needs neither altair nor vl-convert to be imported. altair's specs are kept too, as
 data-free templates (see KINDS), so a new chart costs vl-convert but not an altair import.
@@ -21,9 +21,9 @@ from typing import Any
 
 from ikreport.kinds.base import BarChart, XYChart
 from ikreport.kinds.registry import chart_makers
-from ikreport.site.bars import draw as draw_bars
-from ikreport.site.plot import draw as draw_plot
-from ikreport.site.history_chart import CHARTS as HISTORY_CHARTS
+from ikreport.charts.bars import draw as draw_bars
+from ikreport.charts.plot import draw as draw_plot
+from ikreport.charts.history import CHARTS as HISTORY_CHARTS
 from ikreport.store.cache import Cache, loads
 
 CHART_VERSION = "7"  # bump when a chart's look changes, to drop cached SVGs
@@ -68,7 +68,7 @@ class ChartRenderer:
             svg = draw_bars(maker, rows)
         elif isinstance(maker, XYChart):
             svg = draw_plot(maker, rows)
-        elif callable(maker):  # a chart that draws itself (site/history_chart.py)
+        elif callable(maker):  # a chart that draws itself (charts/history.py)
             svg = maker(rows)
         else:
             svg = _to_svg(chart_spec(kind, rows, self._template))
