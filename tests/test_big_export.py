@@ -4,6 +4,7 @@ one the whole-file reader makes, and a cut or broken export is refused the same 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def test_streamed_real_exports_read_as_the_whole_file_does(fixture):
 def import_record(tmp_path: Path, path: Path, monkeypatch, threshold: int) -> dict:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
     monkeypatch.setattr(ncu_import, "stream_export",
-                        lambda p: big_export.stream_export(p, threshold=threshold, chunk_bytes=head_bytes(p)))
+                        lambda p, **kw: big_export.stream_export(p, **kw, threshold=threshold, chunk_bytes=head_bytes(p)))
     archive = Archive.create(tmp_path / f"a{threshold}")
     record_id = ncu_import.import_csv(archive, [path], Context(title="t"))
     return {"id": record_id, "record": archive.load(record_id),
@@ -100,15 +101,42 @@ def test_chatter_between_rows_is_read_whole_and_filtered(tmp_path):
     assert read_exports({str(chatty): chatty.read_bytes()}).launch_count == 16  # every launch, the line dropped
 
 
-def test_a_file_changed_after_it_was_read_is_not_stored(tmp_path):
+def test_a_file_changed_while_it_was_imported_is_not_stored(tmp_path, monkeypatch):
+    """The bytes the archive keeps are those hashed and gzipped in the first read; the rows are
+    read from the file after. A file changed between the two would give a record of other bytes
+    than its blob: refused, nothing stored."""
+    from ikreport.analysis import ncu
+
     changed = tmp_path / "changed.csv"
     changed.write_bytes(B200.read_bytes())
-    big = stream_export(changed, threshold=0)
-    changed.write_bytes(B200.read_bytes().replace(b"NVIDIA B200", b"NVIDIA B300"))
+    monkeypatch.setattr(ncu_import, "stream_export", lambda p, **kw: big_export.stream_export(p, **kw, threshold=0))
+    real = ncu.read_exports
+
+    def edit_meanwhile(*args, **kwargs):
+        changed.write_bytes(B200.read_bytes().replace(b"NVIDIA B200", b"NVIDIA B300"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ncu_import, "read_exports", edit_meanwhile)
     archive = Archive.create(tmp_path / "a")
     with pytest.raises(ArchiveError, match="changed.csv: the file changed while it was imported"):
-        archive.put_blob_file(changed, big.sha256)
-    assert archive.blob_ids() == []
+        ncu_import.import_csv(archive, [changed], Context(title="t"))
+    assert archive.blob_ids() == [] and archive.record_ids() == []
+
+
+def test_a_streamed_export_is_hashed_and_gzipped_in_one_read(tmp_path, monkeypatch):
+    """The export is read once to check, hash and gzip it and once for its rows: the archive
+    copies the gzipped spool, and what it keeps is the file, byte for byte."""
+    import gzip
+
+    monkeypatch.setattr(ncu_import, "stream_export", lambda p, **kw: big_export.stream_export(p, **kw, threshold=0))
+    opened: list[str] = []
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, *a, **kw: opened.append(str(self)) or real_open(self, *a, **kw))
+    archive = Archive.create(tmp_path / "a")
+    rid = ncu_import.import_csv(archive, [B200], Context(title="t"))
+    assert opened.count(str(B200)) == 1  # the pass that hashes and gzips (pyarrow reads the rows itself)
+    (source,) = [s for s in archive.load(rid)["sources"] if s["role"] == "ncu-raw-csv"]
+    assert gzip.decompress(archive.blob_path(source["id"]).read_bytes()) == B200.read_bytes()
 
 
 def test_the_launch_csv_written_in_slices_is_the_whole_table(monkeypatch):
@@ -176,9 +204,9 @@ def test_line_chunks_are_the_file_cut_at_line_ends(tmp_path, size):
 
 
 @pytest.mark.parametrize("fails", ["create", "write"])
-def test_a_temp_folder_that_refuses_the_launch_table_is_one_line(tmp_path, monkeypatch, run, fails):
-    # a streamed export's per-launch CSV is spooled to TMPDIR: a full one (or a file-size limit)
-    # is a one-line error naming it, not a traceback, and nothing is stored
+def test_a_temp_folder_that_refuses_a_spool_is_one_line(tmp_path, monkeypatch, run, fails):
+    # a streamed export and its per-launch CSV are gzipped into spools in TMPDIR: a full one (or a
+    # file-size limit) is a one-line error naming it, not a traceback, and nothing is stored
     import errno
     import tempfile
 
@@ -202,11 +230,13 @@ def test_a_temp_folder_that_refuses_the_launch_table_is_one_line(tmp_path, monke
 
     monkeypatch.setattr(ncu_import.tempfile, "NamedTemporaryFile", refusing)
     monkeypatch.setattr(ncu_import, "stream_export",
-                        lambda p: big_export.stream_export(p, threshold=0, chunk_bytes=head_bytes(p)))
+                        lambda p, **kw: big_export.stream_export(p, **kw, threshold=0, chunk_bytes=head_bytes(p)))
     archive = Archive.create(tmp_path / "a")
     result = run("collect", "ncu", "--from-csv", B200, "-a", archive.root, "--title", "t")
     assert result.exit_code == 1
     (line,) = result.output.strip().splitlines()
-    assert line.startswith(f"Error: {tempfile.gettempdir()}: cannot write the export's per-launch table there (")
+    # the spool the export is gzipped into as it is read, or the one its per-launch table goes to
+    assert re.match(rf"Error: {re.escape(tempfile.gettempdir())}: cannot write (a copy of {B200.name}|the export's "
+                    r"per-launch table) there \(", line), line
     assert "TMPDIR" in line and "Traceback" not in result.output
     assert archive.record_ids() == [] and archive.blob_ids() == []

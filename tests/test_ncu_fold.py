@@ -65,7 +65,7 @@ def imported(tmp_path: Path, paths: list[Path], monkeypatch, block: int, streame
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
     monkeypatch.setattr(ncu_raw, "BLOCK_BYTES", block)
     monkeypatch.setattr(ncu_import, "stream_export",
-                        lambda p: big_export.stream_export(p, threshold=0 if streamed else 1 << 40))
+                        lambda p, **kw: big_export.stream_export(p, **kw, threshold=0 if streamed else 1 << 40))
     archive = Archive.create(tmp_path / f"a-{block}-{streamed}-{len(list(tmp_path.iterdir()))}")
     record_id = ncu_import.import_csv(archive, paths, Context(title="t"))
     return {"record": archive.record_bytes(record_id), "blobs": {b: archive.read_blob(b) for b in archive.blob_ids()}}

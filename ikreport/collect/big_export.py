@@ -2,21 +2,25 @@
 
 A raw export of hundreds of thousands of launches is hundreds of MB; holding it whole to hash
 and store it cost more memory than all the rest of an import. Here the file is read once in
-line-aligned chunks (checked by ``analysis/ncu_stream.py`` and hashed as they pass), the
-page reader then reads the rows from the file, and the archive copies the file in chunks.
+line-aligned chunks, checked by ``analysis/ncu_stream.py``, hashed and gzipped into a spool as
+they pass (the bytes the archive will keep are the bytes hashed); the page reader then reads
+the rows from the file, and the archive copies the spool. The file's inode and times, noted
+before the first read, must be the same after the rows were read: a file changed meanwhile
+would leave a record of other bytes than its blob.
 """
 
 from __future__ import annotations
 
 import codecs
-import hashlib
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
 from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_stream import locate_stream
+from ikreport.store.compression import GzipSpool
 
 STREAM_BYTES = 16 << 20  # exports at least this big are streamed (a 20,000-launch one: 177 -> 152 MB peak)
 CHUNK_BYTES = 8 << 20
@@ -24,12 +28,31 @@ CHUNK_BYTES = 8 << 20
 
 @dataclass(frozen=True)
 class Streamed:
-    """A big export checked in chunks: its located page (rows still in the file), its
-    sha256 (the blob's id) and its size."""
+    """A big export checked in chunks: its located page (rows still in the file), its bytes
+    gzipped (``spool``, whose sha256 is the blob's id), and what the file was when read."""
 
     export: Export
-    sha256: str
-    size: int
+    spool: GzipSpool
+    stamp: tuple[int, int, int, int]  # inode, size, mtime and ctime in ns
+
+    @property
+    def sha256(self) -> str:
+        return self.spool.sha256
+
+    @property
+    def size(self) -> int:
+        return self.spool.size
+
+    def unchanged(self, path: Path) -> bool:
+        """Whether the file at ``path`` is still the one that was read (any write moves its ctime)."""
+        try:
+            return _stamp(os.stat(path)) == self.stamp
+        except OSError:
+            return False
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def line_chunks(f: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes | memoryview]:
@@ -50,28 +73,35 @@ def line_chunks(f: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes | memory
             yield chunk
 
 
-def stream_export(path: Path, threshold: int = STREAM_BYTES, chunk_bytes: int = CHUNK_BYTES) -> Streamed | None:
+def stream_export(path: Path, threshold: int = STREAM_BYTES, chunk_bytes: int = CHUNK_BYTES,
+                  spool: Callable[[], GzipSpool] = GzipSpool) -> Streamed | None:
     """The streamed export at ``path`` when it is big and plain (see ``locate_stream``); None
     when it is to be read whole (small, UTF-16, chatter between rows, not a raw page, or not a
-    file that can be read: the whole-file reader then says why)."""
+    file that can be read: the whole-file reader then says why). ``spool`` makes the spool its
+    bytes are gzipped into (whose own errors, a full temporary folder say, are raised)."""
     try:
-        size = path.stat().st_size
-        if size < threshold or not path.is_file():
+        st = path.stat()
+        if st.st_size < threshold or not path.is_file():
             return None
         with path.open("rb", buffering=0) as f:  # reads of whole chunks: no buffer to copy through
             if f.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
                 return None
             f.seek(0)
-            digest = hashlib.sha256()
+            kept = spool()
 
-            def hashed() -> Iterator[bytes | memoryview]:
+            def spooled() -> Iterator[bytes | memoryview]:
                 for chunk in line_chunks(f, chunk_bytes):
-                    digest.update(chunk)
+                    kept.write(chunk)
                     yield chunk
 
-            export = locate_stream(hashed(), str(path))
+            try:
+                export = locate_stream(spooled(), str(path))
+            except BaseException:
+                kept.close()
+                raise
     except OSError:
         return None
     if export is None:
+        kept.close()
         return None
-    return Streamed(replace(export, file=str(path)), digest.hexdigest(), size)
+    return Streamed(replace(export, file=str(path)), kept, _stamp(st))

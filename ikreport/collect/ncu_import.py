@@ -6,7 +6,10 @@ per-kernel table, and the limitations that follow from what an export does not s
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +22,8 @@ from ikreport.collect.context import Context, utc_now
 from ikreport.collect.ncu_session import SESSION_ROLE, check_session, method, observed_limitation, provenance_data, split_session
 from ikreport.collect.big_export import Streamed, stream_export
 from ikreport.collect.textfile import read_export
-from ikreport.errors import IkreportError, NcuExportError
+from ikreport.errors import ArchiveError, IkreportError, NcuExportError
+from ikreport.store.compression import GzipSpool
 from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE, ONE_RUN
@@ -47,43 +51,34 @@ LIMIT_NO_SOL = (
 )
 
 
-class LaunchSpool:
-    """The temporary file a streamed export's per-launch CSV is written to as it is made (in
-    TMPDIR, deleted when closed). A write the folder refuses (full, or a file-size limit) is one
-    line naming the folder, like every error, and nothing is stored."""
+class Spool(GzipSpool):
+    """A temporary file (in TMPDIR, deleted when closed) that what an import writes as it goes is
+    gzipped into: a streamed export's bytes as they are read and hashed, or its per-launch CSV
+    as it is made. A write the folder refuses (full, or a file-size limit) is one line naming the
+    folder, like every error, and nothing is stored."""
 
-    def __init__(self) -> None:
+    def __init__(self, what: str) -> None:
+        self.what = what
         try:
-            self.file = tempfile.NamedTemporaryFile(prefix="ikreport-launches-", suffix=".csv")
+            super().__init__(lambda: tempfile.NamedTemporaryFile(prefix="ikreport-", suffix=".gz"))  # noqa: SIM115
         except OSError as exc:
             raise self._error(exc) from exc
-        self.name = self.file.name
 
-    @staticmethod
-    def _error(exc: OSError) -> IkreportError:
-        return IkreportError(f"{tempfile.gettempdir()}: cannot write the export's per-launch table there "
+    def _error(self, exc: OSError) -> IkreportError:
+        return IkreportError(f"{tempfile.gettempdir()}: cannot write {self.what} there "
                              f"({exc.strerror}); free some space or set TMPDIR to a folder with room")
 
-    def write(self, data: bytes) -> int:
+    def _check(self) -> None:
         try:
-            return self.file.write(data)
-        except OSError as exc:
+            super()._check()
+        except OSError as exc:  # the spool's thread met it
             raise self._error(exc) from exc
 
-    def flush(self) -> None:
+    def compressed(self, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
         try:
-            self.file.flush()
+            yield from super().compressed(chunk_bytes)
         except OSError as exc:
             raise self._error(exc) from exc
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self.file.seek(offset, whence)
-
-    def read(self, size: int = -1) -> bytes:
-        return self.file.read(size)
-
-    def close(self) -> None:
-        self.file.close()
 
 
 def sol_limitation(profile: Profile) -> str:
@@ -146,15 +141,14 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
     return out
 
 
-def launch_table_source(archive: Archive, profile: Profile, written: Path | None = None) -> list[dict[str, Any]]:
+def launch_table_source(archive: Archive, profile: Profile, spool: GzipSpool | None = None) -> list[dict[str, Any]]:
     """The per-launch CSV blob of a profile too big to keep every launch in its record;
-    ``written``: the file it was written to as it was made (a streamed import), copied from
-    there in chunks rather than read back whole."""
+    ``spool``: the spool it was gzipped into as it was made (a streamed import), copied from
+    there rather than read back whole."""
     if inline(profile):
         return []
-    if written is not None:
-        archive.put_blob_file(written, profile.launch_csv.sha256)
-        blob_id, size = profile.launch_csv.sha256, profile.launch_csv.size
+    if spool is not None:
+        blob_id, size = archive.put_spooled(spool), profile.launch_csv.size
     else:
         table = profile.csv()
         blob_id, size = archive.put_blob(table), len(table)
@@ -166,45 +160,58 @@ def import_csv(archive: Archive, paths: list[Path], context: Context,
     """Store the exports and their ``ncu-profile`` record; return the record's id."""
     if not paths or len(paths) > 3:
         raise NcuExportError("give one raw and/or one details export, and optionally the session page (one to three files)")
+    with contextlib.ExitStack() as spools:
+        return _import(archive, paths, context, progress, spools)
+
+
+def _import(archive: Archive, paths: list[Path], context: Context, progress: Progress | None,
+            spools: contextlib.ExitStack) -> str:
+    """``import_csv``'s work; ``spools`` closes the spools it makes."""
     raw_bytes: dict[str, bytes] = {}
     texts: dict[str, bytes | str] = {}
     streamed: dict[str, Streamed] = {}  # big exports: checked and hashed in chunks, rows read from the file
     given: dict[str, Path] = {}  # sha256 -> the path first given with those bytes
     for path in paths:
-        big = stream_export(path)
+        big = stream_export(path, spool=functools.partial(Spool, f"a copy of {path.name}"))
         if big is not None:
-            streamed[str(path)] = big
-            digest = big.sha256
+            spools.callback(big.spool.close)  # and so deleted, whatever happens next
+            streamed[str(path)] = big  # still being hashed and gzipped, in the spool's thread
         else:
             raw_bytes[str(path)], texts[str(path)] = read_export(path, NcuExportError)
             digest = sha256(raw_bytes[str(path)])
-        # one export given twice (the same path, or a copy) would be read as one: say so instead
-        if digest in given:
-            raise NcuExportError(f"{path}: the same file as {given[digest]}, given twice; give each export once")
-        given[digest] = path
+            # one export given twice (the same path, or a copy) would be read as one: say so instead
+            if digest in given:
+                raise NcuExportError(f"{path}: the same file as {given[digest]}, given twice; give each export once")
+            given[digest] = path
+    if len(streamed) > 1 or (streamed and given):  # a big export given twice: its hash is needed now
+        for name, big in streamed.items():
+            if big.sha256 in given:
+                raise NcuExportError(f"{name}: the same file as {given[big.sha256]}, given twice; give each export once")
+            given[big.sha256] = Path(name)
     size = sum(len(d) for d in raw_bytes.values()) + sum(s.size for s in streamed.values())
     if progress and size > BIG_EXPORT:
         progress.step(f"parsing {size / 1e6:.0f} MB of ncu export")
     session, rest = split_session(texts)  # a streamed export is a raw page, never the session page
     exports = {str(p): streamed[str(p)].export if str(p) in streamed else rest[str(p)]
                for p in paths if str(p) in streamed or str(p) in rest}
-    # a streamed export's per-launch CSV goes to a file as it is made, never whole in memory
-    spool = LaunchSpool() if streamed else None
-    try:
-        profile = read_exports(exports, spool)  # parse everything before writing anything
-        stated = dict(context.stated)
-        if session is not None:
-            check_session(session, profile, stated)
-        if progress and size > BIG_EXPORT:
-            progress.step(f"writing the record of {plural(profile.launch_count, 'launch', 'launches')}")
-        sources = launch_table_source(archive, profile, Path(spool.name) if spool else None)
-    finally:
-        if spool is not None:
-            spool.close()  # and so deleted
+    # a streamed export's per-launch CSV goes to a spool as it is made, never whole in memory
+    spool = Spool("the export's per-launch table") if streamed else None
+    if spool is not None:
+        spools.callback(spool.close)
+    profile = read_exports(exports, spool)  # parse everything before writing anything
+    stated = dict(context.stated)
+    if session is not None:
+        check_session(session, profile, stated)
+    for name, big in streamed.items():  # else the record would describe other bytes than its blob
+        if not big.unchanged(Path(name)):
+            raise ArchiveError(f"{name}: the file changed while it was imported; import it again")
+    if progress and size > BIG_EXPORT:
+        progress.step(f"writing the record of {plural(profile.launch_count, 'launch', 'launches')}")
+    sources = launch_table_source(archive, profile, spool)
+    blobs = {name: (archive.put_spooled(big.spool), big.size) for name, big in streamed.items()}
     for name in map(str, paths):
-        if name in streamed:
-            blob_id, blob_size = streamed[name].sha256, streamed[name].size
-            archive.put_blob_file(Path(name), blob_id)
+        if name in blobs:
+            blob_id, blob_size = blobs[name]
         else:
             blob_id, blob_size = archive.put_blob(raw_bytes[name]), len(raw_bytes[name])
         sources.append({

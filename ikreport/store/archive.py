@@ -20,7 +20,7 @@ from pathlib import Path
 from ikreport.store import records
 from ikreport.store.backend import ID_RX, Area, Backend
 from ikreport.store.bucket import Bucket, check_location, is_url
-from ikreport.store.compression import GZ, compress, compress_chunks, content_digest, inflate
+from ikreport.store.compression import GZ, GzipSpool, compress, content_digest, inflate
 from ikreport.store.local import LocalFolder, Survey
 from ikreport.errors import (
     AmbiguousIdError,
@@ -163,24 +163,13 @@ class Archive:
             self.backend.write_once("blobs", blob_id + GZ, compress(data))
         return blob_id
 
-    def put_blob_file(self, path: Path, blob_id: str, chunk_bytes: int = 8 << 20) -> None:
-        """Store the file at ``path`` as blob ``blob_id`` (its sha256, found when it was read
-        before), compressing it a chunk at a time so a big export is never held whole. A file
-        that no longer hashes to ``blob_id`` changed after it was read: ArchiveError, nothing
-        stored."""
-        if self.blob_form(check_id(blob_id)) is not None:
-            return
-
-        def chunks() -> Iterator[bytes]:
-            digest = hashlib.sha256()
-            with path.open("rb", buffering=0) as f:  # whole chunks: no buffer to copy them through
-                while chunk := f.read(chunk_bytes):
-                    digest.update(chunk)
-                    yield chunk
-            if digest.hexdigest() != blob_id:
-                raise ArchiveError(f"{path}: the file changed while it was imported; import it again")
-
-        self.backend.write_once_chunks("blobs", blob_id + GZ, compress_chunks(chunks()))
+    def put_spooled(self, spool: GzipSpool) -> str:
+        """Store what was written to ``spool`` as a blob, copying its gzipped bytes as they are
+        (they were compressed, and hashed, as they were written); return its id. Idempotent."""
+        blob_id = spool.sha256
+        if self.blob_form(blob_id) is None:
+            self.backend.write_once_chunks("blobs", blob_id + GZ, spool.compressed())
+        return blob_id
 
     def put_record(self, record: records.Record) -> str:
         """Store a record (validated, canonical); return its id. Idempotent."""

@@ -11,7 +11,11 @@ as they are. Every read re-hashes what decompression gives.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+import queue
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import BinaryIO
 
 from isal import isal_zlib
 
@@ -80,3 +84,86 @@ def content_digest(chunks: Iterable[bytes], compressed: bool, where: str) -> tup
         digest.update(chunk)
         size += len(chunk)
     return digest.hexdigest(), size
+
+
+class GzipSpool:
+    """A temporary file that keeps, gzipped, what is written to it, with the sha256 and size of
+    what was written: a big export is hashed and compressed in the one pass that reads it, and
+    the archive then copies the compressed bytes (``Archive.put_spooled``) instead of reading,
+    hashing and compressing the file again. Hashing and compressing run in a thread of the
+    spool's own (both outside the GIL), so they overlap with what the writer does next (an
+    import parses the rows meanwhile); at most QUEUED writes wait for it. ``made`` opens the
+    file (tempfile's, by default)."""
+
+    QUEUED = 4
+
+    def __init__(self, made: Callable[[], BinaryIO] | None = None) -> None:
+        self.file = made() if made is not None else tempfile.TemporaryFile(prefix="ikreport-")
+        self._digest = hashlib.sha256()
+        self.size = 0
+        self._queue: queue.Queue[bytes | memoryview | None] = queue.Queue(self.QUEUED)
+        self._failed: BaseException | None = None
+        self._worker = threading.Thread(target=self._work, name="gzip-spool", daemon=True)
+        self._worker.start()
+
+    def _work(self) -> None:
+        compressor = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, GZIP_WBITS)
+        while (data := self._queue.get()) is not None:
+            if self._failed is not None:
+                continue  # drain: the writer learns of the failure at its next call
+            try:
+                self._digest.update(data)
+                packed = compressor.compress(data)
+                if packed:
+                    self.file.write(packed)
+            except BaseException as exc:  # noqa: BLE001 - raised again in the writer's thread
+                self._failed = exc
+        if self._failed is None:
+            try:
+                self.file.write(compressor.flush())
+                self.file.flush()
+            except BaseException as exc:  # noqa: BLE001 - as above
+                self._failed = exc
+
+    def _check(self) -> None:
+        if self._failed is not None:
+            raise self._failed
+
+    def write(self, data: bytes | memoryview) -> int:
+        """Keep ``data`` (not to be changed after); returns its length, as a file's write does."""
+        self._check()
+        if not self._worker.is_alive():
+            raise ValueError("write to a finished spool")
+        self._queue.put(data)
+        self.size += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        """A writer's flush: what was written is being compressed; errors so far are raised."""
+        self._check()
+
+    def _finish(self) -> None:
+        if self._worker.is_alive():
+            self._queue.put(None)
+            self._worker.join()
+        self._check()
+
+    @property
+    def sha256(self) -> str:
+        """The sha256 of everything written (no more writes after asking)."""
+        self._finish()
+        return self._digest.hexdigest()
+
+    def compressed(self, chunk_bytes: int = CHUNK) -> Iterator[bytes]:
+        """The gzip member of everything written, read back a chunk at a time (no more writes)."""
+        self._finish()
+        self.file.seek(0)
+        while chunk := self.file.read(chunk_bytes):
+            yield chunk
+
+    def close(self) -> None:
+        """Stop the thread and let the temporary file go (it is deleted)."""
+        if self._worker.is_alive():
+            self._queue.put(None)
+            self._worker.join()
+        self.file.close()
