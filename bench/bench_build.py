@@ -55,6 +55,7 @@ def main() -> None:
     parser.add_argument("--verify-only", action="store_true", help="time only verify against reading and hashing")
     parser.add_argument("--repeat", type=int, default=1, help="times each verify is run (min/median/max)")
     parser.add_argument("--rebuilds", type=int, default=5, help="rebuilds timed of each kind, each after one new record")
+    parser.add_argument("--record", action="store_true", help="append the figures to bench/results.md")
     args = parser.parse_args()
     from ikreport.store.archive import Archive
 
@@ -110,6 +111,15 @@ def main() -> None:
         print_row(label, f"{median:.2f} s", f"{100 * median / full_s:.1f}% of full (median of {len(times)}: "
                   f"{min(times):.2f} to {max(times):.2f} s), {max(rendered)} page(s) rendered at most", "<= 2%")
     print_row("incremental == clean", "yes" if same else "NO", "byte for byte", "yes")
+    if args.record:
+        from record import record
+
+        outside, inside = (statistics.median(rebuilds[k]) for k in (False, True))
+        record(f"bench_build {args.profiles}x{args.launches}",
+               f"archive {archive_mb:.0f} MB; full build {full_s:.1f} s = {full.pages_rendered / full_s:.0f} "
+               f"record pages/s; site {site_mb:.0f} MB; largest page {largest_size / 1e6:.2f} MB; rebuild +1 "
+               f"{outside:.2f} s = {100 * outside / full_s:.1f}%, +1 in a series {inside:.2f} s = "
+               f"{100 * inside / full_s:.1f}%; incremental == clean: {'yes' if same else 'NO'}")
     print_row("ikreport --help", f"{statistics.median(helps):.3f} s", "median of 5", "<= 0.3 s")
     for row in verify_rows:
         print_row(*row)

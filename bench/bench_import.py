@@ -40,6 +40,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--launches", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--record", action="store_true", help="append the figures to bench/results.md")
     parser.add_argument("--memory-only", action="store_true",
                         help="only the import's time and peak memory, in a fresh process (pyarrow's "
                              "whole-file read of 2,000,000 launches would need about 23 GB)")
@@ -52,6 +53,11 @@ def main() -> None:
             seconds, rss = timed_process([ikreport, "collect", "ncu", "--from-csv", str(export), "-a", f"{tmp}/a"])
         print(f"{args.launches} launches, {size_mb:.0f} MB: {seconds:.1f} s, peak RSS {rss:.0f} MB "
               f"({rss / size_mb:.2f}x the file, {rss * 1e3 / args.launches:.2f} KB per launch)")
+        if args.record:
+            from record import record
+
+            record(f"bench_import {args.launches} --memory-only", f"{size_mb:.0f} MB export: {seconds:.1f} s, "
+                   f"peak RSS {rss:.0f} MB")
         return
 
     rows = []
@@ -94,6 +100,13 @@ def main() -> None:
     print(f"{'peak RSS / file size':24} {'':10} {rss / size_mb:10.2f} {'':7}   <= 3x")
     print(f"fresh processes run in turn, each pair's ratio: min {pairs[0]:.2f}x, median {statistics.median(pairs):.2f}x, "
           f"max {pairs[-1]:.2f}x")
+    if args.record:
+        from record import record
+
+        (_, py_cold, ik_cold), (_, _, rss), (_, py_warm, ik_warm) = rows
+        record(f"bench_import {args.launches}", f"{size_mb:.0f} MB export: fresh {ik_cold:.2f} s against pyarrow's "
+               f"{py_cold:.2f} s (pairs' median {statistics.median(pairs):.2f}x), warm {ik_warm:.2f} s against "
+               f"{py_warm:.2f} s ({ik_warm / py_warm:.2f}x), peak RSS {rss:.0f} MB ({rss / size_mb:.2f}x the file)")
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ class GzipSpool:
     import parses the rows meanwhile); at most QUEUED writes wait for it. ``made`` opens the
     file (tempfile's, by default)."""
 
-    QUEUED = 4
+    QUEUED = 1  # each write is a chunk of several MB (a big export's 8): one waiting is enough to overlap
 
     def __init__(self, made: Callable[[], BinaryIO] | None = None) -> None:
         self.file = made() if made is not None else tempfile.TemporaryFile(prefix="ikreport-")
