@@ -53,6 +53,8 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     "occupancy_theoretical_pct": ("sm__maximum_warps_per_active_cycle_pct",),
     "registers": ("launch__registers_per_thread",),
     "waves": ("launch__waves_per_multiprocessor",),
+    # SMs the launch could use (a green context or MPS gives it fewer than the device has)
+    "sms": ("launch__sm_count", "device__attribute_multiprocessor_count"),
     "grid": ("launch__grid_size",),
     "block": ("launch__block_size",),
     "limit_registers": ("launch__occupancy_limit_registers",),
@@ -96,6 +98,7 @@ DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "occupancy_theoretical_pct": (("Occupancy", "Theoretical Occupancy"),),
     "registers": (("Launch Statistics", "Registers Per Thread"),),
     "waves": (("Launch Statistics", "Waves Per SM"),),
+    "sms": (("Launch Statistics", "# SMs"),),
     "grid": (("Launch Statistics", "Grid Size"),),
     "block": (("Launch Statistics", "Block Size"),),
     "limit_registers": (("Occupancy", "Block Limit Registers"),),

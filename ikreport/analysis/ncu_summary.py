@@ -278,6 +278,8 @@ def launch_summary(t: LaunchTable, d: Derived, i: int, start: int = 0) -> Summar
         "occupancy_limiter": limiter_name(int(d.limiter[i])),
         "registers": _num(f["registers"][i]),
         "waves": _num(f["waves"][i]),
+        "sms": _num(f["sms"][i]),
+        "blocks_per_sm": _resident_blocks(f, i),
         "grid": _num(f["grid"][i]),
         "block": _num(f["block"][i]),
         "grid_dims": t.text["grid_dims"][i],
@@ -293,6 +295,13 @@ def launch_summary(t: LaunchTable, d: Derived, i: int, start: int = 0) -> Summar
         "unparsed_units": t.problems.get(i, []),
         **_derived_flag(d, i),
     }
+
+
+def _resident_blocks(f: dict[str, np.ndarray], i: int) -> float | None:
+    """How many blocks of launch ``i`` an SM can hold at once: the smallest of its per-SM block
+    limits (ncu's "Block Limit" rows), None without them."""
+    limits = [float(f[name][i]) for name in LIMIT_FIELDS if not np.isnan(f[name][i])]
+    return min(limits) if limits else None
 
 
 def launch_stalls(t: LaunchTable, i: int) -> Summary:

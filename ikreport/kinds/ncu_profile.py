@@ -285,9 +285,24 @@ def _occupancy_text(short: str, first: dict) -> str | None:
     else:
         return None
     if achieved is not None and theoretical and achieved < theoretical / 2 and waves is not None and waves < 1:
-        text += (f" Achieved is far below theoretical because the grid fills {waves:.2g} of a wave: "
-                 "most SMs have no block to run.")
+        text += f" Achieved is far below theoretical because {_small_grid(first, waves)}."
     return text
+
+
+def _small_grid(first: dict, waves: float) -> str:
+    """Why a grid of less than one wave leaves SMs short of work, in what the numbers show (as
+    ncu's launch-statistics rules say it): first blocks against SMs, then against how many
+    blocks the SMs could hold at once."""
+    grid, sms, per_sm = first.get("grid"), first.get("sms"), first.get("blocks_per_sm")
+    wave = f"the grid fills {waves:.2g} of a wave"
+    if grid is None or not sms:
+        return f"{wave}: the GPU could run more blocks at once than the grid has"
+    if grid < sms:
+        return (f"its {fmt_number(grid)} blocks leave {fmt_number(sms - grid)} of the {fmt_number(sms)} SMs "
+                f"without a block ({wave})")
+    room = f", of the {fmt_number(per_sm)} each could hold at once" if per_sm else ""
+    return (f"every one of the {fmt_number(sms)} SMs has a block, but only about {grid / sms:.2g}{room} "
+            f"({fmt_number(grid)} blocks: {wave})")
 
 
 def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:

@@ -1,0 +1,112 @@
+"""Issue 27's claims: what a page says must be what the numbers show, on exports shaped as the
+ones users met (small hand-made details pages, one quirk each)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ikreport.cli.main import cli
+
+HEADER = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"'
+
+
+def export(path: Path, rows: list[tuple[str, str, str, str]], kernel: str = "gemm_int8(int*)") -> Path:
+    """A details page of one launch: (section, metric, unit, value) rows."""
+    lines = [HEADER] + [f'"0","{kernel}","{s}","{m}","{u}","{v}"' for s, m, u, v in rows]
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+def page(tmp_path: Path, *exports: Path, args: tuple[str, ...] = ()) -> str:
+    """The Markdown twin of the one profile imported from ``exports``."""
+    arch = tmp_path / "arch"
+    out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", *map(str, exports), "-a", str(arch), *args])
+    assert out.exit_code == 0, out.output
+    rid = out.stdout.strip().splitlines()[-1]
+    built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
+    assert built.exit_code == 0, built.output
+    return (tmp_path / "site" / "e" / f"{rid}.md").read_text("utf-8")
+
+
+def occupancy(grid: int, sms: int, per_sm: int, waves: float) -> list[tuple[str, str, str, str]]:
+    theoretical = 100 * per_sm * 128 / 2048  # blocks of 128 threads, 2,048 a SM
+    return [("GPU Speed Of Light Throughput", "Duration", "usecond", "20.0"),
+            ("Launch Statistics", "Grid Size", "", str(grid)), ("Launch Statistics", "Block Size", "", "128"),
+            ("Launch Statistics", "# SMs", "SM", str(sms)), ("Launch Statistics", "Waves Per SM", "", str(waves)),
+            ("Occupancy", "Block Limit Registers", "block", str(per_sm)),
+            ("Occupancy", "Block Limit Shared Mem", "block", "16"), ("Occupancy", "Block Limit Warps", "block", "16"),
+            ("Occupancy", "Block Limit SM", "block", "32"),
+            ("Occupancy", "Theoretical Occupancy", "%", f"{theoretical:.2f}"),
+            ("Occupancy", "Achieved Occupancy", "%", f"{theoretical / 4:.2f}")]
+
+
+@pytest.mark.parametrize("grid, sms, per_sm, waves, said", [
+    # a B200 int8 GEMM: 128 blocks on 148 SMs, 3 resident a SM (issue 27 item 1)
+    (128, 148, 3, 0.29, "its 128 blocks leave 20 of the 148 SMs without a block (the grid fills 0.29 of a wave)"),
+    # 144 blocks on a 36-SM card, 10 resident a SM (issue 32 item 10): every SM has four
+    (144, 36, 10, 0.4, "every one of the 36 SMs has a block, but only about 4, of the 10 each could hold at once "
+                       "(144 blocks: the grid fills 0.4 of a wave)"),
+])
+def test_a_grid_of_less_than_a_wave_is_said_as_its_numbers_show(tmp_path, grid, sms, per_sm, waves, said):
+    text = page(tmp_path, export(tmp_path / "x.csv", occupancy(grid, sms, per_sm, waves)))
+    assert said in text
+    assert "most SMs have no block" not in text
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
+SESSION = (FIXTURES / "session_constructed_b200.csv").read_text("utf-8")
+PROFILE = [("GPU Speed Of Light Throughput", "Duration", "usecond", "20.0")]
+
+
+def session(path: Path, *, drop: tuple[str, ...] = (), rename: dict[str, str] | None = None) -> Path:
+    """The constructed B200 session page without the rows named in ``drop`` (by their first
+    cell) and with the first cells in ``rename`` respelled."""
+    lines = []
+    for line in SESSION.splitlines():
+        first = line.split(",")[0].strip('"')
+        if first in drop:
+            continue
+        if rename and first in rename:
+            line = line.replace(f'"{first}"', f'"{rename[first]}"', 1)
+        lines.append(line)
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("drop, said, unsaid", [
+    # only the clock control observed: the cache control alone is unknown (issue 27 item 2)
+    (("Cache Control", "Command Line"),
+     "ncu ran with --clock-control base (observed from the session page): clocks were locked to base",
+     "does not say which --clock-control"),
+    # both observed: nothing is unknown
+    ((), "ncu ran with --clock-control base and --cache-control all (observed from the session page)",
+     "does not say which"),
+])
+def test_a_limitation_never_calls_unknown_what_the_session_page_observed(tmp_path, drop, said, unsaid):
+    text = page(tmp_path, export(tmp_path / "x.csv", PROFILE), session(tmp_path / "s.csv", drop=drop))
+    assert said in text
+    assert unsaid not in text
+    if "Cache Control" in drop:
+        assert "does not say which --cache-control it ran under" in text
+
+
+@pytest.mark.parametrize("spelling", ["Nsight Compute Target", "Nsight Compute Target Version", "NCU Version"])
+def test_every_version_spelling_of_the_session_page_is_read(tmp_path, spelling):
+    arch = tmp_path / "arch"
+    ids = []
+    for side in "ab":
+        pages = [export(tmp_path / f"{side}.csv", PROFILE),
+                 session(tmp_path / f"{side}s.csv", rename={"Profiler Version": spelling})]
+        out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", *map(str, pages), "-a", str(arch)])
+        assert out.exit_code == 0, out.output
+        ids.append(out.stdout.strip().splitlines()[-1])
+    shown = CliRunner().invoke(cli, ["show", ids[0], "-a", str(arch), "--json"])
+    assert json.loads(shown.stdout)["method"]["tool_version"] == "2025.2.1.0"
+    compared = CliRunner().invoke(cli, ["compare", ids[0], ids[1], "-a", str(arch)])
+    assert "| ncu version | 2025.2.1.0 (observed) | 2025.2.1.0 (observed) |" in compared.stdout
+    assert "not recorded" not in compared.stdout.split("ncu version")[1].splitlines()[0]
