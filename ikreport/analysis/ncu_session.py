@@ -18,6 +18,7 @@ rows that ``ncu_session_mark`` (the page's words, which ``sniff`` uses too) reco
 from __future__ import annotations
 
 import csv
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -98,6 +99,9 @@ def _from_command(command: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+VERSION = re.compile(r"\b\d{4}\.\d+(?:\.\d+)*\b")
+
+
 def parse_session(data: bytes | str, name: str) -> Session:
     """The settings one session page holds; NcuExportError naming ``name`` when it holds none."""
     _check_whole(mark.text_of(data), name)
@@ -116,7 +120,8 @@ def parse_session(data: bytes | str, name: str) -> Session:
         if len(cells) >= 2 and cells[0]:
             entries.append((block, cells[0], cells[1]))
     values = {mark.key(k): v for _, k, v in entries}
-    version = next((values[k] for k in VERSION_KEYS if values.get(k)), None)
+    # "2025.2.1.0 (build 35987062) (public-release)", "Nsight Compute 2024.3.1" -> the dotted number
+    version = next((found[0] for k in VERSION_KEYS if (found := VERSION.search(values.get(k, "")))), None)
     line = next((values[k] for k in COMMAND_KEYS if values.get(k)), None)
     try:
         command = tuple(shlex.split(line)) if line else None
@@ -132,7 +137,5 @@ def parse_session(data: bytes | str, name: str) -> Session:
         max_sm_khz = None
     if not (version or command or options or device):
         raise NcuExportError(f"{name}: a session page with no ncu version, command line, settings or device; {FIX}")
-    if version:  # "2025.2.1.0 (build 35987062) (public-release)" -> "2025.2.1.0"
-        version = version.split()[0]
     return Session(name=name, version=version, command=command, options=options, device=device,
                    max_sm_khz=max_sm_khz, driver=values.get("driver version") or None, entries=tuple(entries))

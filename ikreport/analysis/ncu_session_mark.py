@@ -16,7 +16,11 @@ import csv
 import re
 
 BLOCKS = ("launch settings", "session", "device attributes", "process", "system", "profiler")
-VERSION_KEYS = ("profiler version", "ncu version", "nsight compute version", "version")
+# every spelling of the profiling ncu's version, the one that ran on the target first: the
+# host's version is the one that wrote the export, which may be newer
+VERSION_KEYS = ("nsight compute target", "nsight compute target version", "target version", "profiler version",
+                "ncu version", "nsight compute version", "nsight compute", "version", "nsight compute host",
+                "nsight compute host version", "host version")
 COMMAND_KEYS = ("command line", "profiler command line", "command")
 OPTION_KEYS = {"clock control": "clock_control", "cache control": "cache_control", "replay mode": "replay_mode"}
 MARKERS = {*BLOCKS, *VERSION_KEYS, *COMMAND_KEYS, *OPTION_KEYS}

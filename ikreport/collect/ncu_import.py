@@ -19,7 +19,8 @@ from ikreport.analysis.ncu import Profile, read_exports
 from ikreport.analysis.ncu_summary import SOL_RULE
 from ikreport.store.archive import Archive, sha256
 from ikreport.collect.context import Context, utc_now
-from ikreport.collect.ncu_session import SESSION_ROLE, check_session, method, observed_limitation, provenance_data, split_session
+from ikreport.collect.ncu_session import (SESSION_ROLE, check_session, control_limitation, method, observed_options,
+                                         provenance_data, split_session)
 from ikreport.collect.big_export import Streamed, stream_export
 from ikreport.collect.textfile import read_export
 from ikreport.errors import ArchiveError, IkreportError, NcuExportError
@@ -34,11 +35,6 @@ LIMIT_REPLAY = (
     "ncu serialises kernel launches and replays each one, so overlap between kernels and "
     "launch gaps are not seen: profiled GPU time is a sum of isolated kernel durations, not "
     "the workload's wall time."
-)
-LIMIT_IMPORTED = (
-    "Imported from a CSV export, which does not say which --clock-control and --cache-control "
-    "ncu ran under: with ncu's default (base clocks locked, caches flushed) durations can be "
-    "longer than in the running program."
 )
 LIMIT_BOUND = (
     f"The bound label follows {SOL_RULE}. It names the busiest unit, not the cause, and "
@@ -96,23 +92,12 @@ def sol_limitation(profile: Profile) -> str:
     return said + ", so no kernel can be called memory- or compute-bound."
 
 
-def stated_limitation(stated: dict[str, str], observed: str | None = None) -> str:
-    """What an import can say of the run's clock and cache control: as the session page
-    records them (``observed``), else as stated, else unknown."""
-    if observed:
-        return observed
-    if "clock_control" in stated and "cache_control" in stated:
-        return (f"Imported from a CSV export: --clock-control {stated['clock_control']} and --cache-control "
-                f"{stated['cache_control']} are as stated by the importer, not observed.")
-    return LIMIT_IMPORTED
-
-
 def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = True,
-                        stated: dict[str, str] | None = None, observed: str | None = None) -> list[str]:
+                        stated: dict[str, str] | None = None, observed: dict[str, str] | None = None) -> list[str]:
     """Limitations that follow from what the exports hold (pure). ``imported``: the run's
     options are unknown unless ``observed`` on a session page or ``stated`` (a collector that
     ran ncu states them itself)."""
-    out = [stated_limitation(stated or {}, observed), LIMIT_REPLAY] if imported else []
+    out = [control_limitation(observed or {}, stated or {}), LIMIT_REPLAY] if imported else []
     out += [ONE_RUN, LIMIT_BOUND]
     facts = profile.facts
     if not facts.stalls:
@@ -233,7 +218,7 @@ def _import(archive: Archive, paths: list[Path], context: Context, progress: Pro
         # the page shows "how": which options were observed on the session page, which stated
         method=method(profile, stated, session, how),
         data={**profile_data(profile), **provenance_data(profile, session)},
-        limitations=profile_limitations(profile, gpu, stated=stated, observed=observed_limitation(session))
+        limitations=profile_limitations(profile, gpu, stated=stated, observed=observed_options(session))
         + list(context.limitations),
         sources=sorted(sources, key=lambda s: (s["role"], s["id"])),
     )

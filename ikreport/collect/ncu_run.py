@@ -24,7 +24,7 @@ from ikreport.collect import tools
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.ncu_import import launch_table_source, profile_limitations
-from ikreport.collect.ncu_session import (SESSION_ROLE, observed_limitation, observed_options, provenance_data,
+from ikreport.collect.ncu_session import (SESSION_ROLE, control_limitation, observed_options, provenance_data,
                                           split_session)
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
@@ -270,9 +270,7 @@ def import_report(archive: Archive, context: Context, report: Path, progress: Pr
               "options": options, "how": "imported from an existing .ncu-rep report; "
               + (", ".join(seen) + " observed from its session page" if seen else "its session page says nothing"),
               "exported_with": ncu_version()}
-    limits = [observed_limitation(session) or (
-              "Imported from an existing report: its session page does not record both clock and cache control, "
-              "so the clocks it ran at are not known."),
+    limits = [control_limitation(options, {}, "an existing report"),
               "The environment the report was made in is not known (no snapshots were taken).",
               "ncu serialises kernel launches, so overlap between kernels and launch gaps are not seen."]
     return _write(archive, context, pages=pages, report=report.read_bytes(), report_name=report.name,

@@ -86,20 +86,48 @@ def method(profile: Profile, stated: dict[str, str], session: Session | None, ho
     return out
 
 
-def observed_limitation(session: Session | None) -> str | None:
-    """What the session page says of clock and cache control, as a limitation; None when it
-    does not record both."""
-    options = dict(session.options) if session else {}
-    if "clock_control" not in options or "cache_control" not in options:
-        return None
-    clock, cache = options["clock_control"], options["cache_control"]
-    text = f"ncu ran with --clock-control {clock} and --cache-control {cache} ({OBSERVED})"
-    if clock == "base":
-        text += ": clocks were locked to base, so durations are longer than at the boost clocks a program runs at"
-    elif clock == "none":
-        text += ": clocks were not locked, so durations move with temperature and power"
-    if cache == "all":
-        text += "; caches were flushed before each kernel, so small kernels look slower than with a warm L2"
+CONTROLS = ("clock_control", "cache_control")
+# what each value of ncu's clock and cache control does to the durations, and what ncu's default
+# does when the export does not say which ran
+EFFECT = {("clock_control", "base"): "clocks were locked to base, so durations are longer than at the boost clocks a "
+                                     "program runs at",
+          ("clock_control", "none"): "clocks were not locked, so durations move with temperature and power",
+          ("cache_control", "all"): "caches were flushed before each kernel, so small kernels look slower than with "
+                                    "a warm L2"}
+DEFAULT_EFFECT = {"clock_control": "with ncu's default (base clocks locked) durations can be longer than in the "
+                                   "running program",
+                  "cache_control": "with ncu's default (caches flushed before each kernel) small kernels look slower "
+                                   "than with a warm L2"}
+LIMIT_UNKNOWN_CONTROL = (
+    "Imported from {what}, which does not say which --clock-control and --cache-control "
+    "ncu ran under: with ncu's default (base clocks locked, caches flushed) durations can be "
+    "longer than in the running program."
+)
+
+
+def control_limitation(observed: dict[str, str], stated: dict[str, str], what: str = "a CSV export") -> str:
+    """What is known of the run's clock and cache control, as a limitation: each as the session
+    page records it, else as the importer states it, else unknown, with what that does to the
+    durations. Never says a control is unknown that the record's method gives."""
+    known = {key: (observed[key], OBSERVED) if key in observed else (stated[key], STATED)
+             for key in CONTROLS if key in observed or key in stated}
+    if not known:
+        return LIMIT_UNKNOWN_CONTROL.format(what=what)
+    flags = {key: f"--{key.replace('_', '-')}" for key in CONTROLS}
+    sources = {source for _, source in known.values()}
+    if len(known) == 2 and sources == {STATED}:
+        return (f"Imported from {what}: {flags['clock_control']} {known['clock_control'][0]} and "
+                f"{flags['cache_control']} {known['cache_control'][0]} are as stated by the importer, not observed.")
+    if len(known) == 2 and sources == {OBSERVED}:
+        text = (f"ncu ran with {flags['clock_control']} {known['clock_control'][0]} and {flags['cache_control']} "
+                f"{known['cache_control'][0]} ({OBSERVED})")
+    else:
+        text = "ncu ran with " + " and ".join(f"{flags[key]} {value} ({source})" for key, (value, source) in known.items())
+    effects = [effect for key in CONTROLS if key in known and (effect := EFFECT.get((key, known[key][0])))]
+    text += "".join((": " if n == 0 else "; ") + effect for n, effect in enumerate(effects))
+    for key in CONTROLS:
+        if key not in known:
+            text += f"; the export does not say which {flags[key]} it ran under: {DEFAULT_EFFECT[key]}"
     return text + "."
 
 
