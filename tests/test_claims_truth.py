@@ -110,3 +110,37 @@ def test_every_version_spelling_of_the_session_page_is_read(tmp_path, spelling):
     compared = CliRunner().invoke(cli, ["compare", ids[0], ids[1], "-a", str(arch)])
     assert "| ncu version | 2025.2.1.0 (observed) | 2025.2.1.0 (observed) |" in compared.stdout
     assert "not recorded" not in compared.stdout.split("ncu version")[1].splitlines()[0]
+
+
+def raw_export(path: Path, columns: dict[str, tuple[str, str]]) -> Path:
+    """A raw page of one launch: metric name -> (unit, value)."""
+    quote = lambda cells: ",".join(f'"{c}"' for c in cells)  # noqa: E731
+    path.write_text("\n".join([quote(["ID", "Kernel Name", *columns]), quote(["", "", *(u for u, _ in columns.values())]),
+                               quote(["0", "gemm_int8(int*)", *(v for _, v in columns.values())])]) + "\n", "utf-8")
+    return path
+
+
+SOL = "GPU Speed Of Light Throughput"
+
+
+@pytest.mark.parametrize("make", [
+    # --print-fp: thousands separators and two decimals on every value
+    lambda p: raw_export(p, {"gpc__cycles_elapsed.max": ("cycle", "12,345.00"),
+                             "gpc__cycles_elapsed.avg.per_second": ("cycle/nsecond", "1.50")}),
+    lambda p: raw_export(p, {"sm__cycles_elapsed.avg": ("cycle", "12345"),
+                             "sm__cycles_elapsed.avg.per_second": ("cycle/usecond", "1500")}),
+    lambda p: raw_export(p, {"smsp__cycles_elapsed.avg": ("cycle", "12,345.00"),
+                             "smsp__cycles_elapsed.avg.per_second": ("cycle/second", "1,500,000,000.00")}),
+    # only the DRAM's cycles and clock: 4,000 cycles at 0.486 GHz
+    lambda p: raw_export(p, {"dram__cycles_elapsed.avg": ("cycle", "4,000.00"),
+                             "dram__cycles_elapsed.avg.per_second": ("cycle/nsecond", "0.486")}),
+    lambda p: export(p, [(SOL, "Elapsed Cycles", "cycle", "12,345.00"), (SOL, "SM Frequency", "Ghz", "1.50")]),
+    # --metrics names on a details page
+    lambda p: export(p, [("Command line profiler metrics", "sm__cycles_elapsed.max", "cycle", "12,345.00"),
+                         ("Command line profiler metrics", "sm__cycles_elapsed.avg.per_second", "Mhz", "1,500.00")]),
+])
+def test_durations_are_derived_from_any_elapsed_cycles_and_their_clock(tmp_path, make):
+    text = page(tmp_path, make(tmp_path / "x.csv"))
+    assert re.search(r"takes 100\.0% of profiled GPU time: 8\.2\d? µs over 1 launch, derived from elapsed cycles", text)
+    assert "durations are derived from elapsed cycles over the clock they count" in text
+    assert "no kernel durations" not in text

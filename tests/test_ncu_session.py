@@ -229,6 +229,6 @@ def test_derived_durations_are_labelled_in_the_record_and_its_limitations(tmp_pa
     assert all(k["duration_derived"] for k in record["data"]["kernels"])
     assert record["data"]["profiled_time_us"] is not None
     assert ("13 launches have no gpu__time_duration in the export: their durations are derived from elapsed "
-            "cycles over the SM clock") in " ".join(record["limitations"])
+            "cycles over the clock they count") in " ".join(record["limitations"])
     measured = imported(run, tmp_path / "m", V100)
     assert not any("derived" in line for line in measured["limitations"])

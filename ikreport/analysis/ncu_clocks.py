@@ -6,11 +6,12 @@ Accepts the columns of a LaunchTable (analysis/ncu_table.py), in base units:
   details page's ``SM Frequency`` row (ncu's SpeedOfLight section reads that same metric);
 - ``dram_hz``: DRAM clock in Hz (``dram__cycles_elapsed.avg.per_second``, ``DRAM Frequency``,
   2020's ``Memory Frequency``);
-- ``cycles``: the launch's elapsed cycles (``gpc__cycles_elapsed.max``, ``Elapsed Cycles``);
+- ``cycles``: the launch's elapsed SM cycles (``gpc__cycles_elapsed.max``, ``Elapsed Cycles``, or
+  the ``sm__``/``smsp__`` spellings); ``dram_cycles``: its elapsed DRAM cycles;
 - ``max_sm_khz``: the device's top SM clock in kHz (``device__attribute_max_gpu_frequency_khz``).
 
 ncu's own Duration is gpu__time_duration; where an export lacks it, elapsed cycles over the SM
-clock give the same length (on the real exports in tests/fixtures the two agree to within the
+clock (else DRAM cycles over the DRAM clock) give the same length (on the real exports in tests/fixtures the two agree to within the
 rounding of the printed clock), and such durations are marked derived.
 """
 
@@ -31,16 +32,19 @@ SOURCES = {
 
 
 def durations_ns(fields: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """(duration in ns per launch, bool mask of the ones derived from cycles / SM clock).
+    """(duration in ns per launch, bool mask of the ones derived from cycles over a clock).
 
-    A measured duration always wins; a launch without one gets elapsed cycles over its SM
-    clock when both are there and above zero, else stays NaN."""
+    A measured duration always wins; a launch without one gets its elapsed SM cycles over its
+    SM clock, else its elapsed DRAM cycles over its DRAM clock, when both of a pair are there
+    and above zero; else it stays NaN."""
     measured = fields["duration_ns"]
-    cycles, hz = fields["cycles"], fields["sm_hz"]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        derived = np.where((cycles > 0) & (hz > 0), cycles / hz * 1e9, np.nan)
-    use = ~(measured > 0) & ~np.isnan(derived)
-    return np.where(use, derived, measured), use
+    out = np.where(measured > 0, measured, np.nan)
+    for cycles, hz in ((fields["cycles"], fields["sm_hz"]), (fields["dram_cycles"], fields["dram_hz"])):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            derived = np.where((cycles > 0) & (hz > 0), cycles / hz * 1e9, np.nan)
+        out = np.where(np.isnan(out), derived, out)
+    use = ~(measured > 0) & ~np.isnan(out)
+    return np.where(use, out, measured), use
 
 
 CLOCK_FIELDS = tuple(SOURCES)  # the columns clock_summary takes medians of

@@ -43,7 +43,7 @@ class Facts:
 
     stalls: bool  # warp-stall metrics were captured
     bound: bool  # some launch has a bound label other than 'unknown'
-    derived_durations: int  # launches whose duration is elapsed cycles over the SM clock
+    derived_durations: int  # launches whose duration is elapsed cycles over their clock
     timed: bool  # some launch has a duration
     dram_gbs: bool  # some launch has a DRAM byte rate
     memory_pct: bool  # some launch has memory throughput as a % of peak

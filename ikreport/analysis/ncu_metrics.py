@@ -35,7 +35,8 @@ FIELD_KIND: dict[str, Kind] = {
 
 # field -> raw metric names, first present wins.
 RAW_FIELDS: dict[str, tuple[str, ...]] = {
-    "duration_ns": ("gpu__time_duration.sum",),
+    # one instance a launch: sum, max and average are the one duration
+    "duration_ns": ("gpu__time_duration.sum", "gpu__time_duration.max", "gpu__time_duration.avg"),
     # 2025.x releases spell the DRAM byte counters with "_op_".
     "dram_read_bytes": ("dram__bytes_read.sum", "dram__bytes_op_read.sum"),
     "dram_write_bytes": ("dram__bytes_write.sum", "dram__bytes_op_write.sum"),
@@ -67,9 +68,15 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     "l2_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
     # the clocks the launch ran at, and its length in cycles (what ncu's SpeedOfLight section
     # shows as SM Frequency, DRAM Frequency and Elapsed Cycles): see analysis/ncu_clocks.py
-    "sm_hz": ("gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second"),
-    "dram_hz": ("dram__cycles_elapsed.avg.per_second",),
-    "cycles": ("gpc__cycles_elapsed.max",),
+    # (GPC, SM and SM sub-partition counters run on the one SM clock)
+    "sm_hz": ("gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second",
+              "smsp__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.max.per_second",
+              "sm__cycles_elapsed.max.per_second"),
+    "dram_hz": ("dram__cycles_elapsed.avg.per_second", "dram__cycles_elapsed.max.per_second"),
+    "cycles": ("gpc__cycles_elapsed.max", "sm__cycles_elapsed.max", "gpc__cycles_elapsed.avg",
+               "sm__cycles_elapsed.avg", "smsp__cycles_elapsed.max", "smsp__cycles_elapsed.avg"),
+    # the launch's length in DRAM cycles: a duration over the DRAM clock where the SM's is missing
+    "dram_cycles": ("dram__cycles_elapsed.max", "dram__cycles_elapsed.avg"),
     # the device's top SM clock, in kHz (a unitless device attribute)
     "max_sm_khz": ("device__attribute_max_gpu_frequency_khz",),
 }

@@ -107,8 +107,9 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
     derived_count = facts.derived_durations
     if derived_count:
         out.append(f"{plural(derived_count, 'launch has', 'launches have')} no gpu__time_duration in the export: "
-                   "their durations are derived from elapsed cycles over the SM clock (gpc__cycles_elapsed.max / "
-                   "gpc__cycles_elapsed.avg.per_second), not measured, and are marked derived.")
+                   "their durations are derived from elapsed cycles over the clock they count (the SM's "
+                   "gpc__, sm__ or smsp__cycles_elapsed over its .avg.per_second; the DRAM's dram__cycles_elapsed "
+                   "where the SM's are missing), not measured, and are marked derived.")
     if not facts.timed:
         out.append("The export has no kernel durations (gpu__time_duration), so no time shares can be given.")
     if facts.unread:

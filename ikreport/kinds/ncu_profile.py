@@ -50,7 +50,7 @@ CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel
 
 CAVEAT_CLOCK = ("ncu reads the clock over each profiled kernel (cycles elapsed per second); the median over the "
                 "launches is shown. 'Likely locked' is inferred from its share of the maximum.")
-DERIVED = " (derived)"  # a duration from elapsed cycles over the SM clock, not measured (ncu_clocks.py)
+DERIVED = " (derived)"  # a duration from elapsed cycles over their clock, not measured (ncu_clocks.py)
 
 MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "level not in the export",
                 "l1": "L1/TEX cache", "l2": "L2 cache"}
@@ -123,7 +123,7 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
             text = (f"{short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
                     f"{fmt_duration_us(kernel['total_us'], us)} over {kernel['launches']} "
                     f"launch{'es' if kernel['launches'] != 1 else ''}"
-                    f"{', derived from elapsed cycles over the SM clock' if kernel.get('duration_derived') else ''}.")
+                    f"{', derived from elapsed cycles over their clock' if kernel.get('duration_derived') else ''}.")
             claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
         bound = _bound_text(short, kernel, first, data, peak_gbs)
         if bound:
