@@ -144,3 +144,14 @@ def test_durations_are_derived_from_any_elapsed_cycles_and_their_clock(tmp_path,
     assert re.search(r"takes 100\.0% of profiled GPU time: 8\.2\d? µs over 1 launch, derived from elapsed cycles", text)
     assert "durations are derived from elapsed cycles over the clock they count" in text
     assert "no kernel durations" not in text
+
+
+def test_the_speed_of_light_chart_says_l1_is_over_active_cycles(tmp_path):
+    rows = [(SOL, "Duration", "usecond", "20.0"), (SOL, "Compute (SM) Throughput", "%", "30.0"),
+            (SOL, "Memory Throughput", "%", "60.0"), (SOL, "L1/TEX Cache Throughput", "%", "60.0"),
+            (SOL, "L2 Cache Throughput", "%", "20.0"), (SOL, "DRAM Throughput", "%", "10.0")]
+    text = page(tmp_path, export(tmp_path / "x.csv", rows))
+    assert "L1 is % of its peak over the cycles L1/TEX was active" in text
+    assert "L1 over its active cycles, the others over elapsed cycles" in text  # the chart's alt text
+    svg = next(p for p in (tmp_path / "site" / "charts").iterdir() if "L1 (active cycles)" in p.read_text("utf-8"))
+    assert ">L1<" not in svg.read_text("utf-8")

@@ -18,7 +18,15 @@ from ikreport.kinds.ncu_profile_data import first_launch
 # (scale from µs, unit): the time chart's unit is the largest that keeps its longest bar at 1 or more
 TIME_UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"))
 # ncu's speed-of-light section: compute (SM), memory (its busiest memory unit), then each level
-SOL_UNITS = (("SM", "sm_pct"), ("memory", "memory_pct"), ("L1", "l1_pct"), ("L2", "l2_pct"), ("DRAM", "dram_pct"))
+# L1 is read as ncu's section gives it: % of peak over the cycles L1/TEX was active, not over all
+# elapsed cycles as the others are, so its bar says so and the chart notes why
+L1_ACTIVE = "L1 (active cycles)"
+SOL_UNITS = (("SM", "sm_pct"), ("memory", "memory_pct"), (L1_ACTIVE, "l1_pct"), ("L2", "l2_pct"),
+             ("DRAM", "dram_pct"))
+L1_NOTE = ("L1 is % of its peak over the cycles L1/TEX was active (l1tex__throughput "
+           ".avg.pct_of_peak_sustained_active, as ncu's speed-of-light section gives it); SM, memory, L2 and DRAM are "
+           "over all elapsed cycles (pct_of_peak_sustained_elapsed). A unit busy for part of the kernel reads higher on "
+           "the active basis than it would on the elapsed one.")
 
 
 def profile_charts(data: dict[str, Any], page: PageContext, us: int | None,
@@ -73,7 +81,11 @@ def _speed_of_light(data: dict[str, Any], page: PageContext) -> list[Any]:
     alt = (f"Bar chart of {', '.join(units)} throughput as % of peak for the first launch of "
            f"{plural(len(kernels), 'kernel', 'kernels')}"
            + (f"; {', '.join(missing)} not in the export." if missing else "."))
-    return [page.charts.render("speed-of-light", "Speed of light by kernel (first launch, % of peak)", alt, rows)]
+    notes = ({"text": L1_NOTE},) if L1_ACTIVE in units else ()
+    if notes:
+        alt = alt[:-1] + "; L1 over its active cycles, the others over elapsed cycles."
+    return [page.charts.render("speed-of-light", "Speed of light by kernel (first launch, % of peak)", alt, rows,
+                               notes)]
 
 
 def _stalls(data: dict[str, Any], page: PageContext) -> list[Any]:
