@@ -24,6 +24,9 @@ import numpy as np
 # ncu locks clocks to base by default (--clock-control base); an SM clock at or below this
 # share of the device's maximum is far enough under boost to say the clocks were likely locked
 LOCKED_SHARE = 0.9
+# ncu measures gpu__time_duration in whole nanoseconds and no kernel launch is shorter: a duration
+# under one is a zero or a value rounded away by the unit it was printed in, never a timing
+MIN_DURATION_NS = 1.0
 SOURCES = {
     "sm_hz": "ncu's SM Frequency (gpc__cycles_elapsed.avg.per_second)",
     "dram_hz": "ncu's DRAM Frequency (dram__cycles_elapsed.avg.per_second)",
@@ -36,15 +39,22 @@ def durations_ns(fields: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]
 
     A measured duration always wins; a launch without one gets its elapsed SM cycles over its
     SM clock, else its elapsed DRAM cycles over its DRAM clock, when both of a pair are there
-    and above zero; else it stays NaN."""
+    and above zero; else it stays NaN. A duration under MIN_DURATION_NS is no timing."""
     measured = fields["duration_ns"]
-    out = np.where(measured > 0, measured, np.nan)
+    out = np.where(measured >= MIN_DURATION_NS, measured, np.nan)
     for cycles, hz in ((fields["cycles"], fields["sm_hz"]), (fields["dram_cycles"], fields["dram_hz"])):
         with np.errstate(invalid="ignore", divide="ignore"):
             derived = np.where((cycles > 0) & (hz > 0), cycles / hz * 1e9, np.nan)
-        out = np.where(np.isnan(out), derived, out)
-    use = ~(measured > 0) & ~np.isnan(out)
-    return np.where(use, out, measured), use
+        out = np.where(np.isnan(out) & (derived >= MIN_DURATION_NS), derived, out)
+    use = ~(measured >= MIN_DURATION_NS) & ~np.isnan(out)
+    return out, use
+
+
+def too_short(fields: dict[str, np.ndarray]) -> np.ndarray:
+    """Launches whose export gives a duration under MIN_DURATION_NS: zero, or rounded to zero at
+    the precision it was printed with (0.00 usecond)."""
+    measured = fields["duration_ns"]
+    return (measured >= 0) & (measured < MIN_DURATION_NS)
 
 
 CLOCK_FIELDS = tuple(SOURCES)  # the columns clock_summary takes medians of

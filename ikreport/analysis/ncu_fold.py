@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ikreport.analysis.ncu_clocks import CLOCK_FIELDS, Tally
+from ikreport.analysis.ncu_clocks import CLOCK_FIELDS, Tally, too_short
 from ikreport.analysis.ncu_export import Page
 from ikreport.analysis.ncu_summary import LABELS, UNKNOWN, Derived, Summary, launch_csv, launch_summary
 from ikreport.analysis.ncu_table import LaunchTable
@@ -45,6 +45,8 @@ class Facts:
     bound: bool  # some launch has a bound label other than 'unknown'
     derived_durations: int  # launches whose duration is elapsed cycles over their clock
     timed: bool  # some launch has a duration
+    untimed: int  # launches without a duration
+    too_short: int  # launches whose export gives a duration under one ns (ncu_clocks.too_short)
     dram_gbs: bool  # some launch has a DRAM byte rate
     memory_pct: bool  # some launch has memory throughput as a % of peak
     sm_pct: bool  # some launch has SM throughput as a % of peak
@@ -55,7 +57,8 @@ class Facts:
         """The facts of one block of rows."""
         return cls(stalls=bool(t.stalls), bound=bool((d.bound != UNKNOWN).any()),
                    derived_durations=int(d.duration_derived.sum()) if d.duration_derived is not None else 0,
-                   timed=_any(d.duration_us), dram_gbs=_any(d.dram_gbs), memory_pct=_any(d.memory_pct),
+                   timed=_any(d.duration_us), untimed=int(np.isnan(d.duration_us).sum()),
+                   too_short=int(too_short(t.fields).sum()), dram_gbs=_any(d.dram_gbs), memory_pct=_any(d.memory_pct),
                    sm_pct=_any(t.fields["sm_pct"]),
                    unread=tuple(sorted({p.split(":")[0] for said in t.problems.values() for p in said})))
 
@@ -63,7 +66,8 @@ class Facts:
         """The facts of two sets of launches together."""
         return Facts(stalls=self.stalls or other.stalls, bound=self.bound or other.bound,
                      derived_durations=self.derived_durations + other.derived_durations,
-                     timed=self.timed or other.timed, dram_gbs=self.dram_gbs or other.dram_gbs,
+                     timed=self.timed or other.timed, untimed=self.untimed + other.untimed,
+                     too_short=self.too_short + other.too_short, dram_gbs=self.dram_gbs or other.dram_gbs,
                      memory_pct=self.memory_pct or other.memory_pct, sm_pct=self.sm_pct or other.sm_pct,
                      unread=tuple(sorted({*self.unread, *other.unread})))
 
@@ -73,7 +77,7 @@ def _any(column: np.ndarray) -> bool:
     return bool((~np.isnan(column)).any())
 
 
-NO_FACTS = Facts(stalls=False, bound=False, derived_durations=0, timed=False, dram_gbs=False, memory_pct=False,
+NO_FACTS = Facts(stalls=False, bound=False, derived_durations=0, timed=False, untimed=0, too_short=0, dram_gbs=False, memory_pct=False,
                  sm_pct=False, unread=())
 
 

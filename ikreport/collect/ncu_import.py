@@ -110,8 +110,16 @@ def profile_limitations(profile: Profile, gpu: str | None, *, imported: bool = T
                    "their durations are derived from elapsed cycles over the clock they count (the SM's "
                    "gpc__, sm__ or smsp__cycles_elapsed over its .avg.per_second; the DRAM's dram__cycles_elapsed "
                    "where the SM's are missing), not measured, and are marked derived.")
+    if facts.too_short:
+        out.append(f"{plural(facts.too_short, 'launch has', 'launches have')} a duration under 1 ns in the export (zero, "
+                   "or rounded to zero by the unit it was printed in), which no kernel launch takes: "
+                   f"{'it is' if facts.too_short == 1 else 'they are'} left untimed, out of profiled GPU time and time "
+                   "shares.")
     if not facts.timed:
         out.append("The export has no kernel durations (gpu__time_duration), so no time shares can be given.")
+    elif facts.untimed:
+        out.append(f"{plural(facts.untimed, 'launch has', 'launches have')} no duration: profiled GPU time and time "
+                   f"shares cover the other {plural(profile.launch_count - facts.untimed, 'launch', 'launches')} only.")
     if facts.unread:
         out.append(f"Some values had units that could not be read and were left out ({', '.join(facts.unread)}).")
     errors = [m for m in profile.messages if m.startswith("==ERROR==")]

@@ -58,8 +58,9 @@ def first_launch(data: Data, kernel: dict[str, Any]) -> dict[str, Any]:
 
 
 def launch_rows(record: dict[str, Any], read_blob: Callable[[str], bytes]) -> list[dict[str, Any]]:
-    """Every timed launch as {"kernel", "grid", "block", "duration_us"} in profiling order: from
-    the record when its launches are all inline, else from the per-launch CSV blob it cites."""
+    """Every launch as {"kernel", "grid", "block", "duration_us"} in profiling order: from the
+    record when its launches are all inline, else from the per-launch CSV blob it cites. An
+    untimed launch has duration None, so a kernel the export lists without timing is still there."""
     data = record["data"]
     if data.get("launches_complete", True):
         rows: Any = data["launches"]
@@ -69,7 +70,8 @@ def launch_rows(record: dict[str, Any], read_blob: Callable[[str], bytes]) -> li
     # a zero duration is no timing (ncu never reports one for a timed launch), and it
     # would be the denominator of a comparison's ratio
     return [{"kernel": r["kernel"], "grid": _size(r.get("grid")), "block": _size(r.get("block")),
-             "duration_us": r["duration_us"]} for r in rows if r["duration_us"] is not None and r["duration_us"] > 0]
+             "duration_us": r["duration_us"] if r["duration_us"] is not None and r["duration_us"] > 0 else None}
+            for r in rows]
 
 
 def _size(value: Any) -> str | None:
