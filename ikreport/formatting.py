@@ -99,6 +99,13 @@ def fmt_flops(value: float | None) -> str:
     return f"{value:.3g} FLOP/s"
 
 
+def fmt_hz(value: float | None) -> str:
+    """A clock in Hz as GHz to two decimals (1.10 GHz), MHz below one GHz (877 MHz)."""
+    if value is None:
+        return "n/a"
+    return f"{value / 1e9:.2f} GHz" if value >= 1e9 else f"{value / 1e6:.0f} MHz"
+
+
 def fmt_number(value: float | None) -> str:
     if value is None:
         return "n/a"

@@ -61,9 +61,38 @@ def test_markdown_twin_resolves_citations_and_lists_limitations():
     ("data.peak_gbs", 4312.25, "4.31 TB/s"), ("data.x_gbs", 143.04, "143.0 GB/s"), ("a.duration_us", 6.75, "6.75 µs"),
     ("a.total_us", 21058.944, "21.1 ms"), ("a.share_pct", 89.66, "89.7%"), ("a.max_memory_clock_mhz", 2619.0, "2,619 MHz"),
     ("a.registers", 38, "38"), ("a.bound", "memory-bound", "memory-bound"), ("a.x", None, "n/a"),
+    # every unit-bearing suffix a record kind writes has its unit (issue 27 item 7: _hz printed bare)
+    ("data.clocks.sm_hz", 1099255000, "1.10 GHz"), ("data.clocks.dram_hz", 877000000, "877 MHz"),
+    ("data.clocks.max_sm_khz", 1965000, "1.97 GHz"), ("data.rows.0.avg_s", 0.00123, "1.23 ms"),
+    ("a.flops_per_s", 5.44e13, "54.4 TFLOP/s"), ("a.precision_flops_per_s", 9.58e11, "958 GFLOP/s"),
+    ("a.flops", 1.2e12, "1.2 TFLOP"), ("a.arithmetic_intensity", 12.345, "12.3 FLOP/byte"),
 ])
 def test_values_are_formatted_by_their_field_name(path, value, shown):
     assert format_value(path, value) == shown
+
+
+def test_every_numeric_field_of_the_sample_records_has_a_unit_or_is_a_count():
+    """The class behind item 7: each numeric field name in the sample archive either formats
+    with a unit or is one of the counts and ratios that have none (a comparison's verdicts are
+    counted by their names)."""
+    unitless = {"ONLY IN A", "ONLY IN B", "FASTER", "SLOWER", "SAME", "UNDECIDED", "a_launches", "b_launches", "block", "bound_launches", "first_index", "gpu_count", "grid", "index",
+                "kernel_count", "launch_count", "launches", "min_samples", "n_a", "n_b", "registers", "runs",
+                "sample_count", "size", "value", "version", "waves"}
+    names: set[str] = set()
+
+    def walk(node, key=None):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, k)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, (int, float)) and not isinstance(node, bool) and key:
+            names.add(key)
+    for path in (Path(__file__).parents[1] / "sample_evidence" / "records").glob("*/*"):
+        walk(json.loads(path.read_bytes()))
+    bare = sorted(n for n in names - unitless if format_value(n, 1234.5) in ("1,234.50", "1,234"))
+    assert bare == []
 
 
 # -- build and check on a real archive ------------------------------------------------------

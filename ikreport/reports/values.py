@@ -2,8 +2,10 @@
 
 A path is dot-separated keys and list indices: ``data.peak_gbs``, ``data.kernels.0.share_pct``,
 ``subject.gpu``. The unit comes from the field name's suffix, the naming rule every record
-kind follows (``_gbs`` GB/s, ``_us`` µs, ``_pct`` %, ``_mhz`` MHz, ``_w`` W, ``_mib`` MiB,
-``_bytes`` bytes), so a report never types a unit either. A ``_ci`` field is an interval, a
+kind follows (``_gbs`` GB/s, ``_us`` µs, ``_s`` and ``_ns`` as durations, ``_pct`` %, ``_hz``
+and ``_khz`` as GHz or MHz, ``_mhz`` MHz, ``flops_per_s`` FLOP/s, ``flops`` FLOP,
+``arithmetic_intensity`` FLOP/byte, ``_w`` W, ``_mib`` MiB, ``_bytes`` bytes), so a report
+never types a unit either. A ``_ci`` field is an interval, a
 pair of numbers, and reads ``0.792–0.803`` (a comparison's ``data.kernels.0.ratio_ci``).
 """
 
@@ -13,7 +15,7 @@ import difflib
 from typing import Any
 
 from ikreport.errors import PathError
-from ikreport.formatting import fmt_duration_us, fmt_gbs, fmt_number, fmt_pct
+from ikreport.formatting import fmt_duration_us, fmt_flops, fmt_gbs, fmt_hz, fmt_number, fmt_pct
 
 
 ALL_KEYS = 12  # a mistyped key shows every key of an object this small, else the nearest matches
@@ -87,21 +89,37 @@ def format_value(path: str, value: Any, digits: int | None = None) -> str:
     unit = precision_unit(path, value)
     if unit is not None:
         return PAGE_PRECISION[unit](float(value), digits)
-    if name.endswith("_pct"):
-        return fmt_pct(float(value))
+    for suffix, formatter in CONVERTED:
+        if name == suffix.lstrip("_") or name.endswith(suffix):
+            return formatter(float(value))
     for suffix, unit in (("_mhz", " MHz"), ("_w", " W"), ("_mib", " MiB"), ("_bytes", " bytes"), ("_mb", " MB")):
         if name.endswith(suffix):
             return f"{fmt_number(value)}{unit}"
     return fmt_number(value)
 
 
-UNIT_SUFFIXES = ("_gbs", "_us", "_pct", "_mhz", "_w", "_mib", "_bytes", "_mb")
+# field suffix (or whole name) -> formatter of its value in a unit a reader reads; first match wins
+CONVERTED: tuple[tuple[str, Any], ...] = (
+    ("_pct", fmt_pct),
+    ("_flops_per_s", fmt_flops),
+    ("_khz", lambda v: fmt_hz(v * 1e3)),
+    ("_hz", fmt_hz),
+    ("_ns", lambda v: fmt_duration_us(v / 1e3)),
+    ("_ms", lambda v: fmt_duration_us(v * 1e3)),
+    ("_s", lambda v: fmt_duration_us(v * 1e6)),
+    ("_flops", lambda v: fmt_flops(v).replace("/s", "")),
+    ("_arithmetic_intensity", lambda v: f"{v:,.3g} FLOP/byte"),
+)
+UNIT_SUFFIXES = ("_gbs", "_us", "_pct", "_flops_per_s", "_khz", "_mhz", "_hz", "_ns", "_ms", "_s", "_w", "_mib",
+                 "_bytes", "_mb")
 
 
 def field_label(name: str) -> str:
     """A field's name as a reader reads it, its unit left to the value: 'threshold_pct' ->
     'threshold' (shown with format_value's '5%'), 'min_samples' -> 'min samples'."""
     for suffix in UNIT_SUFFIXES:
+        if name == suffix.lstrip("_"):  # the whole name is the unit's: 'flops_per_s' stays whole
+            break
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]
             break
