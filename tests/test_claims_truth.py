@@ -155,3 +155,38 @@ def test_the_speed_of_light_chart_says_l1_is_over_active_cycles(tmp_path):
     assert "L1 over its active cycles, the others over elapsed cycles" in text  # the chart's alt text
     svg = next(p for p in (tmp_path / "site" / "charts").iterdir() if "L1 (active cycles)" in p.read_text("utf-8"))
     assert ">L1<" not in svg.read_text("utf-8")
+
+
+def durations(path: Path, launches: list[tuple[str, str, str]]) -> Path:
+    """A details page of (kernel, unit, duration) launches."""
+    lines = [HEADER] + [f'"{i}","{k}","{SOL}","Duration","{u}","{v}"' for i, (k, u, v) in enumerate(launches)]
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("launches", [
+    [("a(int)", "nsecond", "0.2"), ("b(int)", "nsecond", "0.9"), ("b(int)", "nsecond", "0.3")],  # sub-ns
+    [("a(int)", "usecond", "0.00"), ("b(int)", "usecond", "10.00"), ("a(int)", "usecond", "0")],  # printed zero
+])
+def test_a_duration_under_a_nanosecond_is_no_timing_and_gets_no_share(tmp_path, launches):
+    text = page(tmp_path, durations(tmp_path / "x.csv", launches))
+    assert not re.search(r"takes [\d.]+% of profiled GPU time: 0 ns", text)
+    assert "a takes" not in text  # kernel a has no timed launch: no share of nothing
+    assert "a duration under 1 ns in the export" in text
+
+
+def test_compare_calls_a_kernel_untimed_on_one_side_undecided_not_only_in_b(tmp_path):
+    arch = tmp_path / "arch"
+    ids = []
+    for side, value in (("a", "0.00"), ("b", "12.00")):
+        csv = durations(tmp_path / f"{side}.csv", [("k(int)", "usecond", value)] * 3 + [("j(int)", "usecond", "5.00")] * 3)
+        out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(csv), "-a", str(arch)])
+        assert out.exit_code == 0, out.output
+        ids.append(out.stdout.strip().splitlines()[-1])
+    out = CliRunner().invoke(cli, ["compare", *ids, "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    shown = CliRunner().invoke(cli, ["show", out.stdout.strip().splitlines()[-1], "-a", str(arch), "--json"])
+    kernels = {k["kernel"]: k for k in json.loads(shown.stdout)["data"]["kernels"]}
+    assert kernels["k(int)"]["verdict"] == "UNDECIDED"
+    assert kernels["k(int)"]["reason"].startswith("no launch of it in A has a duration")
+    assert "ONLY IN" not in out.stdout

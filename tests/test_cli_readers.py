@@ -289,5 +289,10 @@ def test_the_readme_walkthrough_runs_as_pasted(tmp_path):
     out = done.stdout.splitlines()
     assert "  ncu-profile  NVIDIA B200  " in out[0] and out[1] == "FlashAttention split-KV decode on a B200"
     assert "  profile:   16 launches of 2 kernels, 991 µs profiled GPU time" in out
-    assert out[-2:] == [f"{clone / 'evidence'}: 1 record and 1 blob verified", "evidence-site: 3 pages (1 record, 5 claims)"]
+    assert f"{clone / 'evidence'}: 1 record and 1 blob verified" in out
+    assert "evidence-site: 3 pages (1 record, 5 claims)" in out
+    # step 4: two runs compared to a verdict, like-for-like from their session pages, nothing written
+    assert "| clock control | base (observed) | base (observed) |" in out
+    assert sum(line.endswith("| SAME |") for line in out) == 2 and "Not like-for-like" not in done.stdout
+    assert "no comparison record written (--no-record)" in done.stderr
     assert (clone / "evidence-site" / "index.html").is_file()

@@ -116,7 +116,7 @@ def test_method_fields_say_observed_stated_or_missing():
     assert fields == {"gpu": ("observed", "stated"), "driver": ("observed", "missing"),
                       "ncu version": ("observed", "stated"), "clock control": ("observed", "stated"),
                       "cache control": ("observed", "stated"), "replay mode": ("observed", "stated")}
-    assert [(d["field"], d["why"]) for d in result["differences"]] == [("gpu", "differs"), ("driver", "not recorded")]
+    assert [(d["field"], d["why"]) for d in result["differences"]] == [("gpu", "differs"), ("driver", "not recorded for B")]
     assert result["kernels"][0]["verdict"] == "UNDECIDED" and not result["like_for_like"]
 
 
@@ -306,3 +306,40 @@ def test_the_printed_table_shows_a_kernel_name_with_a_backtick_or_a_pipe_whole()
     text = markdown_table({"a_runs": ["a" * 64], "b_runs": ["b" * 64], **result})
     html = MarkdownIt("commonmark").enable("table").render(text)
     assert "<td><code>op`x|y&lt;T&gt;</code></td>" in html  # one cell, the name whole: not cut at the pipe or backtick
+
+
+def test_not_like_for_like_names_the_flags_that_would_make_the_sides_comparable(tmp_path):
+    """Issue 27 item 17: two imports with nothing stated can never decide; compare says exactly
+    what to state, and doing so gives a verdict."""
+    arch = tmp_path / "arch"
+    session = FIXTURES / "session_constructed_b200.csv"
+
+    def imported(*extra):
+        out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(B200), *extra, "-a", str(arch)])
+        assert out.exit_code == 0, out.output
+        return out.stdout.strip().splitlines()[-1]
+    bare, observed = imported("--title", "bare"), imported(str(session))
+    out = CliRunner().invoke(cli, ["compare", bare, observed, "-a", str(arch), "--no-record"])
+    lines = out.stdout.splitlines()
+    assert "- clock control: not recorded for A (B: base)" in lines  # never "B ... (not recorded)"
+    assert "- driver: not recorded for A (B: 575.57.08)" in lines
+    advice = next(line for line in lines if line.startswith("- Re-import A"))
+    assert ("`--driver 575.57.08 --ncu-version 2025.2.1.0 --clock-control base --cache-control all "
+            "--replay-mode kernel`") in advice
+    assert "driver, ncu_version, clock_control, cache_control, replay_mode in its --context file" in advice
+    assert not any(line.startswith("- Re-import B") for line in lines)
+    # following the advice makes the two comparable
+    flags = advice.split("`")[1].split()
+    stated = imported("--title", "stated", *flags)
+    again = CliRunner().invoke(cli, ["compare", stated, observed, "-a", str(arch), "--no-record"])
+    assert "Not like-for-like" not in again.stdout and again.stdout.count("| SAME |") == 2
+
+
+def test_no_record_prints_the_comparison_and_writes_nothing(imported):
+    arch, ids = imported
+    before = sorted(p.relative_to(arch) for p in arch.rglob("*"))
+    out = CliRunner().invoke(cli, ["compare", ",".join(ids["a"]), ",".join(ids["b"]), "-a", str(arch), "--no-record"])
+    assert out.exit_code == 0, out.output
+    assert "| `gemm(float*)` | 3 | 3 |" in out.stdout and out.stdout.rstrip().endswith("|")  # no id line
+    assert "no comparison record written (--no-record)" in out.stderr
+    assert sorted(p.relative_to(arch) for p in arch.rglob("*")) == before

@@ -242,14 +242,17 @@ def _not_nan(ctx: click.Context, param: click.Parameter, value: float) -> float:
                    "interval within it.")
 @click.option("--min-samples", type=click.IntRange(1, 10000), default=3, show_default=True,
               help="Runs (or, with one run a side, launches) needed on each side before any verdict but UNDECIDED.")
-def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: int) -> None:
+@click.option("--no-record", is_flag=True,
+              help="Print the comparison without writing a comparison record (the archive is left as it is).")
+def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: int, no_record: bool) -> None:
     """Compare ncu-profile records, A (before) and B (after), kernel by kernel.
 
     A and B are each one record, or several runs as comma-separated ids or prefixes
     (A1,A2,A3); with several runs a side the run is the unit of the interval. Prints how
     each side was made, then a Markdown table with each kernel's B/A ratio of medians, its
     95% interval and a FASTER / SLOWER / SAME / UNDECIDED verdict, and writes a comparison
-    record citing every run (its id is the last line).
+    record citing every run (its id is the last line; --no-record writes none). When the
+    sides were not made alike, it says which flags or --context keys would make them so.
     """
     from ikreport.store.archive import Archive
     from ikreport.commands.compare import compare as run
@@ -257,9 +260,12 @@ def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: in
     sides = [[i.strip() for i in side.split(",")] for side in (a, b)]
     if any(not i for side in sides for i in side):
         raise click.UsageError("A and B are record ids or prefixes separated by commas, with none empty")
-    table, record_id = run(Archive.open(archive), sides[0], sides[1], threshold_pct, min_samples)
+    table, record_id = run(Archive.open(archive), sides[0], sides[1], threshold_pct, min_samples, not no_record)
     click.echo(table)
-    click.echo(record_id)
+    if record_id is None:
+        click.echo("no comparison record written (--no-record)", err=True)
+    else:
+        click.echo(record_id)
 
 
 @cli.command()

@@ -31,9 +31,11 @@ from ikreport.kinds.ncu_profile_data import launch_rows
 INTERVAL = f"bootstrap (BCa) of the ratio of medians, {RESAMPLES} resamples, seed {SEED}"
 LIMIT_ONE_RUN = ("One run a side: the interval is over launches within one run, which are not independent, so "
                  "run-to-run variance is not captured; compare several runs a side (collect ncu --repeat N).")
+NOT_LIKE = "the profiles are not like-for-like"
 Record = dict[str, Any]
 Key = tuple[str, str | None, str | None]  # kernel name, grid size, block size
-Runs = list[dict[Key, list[float]]]  # per run: launch durations (µs) by kernel and configuration
+# per run: launch durations (µs; None for an untimed launch) by kernel and configuration
+Runs = list[dict[Key, list[float | None]]]
 
 
 def _no_blobs(blob_id: str) -> bytes:
@@ -45,6 +47,7 @@ def _runs(profiles: Sequence[Record], read_blob: Callable[[str], bytes]) -> Runs
     for profile in profiles:
         run: dict[Key, list[float]] = {}
         for launch in launch_rows(profile, read_blob):
+            # an untimed launch (None) still says the kernel ran
             run.setdefault((launch["kernel"], launch["grid"], launch["block"]), []).append(launch["duration_us"])
         out.append(run)
     return out
@@ -69,9 +72,11 @@ def match(a: Runs, b: Runs) -> tuple[list[tuple[Key, Key, str]], list[Key], list
 
 
 def _samples(runs: Runs, key: Key, by_run: bool) -> tuple[list[float], int]:
-    """The values the interval resamples (each run's median, or every launch) and the launch count."""
+    """The values the interval resamples (each run's median, or every timed launch) and the
+    launch count, untimed launches included."""
     found = [run[key] for run in runs if key in run]
-    values = [statistics.median(d) for d in found] if by_run else [t for d in found for t in d]
+    timed = [[t for t in d if t is not None] for d in found]
+    values = [statistics.median(d) for d in timed if d] if by_run else [t for d in timed for t in d]
     return values, sum(len(d) for d in found)
 
 
@@ -87,7 +92,7 @@ def _config(key: Key) -> str:
 
 
 def _total(runs: Runs, key: Key) -> float:
-    return sum(sum(run.get(key, [])) for run in runs)
+    return sum(t for run in runs for t in run.get(key, []) if t is not None)
 
 
 def compare_runs(a: Sequence[Record], b: Sequence[Record], env_a: Sequence[Record | None],
@@ -106,17 +111,27 @@ def compare_runs(a: Sequence[Record], b: Sequence[Record], env_a: Sequence[Recor
     for ka, kb, how in pairs:
         va, la = _samples(runs_a, ka, by_run)
         vb, lb = _samples(runs_b, kb, by_run)
+        row = {"kernel": ka[0], "matched_by": how, "a_config": _config(ka), "b_config": _config(kb),
+               "a_launches": la, "b_launches": lb, **_lacking(runs_a, ka, "a"), **_lacking(runs_b, kb, "b")}
+        if not va or not vb:  # on both sides, but a side has no duration to compare
+            untimed = " and ".join(side for side, v in (("A", va), ("B", vb)) if not v)
+            matched.append((-(_total(runs_a, ka) + _total(runs_b, kb)), ka[0], {
+                **row, "n_a": len(va), "n_b": len(vb),
+                "a_median_us": round(statistics.median(va), 3) if va else None,
+                "b_median_us": round(statistics.median(vb), 3) if vb else None,
+                "ratio": None, "ratio_ci": None, "interval_method": "none", "verdict": "UNDECIDED",
+                "reason": f"no launch of it in {untimed} has a duration (zero or missing in the export)"}))
+            continue
         interval = ratio_interval(va, vb)
         verdict, reason = call(interval, threshold_pct, min_samples, unit + "s")
         if diffs:
-            verdict, reason = "UNDECIDED", "the profiles are not like-for-like"
+            verdict, reason = "UNDECIDED", NOT_LIKE
         ci = None if interval.low is None or interval.high is None else [round(interval.low, 4), round(interval.high, 4)]
         matched.append((-(_total(runs_a, ka) + _total(runs_b, kb)), ka[0], {
-            "kernel": ka[0], "matched_by": how, "a_config": _config(ka), "b_config": _config(kb),
-            "n_a": interval.n_a, "n_b": interval.n_b, "a_launches": la, "b_launches": lb,
+            **row, "n_a": interval.n_a, "n_b": interval.n_b,
             "a_median_us": round(statistics.median(va), 3), "b_median_us": round(statistics.median(vb), 3),
             "ratio": round(interval.ratio, 4), "ratio_ci": ci, "interval_method": interval.method,
-            "verdict": verdict, "reason": reason, **_lacking(runs_a, ka, "a"), **_lacking(runs_b, kb, "b")}))
+            "verdict": verdict, "reason": reason}))
     alone = []
     for keys, runs, where in ((only_a, runs_a, "A"), (only_b, runs_b, "B")):
         for key in keys:
@@ -142,6 +157,14 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _difference(d: dict[str, Any]) -> str:
+    """'A NVIDIA H100, B NVIDIA H200 (differs)'; 'not recorded for A (B: base)'."""
+    if d["a"] is not None and d["b"] is not None:
+        return f"A {d['a']}, B {d['b']} ({d['why']})"
+    known = [f"{x}: {v}" for x, v in (("A", d["a"]), ("B", d["b"])) if v is not None]
+    return d["why"] + (f" ({known[0]})" if known else "")
+
+
 def markdown_table(result: dict[str, Any]) -> str:
     """The comparison as the Markdown ``ikreport compare`` prints: how each side was made, then one row per kernel."""
     unit, runs_a, runs_b = result["unit"], result["a_runs"], result["b_runs"]
@@ -162,8 +185,8 @@ def markdown_table(result: dict[str, Any]) -> str:
     lines.append("")
     if not result["like_for_like"]:
         lines.append("**Not like-for-like: no difference is called.**")
-        lines += [f"- {d['field']}: A {d['a'] or 'not recorded'}, B {d['b'] or 'not recorded'} ({d['why']})"
-                  for d in result["differences"]]
+        lines += [f"- {d['field']}: {_difference(d)}" for d in result["differences"]]
+        lines += [""] + like_for_like.remedy(result["differences"])
         lines.append("")
     lines += [f"| kernel | A {side} | B {side} | A median (µs) | B median (µs) | B/A [{result['confidence_pct']}% interval] | verdict |",
               "|---|---:|---:|---:|---:|---:|---|"]
@@ -177,6 +200,8 @@ def markdown_table(result: dict[str, Any]) -> str:
     notes = [f"- {md_code(k['kernel'])}: matched by name and launch order; A {k['a_config']}, B {k['b_config']}"
              for k in changed]
     notes += [f"- {md_code(k['kernel'])}: {text}" for k in result["kernels"] if (text := lacking_text(k, runs_a, runs_b))]
+    notes += [f"- {md_code(k['kernel'])}: UNDECIDED: {k['reason']}" for k in result["kernels"]
+              if k["verdict"] == "UNDECIDED" and k["reason"] != NOT_LIKE]
     if notes:
         lines += [""] + notes
     return "\n".join(lines) + "\n"
@@ -193,8 +218,9 @@ def _load_side(archive: Archive, ids: Sequence[str]) -> tuple[list[str], list[Re
 
 
 def compare_records(archive: Archive, a: Sequence[str], b: Sequence[str], threshold_pct: float,
-                    min_samples: int) -> tuple[str, dict[str, Any]]:
-    """Write the ``comparison`` record (no wall-clock time: same inputs, same id)."""
+                    min_samples: int, write: bool = True) -> tuple[str | None, dict[str, Any]]:
+    """Write the ``comparison`` record (no wall-clock time: same inputs, same id); with
+    ``write`` false, only what it would hold (its id None)."""
     a_ids, ra, env_a = _load_side(archive, a)
     b_ids, rb, env_b = _load_side(archive, b)
     every = a_ids + b_ids
@@ -224,11 +250,12 @@ def compare_records(archive: Archive, a: Sequence[str], b: Sequence[str], thresh
                 "how": "derived from the cited profiles"},
         data=result, limitations=limitations, cites=sorted(set(every)),
     )
-    return archive.put_record(record), result
+    return (archive.put_record(record) if write else None), result
 
 
 def compare(archive: Archive, a: Sequence[str], b: Sequence[str], threshold_pct: float,
-            min_samples: int) -> tuple[str, str]:
-    """What ``ikreport compare`` prints: the Markdown table, and the id of the comparison record it wrote."""
-    record_id, result = compare_records(archive, a, b, threshold_pct, min_samples)
+            min_samples: int, write: bool = True) -> tuple[str, str | None]:
+    """What ``ikreport compare`` prints: the Markdown table, and the id of the comparison record
+    it wrote (None with ``write`` false: nothing is written)."""
+    record_id, result = compare_records(archive, a, b, threshold_pct, min_samples, write)
     return markdown_table(result), record_id

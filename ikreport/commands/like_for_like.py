@@ -124,9 +124,43 @@ def compare_fields(a: Side, b: Side) -> tuple[list[dict[str, Any]], list[dict[st
         (va, ha, same_a), (vb, hb, same_b) = a[f], b[f]
         fields.append({"field": f, "a": va, "a_source": ha, "b": vb, "b_source": hb})
         if va is None or vb is None:
-            diffs.append({"field": f, "a": va, "b": vb, "why": "not recorded"})
+            lacking = " or ".join(x for x, v in (("A", va), ("B", vb)) if v is None)
+            diffs.append({"field": f, "a": va, "b": vb, "why": f"not recorded for {lacking}"})
         elif not (same_a and same_b):
             diffs.append({"field": f, "a": va, "b": vb, "why": "differs between the runs of a side"})
         elif va != vb:
             diffs.append({"field": f, "a": va, "b": vb, "why": "differs"})
     return fields, diffs
+
+
+# field -> (the import flag that states it, its key in a --context file)
+STATE_WITH = {"gpu": ("--gpu", "gpu"), "driver": ("--driver", "driver"), "ncu version": ("--ncu-version", "ncu_version"),
+              "clock control": ("--clock-control", "clock_control"), "cache control": ("--cache-control", "cache_control"),
+              "replay mode": ("--replay-mode", "replay_mode")}
+# fields ncu's session page records, so giving it beside the export makes them observed
+ON_SESSION_PAGE = ("driver", "ncu version", "clock control", "cache control", "replay mode")
+
+
+def remedy(diffs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What would make the sides of ``compare_fields``'s differences comparable, one sentence a
+    side that lacks a field: the import flags (or --context keys) that state them, with the
+    other side's value where it has one; and a sentence for fields recorded on both sides
+    but different, which no flag can mend."""
+    out = []
+    for side, other in (("A", "b"), ("B", "a")):
+        lacking = [d for d in diffs if d[side.lower()] is None]
+        if not lacking:
+            continue
+        flags = " ".join(f"{STATE_WITH[d['field']][0]} {d[other] if d[other] is not None else 'VALUE'}" for d in lacking)
+        keys = ", ".join(STATE_WITH[d["field"]][1] for d in lacking)
+        text = (f"- Re-import {side} stating how it was made: `{flags}` (VALUE: what it ran with), or {keys} in its "
+                "--context file")
+        if any(d["field"] in ON_SESSION_PAGE for d in lacking):
+            text += ("; ncu's session page (`ncu --import REPORT --page session --csv`) given beside the export "
+                     "records the driver, ncu's version and its options as observed")
+        out.append(text + ".")
+    unequal = [d["field"] for d in diffs if d["a"] is not None and d["b"] is not None]
+    if unequal:
+        out.append(f"- {', '.join(unequal).capitalize()} {'differs' if len(unequal) == 1 else 'differ'}: "
+                   "compare runs made the same way.")
+    return ["To make A and B comparable:", *out] if out else []
