@@ -22,7 +22,7 @@ from ikreport.store.archive import Archive
 
 ROOT = Path(__file__).resolve().parents[1]
 NCU = ROOT / "tests" / "fixtures" / "ncu"
-CUTLASS_OLD = "de1397fb1f0e8d58e6340c546c541f508dc77779e24ad84ba62bdbfa620da5cd"  # cited by the sample report
+CUTLASS_OLD = "e4cc1be0a91c541f48521183124719525d904c1131e716622199c37c9e29650f"  # cited by the sample report
 CUTLASS_TITLE = "DeepSeek-OCR: CUTLASS bf16 WMMA GEMM (kernel 3)"
 CUTLASS = NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"
 B200 = NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"

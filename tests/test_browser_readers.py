@@ -12,7 +12,7 @@ from siteserver import serve
 from test_browser import ARTIFACTS, Visit, browser  # noqa: F401 (a fixture)
 from test_site_readers import site  # noqa: F401 (a fixture)
 
-RODINIA = "0c100c649873492479434a71f5cb99e14a4ad5ac139b37c954b4aeeb39b7327a"
+RODINIA = "03ac76f8896068383f8143c1a756078ba07ad23c6f1efbbcc86dc99630977874"
 WIDTHS = (1280, 400)
 
 

@@ -51,7 +51,7 @@ def test_a_report_citing_a_superseded_record_marks_it_and_lists_records_with_tit
 
 
 def test_a_comparison_citing_a_superseded_profile_marks_it(site):
-    html = page(site, "e/83b56000e0b9ee088e655e756cfc41a28150618e0eda9fc1a55b9db561b5d33f.html")
+    html = page(site, "e/21b4f2cbf707c9ea92f92ca053acf5fbcb31f9d57eec1c307f5e44ec7c5e7175.html")
     versus = html.split('<p class="versus">', 1)[1].split("</p>", 1)[0]
     assert f'superseded by <a href="{site["new"]}.html" title=' in versus
 
@@ -88,7 +88,7 @@ def test_limitations_both_profiles_share_are_listed_once_on_a_comparison(site):
 
 
 def test_profile_charts_name_kernels_in_the_unit_that_fits(site):
-    rodinia = page(site, "e/0c100c649873492479434a71f5cb99e14a4ad5ac139b37c954b4aeeb39b7327a.html")
+    rodinia = page(site, "e/03ac76f8896068383f8143c1a756078ba07ad23c6f1efbbcc86dc99630977874.html")
     time_chart = rodinia.split("Profiled GPU time by kernel", 1)[1].split("</figure>", 1)[0]
     assert "profiled GPU time (µs)" in time_chart
     assert ">Kernel2</text>" in time_chart and "#1" not in time_chart
@@ -96,13 +96,13 @@ def test_profile_charts_name_kernels_in_the_unit_that_fits(site):
 
 
 def test_no_chart_of_one_point(site):
-    numba = page(site, "e/42df9288299f0d8093fe9f3682534485c25fb59e74da203bc4d519546ff7e900.html")
+    numba = page(site, "e/a236b6682665d3db19e2ee943751d4e2e7b4c93966664d031013a1800344c03f.html")
     assert "Memory vs SM throughput" not in numba and "Profiled GPU time by kernel" not in numba
     assert "Speed of light by kernel" in numba  # one kernel's speed-of-light bars still say something
 
 
 def test_stall_breakdown_where_the_export_has_stalls(site):
-    polyfhe = page(site, "e/bc2f85e85588fcc12db58dc6ace15fab54c94df8c7d51b547bd7c4a379161b00.html")
+    polyfhe = page(site, "e/b2319a85b52c28a8b1ed8ab55833949f3af82489d070c8fd013b93f569d6339e.html")
     chart = polyfhe.split("Warp-stall reasons by kernel", 1)[1].split("</figure>", 1)[0]
     assert ">long_scoreboard</text>" in chart and ">ModDown_115</text>" in chart
     assert ">% of warp-active cycles</text>" in chart  # ncu's unit, as the stall claims give it
