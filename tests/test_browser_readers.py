@@ -12,7 +12,7 @@ from siteserver import serve
 from test_browser import ARTIFACTS, Visit, browser  # noqa: F401 (a fixture)
 from test_site_readers import site  # noqa: F401 (a fixture)
 
-RODINIA = "03ac76f8896068383f8143c1a756078ba07ad23c6f1efbbcc86dc99630977874"
+RODINIA = "34905d719b358238440c18417903adfbb6caba3c30fc8b74bc162aadf358f9dd"
 WIDTHS = (1280, 400)
 
 

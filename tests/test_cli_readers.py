@@ -200,7 +200,7 @@ def test_a_mistyped_value_path_gets_every_key_or_the_nearest(sample, tmp_path, r
     lines = [x for x in run("check", sample).stdout.splitlines() if "typo.md" in x]
     assert lines == [
         f"{report}:1: IK106 record {gemv[:8]}: data.launches.0.dram_pc: data.launches.0 has no 'dram_pc' "
-        "(did you mean dram_pct, dram_gbs or sm_pct? it has 32 keys)",
+        "(did you mean dram_pct, dram_gbs or sm_pct? it has 35 keys)",
         f"{report}:1: IK106 record {babel[:8]}: data.peek_gbs: data has no 'peek_gbs' "
         "(did you mean peak_gbs or peak_basis? it has 15 keys)",
         f"{report}:1: IK106 record {babel[:8]}: data.kernels.0.best: data.kernels.0 has no 'best' "

@@ -176,10 +176,9 @@ def test_the_clock_claim_against_a_datasheet_maximum(tmp_path, run):
     record = Archive.open(arch).load(record_id)
     [claim] = clock_claims(record_id, record, RecordSet.of({record_id: record}))
     assert claim.text == (
-        "SM at 0.58 GHz, 37% of its 1.59 GHz maximum: clocks were likely locked to base (ncu's default "
-        "--clock-control base). SM clock from ncu's SM Frequency (gpc__cycles_elapsed.avg.per_second), median of "
-        "1 launch; maximum from a datasheet value, not measured. DRAM at 4.96 GHz, from ncu's DRAM Frequency "
-        "(dram__cycles_elapsed.avg.per_second).")
+        "SM at 0.58 GHz (maximum 1.59 GHz); the export does not say whether ncu locked the clocks (its default, "
+        "--clock-control base, locks them at base). SM clock from ncu's SM Frequency row, median of 1 launch; "
+        "maximum from a datasheet value, not measured. DRAM at 4.96 GHz, from ncu's DRAM Frequency row.")
 
 
 def test_the_session_page_gives_the_maximum_and_the_clock_control():
@@ -192,15 +191,24 @@ def test_the_session_page_gives_the_maximum_and_the_clock_control():
         1965000000, "the session page's device attribute max_gpu_frequency_khz")
 
 
-@pytest.mark.parametrize("sm,top,text", [
-    (1.10e9, 1.965e9, "SM at 1.10 GHz, 56% of its 1.97 GHz maximum: clocks were likely locked to base "
-                      "(ncu's default --clock-control base)"),
-    (1.95e9, 1.965e9, "SM at 1.95 GHz, 99% of its 1.97 GHz maximum: at or near its top clock, so clocks were "
-                      "likely not locked to base"),
-    (1.10e9, None, "SM at 1.10 GHz"),
+UNSAID = "; the export does not say whether ncu locked the clocks (its default, --clock-control base, locks them at base)"
+
+
+@pytest.mark.parametrize("sm, top, base, control, text", [
+    # issue 32 item 1: a consumer Blackwell card at 93% of its maximum ran locked at base
+    (2.40e9, 2.572e9, 2.407e9, ("base", "observed from the session page"),
+     "SM at 2.40 GHz (maximum 2.57 GHz, base 2.41 GHz); ncu ran with --clock-control base (observed from the "
+     "session page): clocks locked at base"),
+    # an A100 PCIe far below its maximum, nothing recorded: not called locked
+    (0.765e9, 1.41e9, 0.765e9, None, "SM at 0.77 GHz (maximum 1.41 GHz, base 0.765 GHz)" + UNSAID),
+    (1.95e9, 1.965e9, None, ("none", "passed to ncu by ikreport"),
+     "SM at 1.95 GHz (maximum 1.97 GHz); ncu ran with --clock-control none (passed to ncu by ikreport): clocks "
+     "not locked, as the program runs"),
+    (1.10e9, None, None, None, "SM at 1.10 GHz" + UNSAID),
 ])
-def test_clock_fact(sm, top, text):
-    assert clock_fact(sm, top) == text
+def test_clock_fact_says_locked_only_as_recorded(sm, top, base, control, text):
+    assert clock_fact(sm, top, base, control) == text
+    assert "likely" not in text
 
 
 # -- durations derived from cycles ---------------------------------------------------------------

@@ -51,7 +51,7 @@ def test_a_report_citing_a_superseded_record_marks_it_and_lists_records_with_tit
 
 
 def test_a_comparison_citing_a_superseded_profile_marks_it(site):
-    html = page(site, "e/21b4f2cbf707c9ea92f92ca053acf5fbcb31f9d57eec1c307f5e44ec7c5e7175.html")
+    html = page(site, "e/04252e3d84fed7ad05610131826bd51bf18cea650c52ac7f9859883acd53a946.html")
     versus = html.split('<p class="versus">', 1)[1].split("</p>", 1)[0]
     assert f'superseded by <a href="{site["new"]}.html" title=' in versus
 
@@ -88,7 +88,7 @@ def test_limitations_both_profiles_share_are_listed_once_on_a_comparison(site):
 
 
 def test_profile_charts_name_kernels_in_the_unit_that_fits(site):
-    rodinia = page(site, "e/03ac76f8896068383f8143c1a756078ba07ad23c6f1efbbcc86dc99630977874.html")
+    rodinia = page(site, "e/34905d719b358238440c18417903adfbb6caba3c30fc8b74bc162aadf358f9dd.html")
     time_chart = rodinia.split("Profiled GPU time by kernel", 1)[1].split("</figure>", 1)[0]
     assert "profiled GPU time (µs)" in time_chart
     assert ">Kernel2</text>" in time_chart and "#1" not in time_chart
@@ -96,7 +96,7 @@ def test_profile_charts_name_kernels_in_the_unit_that_fits(site):
 
 
 def test_no_chart_of_one_point(site):
-    numba = page(site, "e/a236b6682665d3db19e2ee943751d4e2e7b4c93966664d031013a1800344c03f.html")
+    numba = page(site, "e/6af7d11838ad191e3922540601e71f3c949af0d866055eccdd45e3343c35d136.html")
     assert "Memory vs SM throughput" not in numba and "Profiled GPU time by kernel" not in numba
     assert "Speed of light by kernel" in numba  # one kernel's speed-of-light bars still say something
 

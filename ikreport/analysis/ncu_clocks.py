@@ -21,9 +21,6 @@ from typing import Any
 
 import numpy as np
 
-# ncu locks clocks to base by default (--clock-control base); an SM clock at or below this
-# share of the device's maximum is far enough under boost to say the clocks were likely locked
-LOCKED_SHARE = 0.9
 # ncu measures gpu__time_duration in whole nanoseconds and no kernel launch is shorter: a duration
 # under one is a zero or a value rounded away by the unit it was printed in, never a timing
 MIN_DURATION_NS = 1.0
@@ -93,8 +90,16 @@ class Tally:
         return float((low + high) / 2)  # as np.median; exact when the two are one value
 
 
+def clock_source(field: str, name: str | None) -> str:
+    """Where a clock was read, by the metric name the export gave it: a raw metric as it is
+    ('sm__cycles_elapsed.avg.per_second'), a details row as ncu's row of that name."""
+    if not name:
+        return SOURCES[field]
+    return name if "__" in name else f"ncu's {name} row"
+
+
 def clock_summary(tallies: dict[str, Tally], max_sm_khz: float | None = None,
-                  max_source: str | None = None) -> dict[str, Any] | None:
+                  max_source: str | None = None, names: dict[str, str] | None = None) -> dict[str, Any] | None:
     """What the exports say of the clocks: the median SM (and DRAM) clock over the launches
     that give one, and the device's top SM clock with where it came from; None when no launch
     gives an SM clock. ``tallies`` counts the launches' CLOCK_FIELDS; ``max_sm_khz`` (e.g. from
@@ -102,29 +107,39 @@ def clock_summary(tallies: dict[str, Tally], max_sm_khz: float | None = None,
     sm = tallies["sm_hz"].median()
     if sm is None:
         return None
-    out: dict[str, Any] = {"sm_hz": round(sm), "sm_source": SOURCES["sm_hz"], "launches": tallies["sm_hz"].count}
+    names = names or {}
+    out: dict[str, Any] = {"sm_hz": round(sm), "sm_source": clock_source("sm_hz", names.get("sm_hz")),
+                           "launches": tallies["sm_hz"].count}
     dram = tallies["dram_hz"].median()
     if dram is not None:
         out["dram_hz"] = round(dram)
-        out["dram_source"] = SOURCES["dram_hz"]
+        out["dram_source"] = clock_source("dram_hz", names.get("dram_hz"))
     if max_sm_khz is None:
         max_sm_khz = tallies["max_sm_khz"].median()
-        max_source = SOURCES["max_sm_khz"]
+        max_source = clock_source("max_sm_khz", names.get("max_sm_khz"))
     if max_sm_khz:
         out["max_sm_hz"] = round(max_sm_khz * 1e3)
         out["max_source"] = max_source
     return out
 
 
-def clock_fact(sm_hz: float, max_sm_hz: float | None) -> str:
-    """'SM at 1.10 GHz, 56% of its 1.965 GHz maximum: clocks were likely locked to base' (pure)."""
+def clock_fact(sm_hz: float, max_sm_hz: float | None, base_sm_hz: float | None = None,
+               control: tuple[str, str] | None = None) -> str:
+    """'SM at 2.40 GHz (maximum 2.57 GHz, base 2.41 GHz); ncu ran with --clock-control base
+    (observed …): clocks locked to base' (pure). Whether clocks were locked is said only from
+    the recorded ``control`` (value, how it is known), never guessed from the clock's share
+    of the maximum: on many cards the base clock is above nine tenths of it."""
     text = f"SM at {sm_hz / 1e9:.2f} GHz"
-    if not max_sm_hz:
-        return text
-    share = sm_hz / max_sm_hz
-    text += f", {100 * share:.0f}% of its {max_sm_hz / 1e9:.3g} GHz maximum"
-    if share <= LOCKED_SHARE:
-        text += ": clocks were likely locked to base (ncu's default --clock-control base)"
-    else:
-        text += ": at or near its top clock, so clocks were likely not locked to base"
-    return text
+    bounds = [f"maximum {max_sm_hz / 1e9:.3g} GHz" if max_sm_hz else "", f"base {base_sm_hz / 1e9:.3g} GHz"
+              if base_sm_hz else ""]
+    if any(bounds):
+        text += f" ({', '.join(b for b in bounds if b)})"
+    if control is None:
+        return text + ("; the export does not say whether ncu locked the clocks (its default, --clock-control "
+                       "base, locks them at base)")
+    value, how = control
+    return text + f"; ncu ran with --clock-control {value} ({how})" + CONTROL_EFFECT.get(value, "")
+
+
+# what each --clock-control value did to the clocks a profile shows
+CONTROL_EFFECT = {"base": ": clocks locked at base", "none": ": clocks not locked, as the program runs"}

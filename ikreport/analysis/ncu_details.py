@@ -122,6 +122,7 @@ def _new_launch(row: list[str], col: dict[str, int], line: int) -> Launch:
         cc=_cell(row, col, "CC") or None,
         grid_dims=_cell(row, col, "Grid Size") or None,
         block_dims=_cell(row, col, "Block Size") or None,
+        kernel_time=_cell(row, col, "Kernel Time") or None,
     )
 
 
@@ -174,23 +175,24 @@ def _field(c: _Collected, field: str) -> float | None:
     kind = FIELD_KIND.get(field, "count")
     for name in RAW_FIELDS.get(field, ()):
         if name in c.by_name:
-            return _read(c.launch, field, c.by_name[name][0])
+            return _read(c.launch, field, c.by_name[name][0], name)
     for key in DETAIL_FIELDS.get(field, ()):
         if key in c.by_key:
-            return _read(c.launch, field, c.by_key[key])
+            return _read(c.launch, field, c.by_key[key], key[1])
     # Section renamed in some ncu release: accept the name alone when exactly one row of the
     # right kind has it. With --set basic the only "Memory Throughput" is the Speed Of Light
     # one in %, which must not be read as a byte rate: the kind check leaves it out.
     for _section, name in DETAIL_FIELDS.get(field, ()):
         cells = [cell for cell in c.by_name.get(name, ()) if unit_factor(cell[1], kind) is not None]
         if len(cells) == 1:
-            return _read(c.launch, field, cells[0])
+            return _read(c.launch, field, cells[0], name)
     return None
 
 
-def _read(launch: Launch, field: str, cell: Cell) -> float | None:
+def _read(launch: Launch, field: str, cell: Cell, name: str) -> float | None:
     text, unit, line = cell
     launch.lines[field] = line
+    launch.names[field] = name
     value = to_number(text, unit, FIELD_KIND.get(field, "count"))
     if value is None and not is_missing(text):
         launch.problems.append(f"{field}: {text!r} {unit!r}")

@@ -105,6 +105,8 @@ class Profile:
     profiled_time_us: float | None
     facts: Facts
     clocks: dict[str, Tally]  # ncu_clocks.CLOCK_FIELDS -> the launches' values
+    metric_names: dict[str, str]  # field -> the metric name the first launch that has it was read from
+    kernel_times: tuple[str, str] | None  # the export's own time of its first and last launch ("Kernel Time")
     kept: dict[int, Summary]  # launch row -> summary: the longest, and every launch of a small profile
     longest_rows: tuple[int, ...]  # the longest launches' rows, longest first (ties: earlier first)
     launch_csv: LaunchCsv
@@ -224,6 +226,8 @@ class Fold:
     devices: set[str] = field(default_factory=set)
     ccs: set[str] = field(default_factory=set)
     clocks: dict[str, Tally] = field(default_factory=lambda: {name: Tally() for name in CLOCK_FIELDS})
+    names: dict[str, str] = field(default_factory=dict)
+    times_seen: list[str] = field(default_factory=list)  # the first and the latest "Kernel Time"
     facts: Facts = NO_FACTS
     digest: Any = field(default_factory=hashlib.sha256)
     size: int = 0
@@ -243,6 +247,11 @@ class Fold:
         self.ccs.update(v for v in t.text["cc"] if v)
         for name, tally in self.clocks.items():
             tally.add(t.fields[name])
+        for key, name in t.names.items():
+            self.names.setdefault(key, name)
+        stamped = [v for v in t.text["kernel_time"] if v]
+        if stamped:
+            self.times_seen = [self.times_seen[0] if self.times_seen else stamped[0], stamped[-1]]
         self.facts = self.facts | Facts.of(t, d)
         rows = launch_csv(t, d, start)
         self.out.write(rows)
@@ -273,6 +282,7 @@ class Fold:
             pages=pages, launch_count=self.n, kernels=self.kernels.summaries(profiled),
             devices=sorted(self.devices), compute_capabilities=sorted(self.ccs),
             profiled_time_us=round(profiled, 3) if self.facts.timed else None, facts=self.facts, clocks=self.clocks,
-            kept=self.kept, longest_rows=tuple(row for _, row in self.top),
+            metric_names=self.names, kernel_times=(self.times_seen[0], self.times_seen[-1]) if self.times_seen
+            else None, kept=self.kept, longest_rows=tuple(row for _, row in self.top),
             launch_csv=LaunchCsv(self.out, self.digest.hexdigest(), self.size), messages=messages,
         )

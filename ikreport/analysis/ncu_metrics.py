@@ -77,29 +77,32 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
                "sm__cycles_elapsed.avg", "smsp__cycles_elapsed.max", "smsp__cycles_elapsed.avg"),
     # the launch's length in DRAM cycles: a duration over the DRAM clock where the SM's is missing
     "dram_cycles": ("dram__cycles_elapsed.max", "dram__cycles_elapsed.avg"),
+    # PC samples taken of the launch's warps: the pcsamp stall states add up to it when all are there
+    "pcsamp_samples": ("smsp__pcsamp_sample_count", "smsp__pcsamp_sample_count.sum"),
     # the device's top SM clock, in kHz (a unitless device attribute)
     "max_sm_khz": ("device__attribute_max_gpu_frequency_khz",),
 }
 
 # field -> (section, human metric name) in the details page, first present wins.
-# "GPU Speed Of Light" and its SOL names are the 2020.x spelling.
+# ncu's speed-of-light section has had two titles and, by era, these names for one fact:
+#   2019.x-2020.1  GPU Speed Of Light: SM [%], Memory [%], SOL FB, SOL TEX, SOL L2, Memory Frequency
+#   2020.2-2020.3  SM [%], Memory [%], SOL DRAM, SOL L1/TEX Cache, SOL L2 Cache, DRAM Frequency
+#   2021.x         GPU Speed Of Light Throughput: Compute (SM) [%], Memory [%], DRAM Throughput,
+#                  L1/TEX Cache Throughput, L2 Cache Throughput
+#   2022.x-        Compute (SM) Throughput, Memory Throughput (in %)
+SOL_SECTIONS = ("GPU Speed Of Light Throughput", "GPU Speed Of Light")
+
+
+def _sol(*names: str) -> tuple[tuple[str, str], ...]:
+    """Each of ``names`` under each title of the speed-of-light section."""
+    return tuple((section, name) for name in names for section in SOL_SECTIONS)
+
+
 DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
-    "duration_ns": (
-        ("GPU Speed Of Light Throughput", "Duration"),
-        ("GPU Speed Of Light", "Duration"),
-    ),
-    "dram_pct": (
-        ("GPU Speed Of Light Throughput", "DRAM Throughput"),
-        ("GPU Speed Of Light", "SOL FB"),
-    ),
-    "sm_pct": (
-        ("GPU Speed Of Light Throughput", "Compute (SM) Throughput"),
-        ("GPU Speed Of Light", "SM [%]"),
-    ),
-    "mem_pct": (
-        ("GPU Speed Of Light Throughput", "Memory Throughput"),
-        ("GPU Speed Of Light", "Memory [%]"),
-    ),
+    "duration_ns": _sol("Duration"),
+    "dram_pct": _sol("DRAM Throughput", "SOL DRAM", "SOL FB"),
+    "sm_pct": _sol("Compute (SM) Throughput", "Compute (SM) [%]", "SM [%]"),
+    "mem_pct": _sol("Memory Throughput", "Memory [%]"),
     "dram_bytes_per_s": (("Memory Workload Analysis", "Memory Throughput"),),
     "occupancy_achieved_pct": (("Occupancy", "Achieved Occupancy"),),
     "occupancy_theoretical_pct": (("Occupancy", "Theoretical Occupancy"),),
@@ -113,11 +116,11 @@ DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "limit_warps": (("Occupancy", "Block Limit Warps"),),
     "limit_blocks": (("Occupancy", "Block Limit SM"),),
     "l2_hit_pct": (("Memory Workload Analysis", "L2 Hit Rate"),),
-    "l1_pct": (("GPU Speed Of Light Throughput", "L1/TEX Cache Throughput"),),
-    "l2_pct": (("GPU Speed Of Light Throughput", "L2 Cache Throughput"),),
-    "sm_hz": (("GPU Speed Of Light Throughput", "SM Frequency"), ("GPU Speed Of Light", "SM Frequency")),
-    "dram_hz": (("GPU Speed Of Light Throughput", "DRAM Frequency"), ("GPU Speed Of Light", "Memory Frequency")),
-    "cycles": (("GPU Speed Of Light Throughput", "Elapsed Cycles"), ("GPU Speed Of Light", "Elapsed Cycles")),
+    "l1_pct": _sol("L1/TEX Cache Throughput", "SOL L1/TEX Cache", "SOL TEX"),
+    "l2_pct": _sol("L2 Cache Throughput", "SOL L2 Cache", "SOL L2"),
+    "sm_hz": _sol("SM Frequency"),
+    "dram_hz": _sol("DRAM Frequency", "Memory Frequency"),
+    "cycles": _sol("Elapsed Cycles"),
 }
 
 # counts summed from several metrics and the roofline sections' values (analysis/ncu_roofline.py)

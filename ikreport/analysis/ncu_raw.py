@@ -258,6 +258,7 @@ def raw_blocks(export: Export) -> Iterator[LaunchTable]:
             text={k: [v or None for v in text[k]] for k in ("device", "cc", "grid_dims", "block_dims") if k in text},
             fields=part.fields, stalls=part.stalls, stall_source=columns.stall_source if part.stalls else None,
             flops=part.flops, flops_sass=part.sass, problems=part.problems,
+            names={f: export.header[i] for f, i in columns.fields.items()},
         )
         # launch row i is CSV record i after the units row (body line 0)
         check_plausible(table, lambda i, _field, at=start: f"{export.name}:{export.record_line(at + i, skip=1)}")

@@ -35,6 +35,9 @@ STATES: dict[int, frozenset[str]] = {7: _STATES_SM70, 8: _STATES_SM70, 9: _STATE
 # PC sampling spells one state in the plural
 ALIASES = {"no_instructions": "no_instruction"}
 ISSUED = "selected"  # the warp issued: a warp state, but not a stall
+# the states' PC samples must add up to smsp__pcsamp_sample_count within this share (a count
+# printed in a scaled unit, "1.23 Ksample", loses its last digits)
+SAMPLE_SLACK = 0.005
 UNITS = {"pct": "% of warp-active cycles", "ratio": "warp cycles per issued instruction",
          "latency": "warp cycles per warp", "pcsamp": "PC samples"}
 
@@ -60,16 +63,25 @@ def states_for(cc: str | None) -> frozenset[str] | None:
     return STATES.get(major)
 
 
-def breakdown(values: dict[str, float], source: str, cc: str | None, top: int) -> StallBreakdown:
+def breakdown(values: dict[str, float], source: str, cc: str | None, top: int,
+              samples: float | None = None) -> StallBreakdown:
     """The warp-state breakdown of one launch (see module doc); ``top`` stalls at most, largest
-    first (ties by name), the issuing state left out and zeros dropped."""
+    first (ties by name), the issuing state left out and zeros dropped. ``samples``: the
+    launch's smsp__pcsamp_sample_count; when the pcsamp states' samples add up to it, every
+    sample's state was captured, on any architecture, and shares are of those samples."""
     found = {ALIASES.get(reason, reason): value for reason, value in values.items()}
     known = states_for(cc)
     missing = tuple(sorted(known - set(found))) if known is not None else None
     total = sum(found.values())
-    if source == "pct":
-        coverage: float | None = total
-        scale: float | None = 1.0
+    complete = source == "pcsamp" and samples is not None and samples > 0 and abs(total - samples) <= SAMPLE_SLACK * samples
+    coverage: float | None
+    scale: float | None
+    if complete:
+        assert samples is not None
+        coverage, scale = 100.0 * total / samples, 100.0 / samples
+        missing = ()
+    elif source == "pct":
+        coverage, scale = total, 1.0
     elif missing == () and total > 0:  # every state captured: their sum is all warp-active cycles
         coverage, scale = 100.0, 100.0 / total
     else:

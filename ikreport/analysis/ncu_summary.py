@@ -172,6 +172,7 @@ class Derived:
     peak_flops: np.ndarray  # FLOP/s roof of that data type from ncu's roofline section; NaN unknown
     precision_flops_per_s: np.ndarray  # FLOP/s of that data type alone, to set against its roof
     duration_derived: np.ndarray | None = None  # bool: duration from cycles / SM clock (ncu_clocks.py)
+    dram_gbs_derived: np.ndarray | None = None  # bool: DRAM GB/s from bytes over the duration, not printed
 
 
 def derive(t: LaunchTable) -> Derived:
@@ -179,10 +180,15 @@ def derive(t: LaunchTable) -> Derived:
     dur, dur_derived = durations_ns(f)
     with np.errstate(invalid="ignore", divide="ignore"):
         moved = np.nan_to_num(f["dram_read_bytes"]) + np.nan_to_num(f["dram_write_bytes"])
-        counted = np.where((moved > 0) & (dur > 0), moved / dur, np.nan)  # bytes per ns == GB/s
+        # bytes read + written, else all DRAM traffic (dram__bytes.sum), over the duration
+        traffic = np.where(moved > 0, moved, f["dram_bytes"])
+        counted = np.where((traffic > 0) & (dur > 0), traffic / dur, np.nan)  # bytes per ns == GB/s
         # ncu's own DRAM byte rate: Memory Workload Analysis, else the roofline's "DRAM Bandwidth"
         rate = np.where(np.isnan(f["dram_bytes_per_s"]), f["roofline_dram_bytes_per_s"], f["dram_bytes_per_s"])
-        gbs = np.where(np.isnan(counted), rate / 1e9, counted)
+        # the rate the export prints first; bytes over the duration only where it prints none,
+        # to the three significant digits the fewest-digit input (ncu prints 3 to 5) holds
+        gbs = np.where(np.isnan(rate), _significant(counted, 3), rate / 1e9)
+        gbs_derived = np.isnan(rate) & ~np.isnan(counted)
         # DRAM bytes for the roofline: dram__bytes.sum (all DRAM traffic, as ncu's roofline
         # sections count it), else bytes read + written, else ncu's byte rate over the duration
         dram_bytes = np.where(f["dram_bytes"] > 0, f["dram_bytes"], np.where(moved > 0, moved, rate * dur / 1e9))
@@ -208,7 +214,7 @@ def derive(t: LaunchTable) -> Derived:
         duration_us=np.where(dur > 0, dur / 1e3, np.nan), dram_gbs=gbs, memory_pct=memory, memory_level=level,
         bound=_labels(memory, f["sm_pct"]), limiter=_limiters(limits, f["occupancy_theoretical_pct"]), flops=flops, flops_per_s=flops_per_s,
         intensity=intensity, memory_filled=filled, dram_peak_gbs=peak_gbs, precision=precision, peak_flops=peak_flops,
-        precision_flops_per_s=precision_rate, duration_derived=dur_derived,
+        precision_flops_per_s=precision_rate, duration_derived=dur_derived, dram_gbs_derived=gbs_derived,
     )
 
 
@@ -243,6 +249,20 @@ def _derived_flag(d: Derived, rows: np.ndarray | int) -> dict[str, bool]:
     so records of exports with measured durations keep their bytes."""
     flags = d.duration_derived
     return {"duration_derived": True} if flags is not None and bool(np.any(flags[rows])) else {}
+
+
+def _rate_flag(d: Derived, i: int) -> dict[str, bool]:
+    """``{"dram_gbs_derived": True}`` when launch ``i``'s DRAM GB/s is bytes over its duration,
+    not a rate the export prints; else nothing."""
+    flags = d.dram_gbs_derived
+    return {"dram_gbs_derived": True} if flags is not None and bool(flags[i]) else {}
+
+
+def _significant(values: np.ndarray, digits: int) -> np.ndarray:
+    """``values`` rounded to ``digits`` significant digits (NaN and zero kept)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(values > 0, 10.0 ** (digits - 1 - np.floor(np.log10(np.abs(values)))), 1.0)
+    return np.round(values * scale) / scale
 
 
 def _num(x: float, digits: int | None = None) -> float | int | None:
@@ -294,6 +314,7 @@ def launch_summary(t: LaunchTable, d: Derived, i: int, start: int = 0) -> Summar
         "ncu_rules": t.rules.get(i, []),
         "unparsed_units": t.problems.get(i, []),
         **_derived_flag(d, i),
+        **_rate_flag(d, i),
     }
 
 
@@ -311,7 +332,8 @@ def launch_stalls(t: LaunchTable, i: int) -> Summary:
     values = {reason: float(v[i]) for reason, v in t.stalls.items() if not np.isnan(v[i])}
     if not values or t.stall_source is None:
         return {"top_stalls": [], "stall_states": None}
-    b = breakdown(values, t.stall_source, t.text["cc"][i], TOP_STALLS)
+    samples = t.fields["pcsamp_samples"][i]
+    b = breakdown(values, t.stall_source, t.text["cc"][i], TOP_STALLS, None if np.isnan(samples) else float(samples))
     return {
         "top_stalls": [{"reason": reason, "value": round(v, 3), "share_pct": None if pct is None else round(pct, 1),
                         "source": b.source} for reason, v, pct in b.top],
@@ -333,8 +355,13 @@ def roofline_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "peak_flops_per_s": _num(d.peak_flops[i], 0),
         "precision_flops_per_s": _num(d.precision_flops_per_s[i], 0),
         "int_ops": _num(t.fields["int_ops"][i]),
+        # the half and tensor data types the export holds no counter or roofline row for, when
+        # its FLOPs are fp32 or fp64 alone: a half or tensor-core kernel's real work is then uncounted
+        "flops_uncounted": [p for p in ("fp16", "tensor") if np.isnan(t.fields[f"flops_{p}"][i])
+                            and np.isnan(t.fields[f"roofline_flops_per_s_{p}"][i])]
+        if PRECISIONS[precision] in ("fp32", "fp64") and precision >= 0 else None,
     }
-    return {key: value for key, value in fields.items() if value is not None}
+    return {key: value for key, value in fields.items() if value is not None and value != []}
 
 
 CSV_COLUMNS = ("index", "id", "kernel", "duration_us", "dram_gbs", "dram_pct", "sm_pct", "mem_pct", "memory_pct",

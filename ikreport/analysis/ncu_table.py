@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from ikreport.analysis.ncu_metrics import FIELD_KIND, FIELDS, STALL_PATTERNS
 from ikreport.analysis.ncu_roofline import FLOP_RATE_FIELDS
 from ikreport.errors import MismatchedExportsError
 
-TEXT = ("device", "cc", "grid_dims", "block_dims")
+TEXT = ("device", "cc", "grid_dims", "block_dims", "kernel_time")
 
 
 @dataclass
@@ -33,6 +34,7 @@ class LaunchTable:
     flops_sass: np.ndarray | None = None  # bool: SASS FP counters were collected
     problems: dict[int, list[str]] = field(default_factory=dict)  # launch row -> unreadable values
     rules: dict[int, list[dict[str, str]]] = field(default_factory=dict)  # launch row -> ncu's findings
+    names: dict[str, str] = field(default_factory=dict)  # field -> the metric name read (the first launch's)
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -73,6 +75,7 @@ class LaunchTable:
             flops_sass=np.concatenate([b.flops_sass for b in blocks]) if blocks else None,  # type: ignore[misc]
             problems={start + i: said for b, start in zip(blocks, offsets) for i, said in b.problems.items()},
             rules={start + i: said for b, start in zip(blocks, offsets) for i, said in b.rules.items()},
+            names=first_names(blocks),
         )
 
     @classmethod
@@ -93,7 +96,17 @@ class LaunchTable:
             flops_sass=np.array([x.flops_sass for x in launches], dtype=bool) if n else np.zeros(0, dtype=bool),
             problems={i: x.problems for i, x in enumerate(launches) if x.problems},
             rules={i: x.rules for i, x in enumerate(launches) if x.rules},
+            names=first_names(launches),
         )
+
+
+def first_names(tables: list[Any]) -> dict[str, str]:
+    """Each field's metric name as the first of ``tables`` (or launches) that read it names it."""
+    out: dict[str, str] = {}
+    for t in tables:
+        for key, name in t.names.items():
+            out.setdefault(key, name)
+    return out
 
 
 def check_plausible(t: LaunchTable, where: Callable[[int, str], str]) -> None:
@@ -181,6 +194,9 @@ def merge(raw: LaunchTable | None, details: LaunchTable | None) -> LaunchTable:
     fill = np.isnan(raw.flops) & has
     raw.flops[fill] = details.flops[src][fill]
     raw.flops_sass[fill] = details.flops_sass[src][fill]  # type: ignore[index]
+    for key, name in details.names.items():
+        if key not in raw.names and not np.isnan(raw.fields[key]).all():
+            raw.names[key] = name  # the field came from details alone
     for i, k in enumerate(pick):
         if k >= 0:
             if k in details.problems:

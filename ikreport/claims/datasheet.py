@@ -33,6 +33,23 @@ MAX_SM_CLOCK_MHZ = {
 }
 
 
+# Base SM clocks in MHz of exact models, each from the source named beside it, so a clock claim
+# can set the observed clock beside the base one. A model not listed gets no base clock.
+BASE_SM_CLOCK_MHZ = {
+    "a100-pcie-40gb": 765.0,  # NVIDIA A100 40GB PCIe product brief PB-10137-001 (boost 1,410)
+    "a100-sxm4-40gb": 1095.0,  # TechPowerUp GPU database, A100 SXM4 40 GB (boost 1,410)
+    "a100-sxm4-80gb": 1095.0,  # TechPowerUp GPU database, A100 SXM4 80 GB (boost 1,410)
+    "geforce rtx 5060 ti": 2407.0,  # NVIDIA GeForce RTX 5060 family specifications (boost 2,572)
+}
+
+
+def base_sm_clock_hz(gpu: str | None) -> float | None:
+    """The base SM clock of an exact GPU model in Hz from BASE_SM_CLOCK_MHZ, or None."""
+    key = gpu_key(gpu)
+    mhz = BASE_SM_CLOCK_MHZ.get(key) if key else None
+    return mhz * 1e6 if mhz else None
+
+
 def max_sm_clock_hz(gpu: str | None) -> float | None:
     """The datasheet's top SM clock of a GPU model in Hz, or None when it is not listed."""
     key = gpu_key(gpu)

@@ -136,5 +136,5 @@ def provenance_data(profile: Profile, session: Session | None) -> dict[str, Any]
     SM clock from the session page when it has one), only when the export holds a clock."""
     top = session.max_sm_khz if session else None
     clocks = clock_summary(profile.clocks, top, "the session page's device attribute max_gpu_frequency_khz"
-                           if top else None)
+                           if top else None, profile.metric_names)
     return {"clocks": clocks} if clocks else {}

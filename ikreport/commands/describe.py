@@ -10,6 +10,7 @@ from typing import Any
 
 from ikreport.claims.model import RecordSet
 from ikreport.formatting import short
+from ikreport.kinds.base import record_times
 from ikreport.kinds.registry import kind
 from ikreport.store.schema_parts import record_facts
 from ikreport.terminal import safe_text as t
@@ -47,8 +48,8 @@ def describe(record_id: str, record: dict[str, Any], records: RecordSet) -> list
         f"{t(record['title'])}",
         f"  id:        {record_id}",
         f"  kind:      {t(record['kind'])}",
-        f"  collected: {t(record['collected_at'] or '(derived record: no time)')}",
     ]
+    lines += [f"  {label + ':':<10} {t(value)}" for label, value in record_times(record)]
     for key in ("gpu", "engine", "model", "workload"):
         if record["subject"].get(key):
             lines.append(f"  {key + ':':<10} {t(record['subject'][key])}")

@@ -119,3 +119,18 @@ def na(value: Any, unit: str = "") -> str:
 def rows_data(rows: Rows) -> tuple[tuple[Any, ...], dict[str, Rows]]:
     """A chart of one dataset named "rows" has one shape."""
     return (), {"rows": rows}
+
+
+def record_times(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The record's moments as a reader must read them: an import's time is when it was
+    imported, not when the profile was taken; that is the export's own time, where it has one."""
+    when = record["collected_at"]
+    if when is None:
+        return [("collected", "derived record (no time)")]
+    imported = record["method"].get("how", "").startswith("imported")
+    out = [("imported" if imported else "collected", when)]
+    taken = (record.get("data") or {}).get("profiled_at")
+    if isinstance(taken, dict) and taken.get("first"):
+        span = taken["first"] if taken.get("last") in (None, taken["first"]) else f"{taken['first']} to {taken['last']}"
+        out.append(("profiled", f"{span} ({taken.get('source', 'the export')})"))
+    return out

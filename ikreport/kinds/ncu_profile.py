@@ -10,7 +10,7 @@ from typing import Any
 
 from ikreport.analysis.ncu_clocks import clock_fact
 from ikreport.analysis.ncu_summary import FULL_OCCUPANCY_PCT, LABELS, SOL_RULE, TIE, bound_label
-from ikreport.claims.datasheet import max_sm_clock_hz
+from ikreport.claims.datasheet import base_sm_clock_hz, max_sm_clock_hz
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
@@ -49,7 +49,8 @@ CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
 
 CAVEAT_CLOCK = ("ncu reads the clock over each profiled kernel (cycles elapsed per second); the median over the "
-                "launches is shown. 'Likely locked' is inferred from its share of the maximum.")
+                "launches is shown. Whether clocks were locked is said only as the session page, the importer or "
+                "ikreport's own ncu command records it, never guessed from the clock.")
 DERIVED = " (derived)"  # a duration from elapsed cycles over their clock, not measured (ncu_clocks.py)
 
 MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "level not in the export",
@@ -80,11 +81,13 @@ def show(record: Mapping[str, Any], records: RecordSet) -> list[str]:
 
 
 def index_row(facts: Mapping[str, Any]) -> dict[str, str]:
-    """The index's profile-table cells: launches, profiled time, top kernel (the facts named
-    in ncu_profile.schema.json)."""
+    """The index's profile-table cells: launches, profiled time, longest kernel (the facts named
+    in ncu_profile.schema.json). Kernels are ranked by time, so a profile without durations
+    names none as the longest."""
+    longest = facts["top_kernel"] if facts["top_kernel"] and facts.get("top_kernel_us") is not None else None
     return {"launches": str(facts["launch_count"]) if facts["launch_count"] is not None else "",
             "time": fmt_duration_us(facts["profiled_time_us"]),
-            "top": short_kernel(facts["top_kernel"]) if facts["top_kernel"] else ""}
+            "top": short_kernel(longest) if longest else ""}
 
 
 def duration_digits(data: dict[str, Any]) -> int | None:
@@ -140,7 +143,7 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         if occupancy:
             claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
                                      records, name))
-        roofline = roofline_text(short, first, roofline_alone(record, records) == name)
+        roofline = roofline_text(short, first, roofline_alone(record, records) == name, name)
         if roofline:
             caveats = [CAVEAT_ROOFLINE] + ([CAVEAT_ROOFLINE_PEAK] if first.get("peak_flops_per_s") else [])
             claims.append(make_claim("kernel-roofline", name, record_id, roofline, cites, caveats, records, name))
@@ -156,23 +159,42 @@ def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[C
 
 
 def clock_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
-    """The SM clock the counters show, against the device's maximum (from the export or its
-    session page, else a datasheet value, named as such), with each number's source."""
+    """The SM clock the counters show, beside the device's maximum (from the export or its
+    session page, else a datasheet value, named as such) and its datasheet base clock, and
+    whether ncu locked the clocks only as the record's method says it, with each source."""
     clocks = record["data"].get("clocks")
     if not clocks:
         return []
+    gpu = record["subject"].get("gpu")
     top, source = clocks.get("max_sm_hz"), clocks.get("max_source")
     if not top:
-        top, source = max_sm_clock_hz(record["subject"].get("gpu")), "a datasheet value, not measured"
-    text = f"{clock_fact(clocks['sm_hz'], top)}. SM clock from {clocks['sm_source']}, median of " \
-           f"{plural(clocks['launches'], 'launch', 'launches')}"
+        top, source = max_sm_clock_hz(gpu), "a datasheet value, not measured"
+    base = base_sm_clock_hz(gpu)
+    text = f"{clock_fact(clocks['sm_hz'], top, base, clock_control(record['method']))}. SM clock from " \
+           f"{clocks['sm_source']}, median of {plural(clocks['launches'], 'launch', 'launches')}"
     text += f"; maximum from {source}" if top else "; the device's maximum is not in the export"
+    if base:
+        text += f"; base from the {gpu} datasheet, not measured"
     if clocks.get("dram_hz"):
         text += f". DRAM at {clocks['dram_hz'] / 1e9:.2f} GHz, from {clocks['dram_source']}"
-    method = record["method"]
-    if method.get("option_sources", {}).get("clock_control") == "observed from the session page":
-        text += f"; the session page records --clock-control {method['options']['clock_control']}"
     return [make_claim("profile-clock", "", record_id, text + ".", [record_id], [CAVEAT_CLOCK], records)]
+
+
+def clock_control(method: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(--clock-control value, how the record knows it), or None when it does not: observed on
+    a session page, stated by the importer, or passed to ncu by ikreport itself."""
+    value = (method.get("options") or {}).get("clock_control")
+    if value is None:
+        return None
+    sources = method.get("option_sources")
+    if sources is not None:
+        how = sources.get("clock_control")
+        return (str(value), how) if how else None
+    if "exported_with" in method:
+        return str(value), "observed from the report's session page"
+    if method.get("command") is not None:
+        return str(value), "passed to ncu by ikreport"
+    return str(value), "stated by the importer"  # an import from before option sources were kept
 
 
 def _judged_launches(data: dict, kernel: dict) -> list[dict]:
@@ -347,7 +369,8 @@ def _profile_view(record: Record, page: PageContext, us: int | None, peak_gbs: f
     launches = [{
         "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
         "duration": fmt_duration_us(s["duration_us"], us) + (DERIVED if s.get("duration_derived") else ""),
-        "dram_gbs": fmt_gbs(s["dram_gbs"], gbs),
+        "dram_gbs": fmt_gbs(s["dram_gbs"], min(gbs or 3, 3)) + DERIVED if s.get("dram_gbs_derived")
+        else fmt_gbs(s["dram_gbs"], gbs),
         "memory": fmt_pct(s["memory_pct"]), "sm": fmt_pct(s["sm_pct"]),
         "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": _limiter_cell(s),
         "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),

@@ -23,7 +23,7 @@ TIME_UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"))
 L1_ACTIVE = "L1 (active cycles)"
 SOL_UNITS = (("SM", "sm_pct"), ("memory", "memory_pct"), (L1_ACTIVE, "l1_pct"), ("L2", "l2_pct"),
              ("DRAM", "dram_pct"))
-L1_NOTE = ("L1 is % of its peak over the cycles L1/TEX was active (l1tex__throughput "
+L1_NOTE = ("L1 is % of its peak over the cycles L1/TEX was active (l1tex__throughput"
            ".avg.pct_of_peak_sustained_active, as ncu's speed-of-light section gives it); SM, memory, L2 and DRAM are "
            "over all elapsed cycles (pct_of_peak_sustained_elapsed). A unit busy for part of the kernel reads higher on "
            "the active basis than it would on the elapsed one.")
@@ -98,10 +98,13 @@ def _stalls(data: dict[str, Any], page: PageContext) -> list[Any]:
     labels = distinct_kernel_labels([k["kernel"] for k, _ in kernels])
     rows = [{"label": label, "reason": s["reason"], "share": s["share_pct"]}
             for label, (_, top) in zip(labels, kernels) for s in top]
-    alt = (f"Stacked bar chart of the top warp-stall reasons, as % of warp-active cycles, for the first launch "
+    sampled = {(first_launch(data, k).get("stall_states") or {}).get("source") == "pcsamp" for k, _ in kernels}
+    whole = {frozenset({True}): "PC samples", frozenset({False}): "warp-active cycles"}.get(
+        frozenset(sampled), "warp-active cycles or PC samples")
+    alt = (f"Stacked bar chart of the top warp-stall reasons, as % of {whole}, for the first launch "
            f"of {plural(len(kernels), 'kernel', 'kernels')}.")
-    return [page.charts.render("stalls", "Warp-stall reasons by kernel (first launch, % of warp-active cycles)",
-                               alt, rows)]
+    chart = "stalls-sampled" if whole == "PC samples" else "stalls"
+    return [page.charts.render(chart, f"Warp-stall reasons by kernel (first launch, % of {whole})", alt, rows)]
 
 
 # Each chart's spec is made by altair from its shape alone (data is referenced by name): see charts/render.py.
@@ -115,6 +118,8 @@ SPEED_OF_LIGHT = BarChart(value="pct", axis_title="% of peak (first launch)", va
                           legend_title="unit")
 STALLS = BarChart(value="share", axis_title="% of warp-active cycles", value_unit="%", series="reason",
                   stacked=True, legend_title="stall reason")
+STALLS_SAMPLED = BarChart(value="share", axis_title="% of PC samples", value_unit="%", series="reason",
+                          stacked=True, legend_title="stall reason")
 
 
 THROUGHPUT = XYChart(x="memory_pct", y="sm_pct", x_title="memory throughput (% of peak)",
@@ -124,4 +129,4 @@ THROUGHPUT = XYChart(x="memory_pct", y="sm_pct", x_title="memory throughput (% o
 
 
 CHARTS: ChartMakers = {"time-by-kernel": TIME_BY_KERNEL, "throughput": THROUGHPUT,
-                       "speed-of-light": SPEED_OF_LIGHT, "stalls": STALLS}
+                       "speed-of-light": SPEED_OF_LIGHT, "stalls": STALLS, "stalls-sampled": STALLS_SAMPLED}

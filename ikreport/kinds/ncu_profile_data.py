@@ -14,6 +14,7 @@ import csv
 import io
 import math
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 # from the fold itself, not analysis.ncu: a build reads profiles and need not import the CSV
@@ -41,7 +42,26 @@ def profile_data(profile: Profile) -> Data:
         "launches_complete": complete,
         "launches": [profile.launch(i) for i in rows],
         **({"ncu_messages": list(profile.messages)} if profile.messages else {}),
+        **({"profiled_at": profiled_at(*profile.kernel_times, KERNEL_TIME)} if profile.kernel_times else {}),
     }
+
+
+KERNEL_TIME = "the export's Kernel Time column, in the profiling machine's local time"
+
+
+def profiled_at(first: str, last: str, source: str) -> dict[str, str]:
+    """When the profile was taken, as the export itself says: its first and last launch's
+    time, as ISO 8601 where ncu's '2020-May-29 11:51:18' reads as one, else as printed."""
+    return {"first": _iso(first), "last": _iso(last), "source": source}
+
+
+def _iso(text: str) -> str:
+    for layout in ("%Y-%b-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S"):
+        try:
+            return datetime.strptime(text.strip(), layout).isoformat()
+        except ValueError:
+            continue
+    return text
 
 
 def inline(profile: Profile) -> bool:

@@ -7,6 +7,7 @@ a record's ``data`` and formats numbers with ``formatting``."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ikreport.claims.datasheet import compute_peak_tflops
@@ -40,13 +41,33 @@ NO_CHART = ("No roofline chart is drawn: it would be this one kernel with no mem
             "against.")
 
 
-def roofline_text(short: str, first: dict, alone: bool = False) -> str | None:
+# a kernel name that says half-precision or tensor-core work (cuBLAS/CUTLASS/FlashAttention spellings)
+HALF_OR_TENSOR = re.compile(r"tensorop|hmma|wmma|xmma|mma_|_mma|gmma|bf16|bfloat16|fp16|f16|half|tf32|fp8|e4m3|e5m2|"
+                            r"flash|fmha", re.IGNORECASE)
+
+
+def uncounted(kernel: str, first: dict) -> str | None:
+    """What the export does not count of a kernel whose name says half or tensor-core work but
+    whose FLOPs are fp32/fp64 alone ('tensor and fp16'), else None."""
+    missing = first.get("flops_uncounted") or []
+    return " and ".join(missing) if missing and HALF_OR_TENSOR.search(kernel) else None
+
+
+def roofline_text(short: str, first: dict, alone: bool = False, kernel: str = "") -> str | None:
     """The kernel on ncu's roofline: its FLOP/s against the roof of its own data type when ncu's
     roofline section gives one, and its FLOP per DRAM byte; None without FLOP/s. ``alone``: the
-    profile's roofline would be this one point with no roof, so none is drawn, and this says so."""
+    profile's roofline would be this one point with no roof, so none is drawn, and this says so.
+    A kernel named for half or tensor-core work whose export counts fp32/fp64 alone is said so:
+    its rate is of the instructions counted, not its FLOP rate."""
     achieved, precision = first.get("flops_per_s"), first.get("flop_precision")
     if not achieved:
         return None
+    missing = uncounted(kernel, first)
+    if missing:
+        return (f"{short} runs {fmt_flops(achieved)} of {precision} instructions, the only FLOPs the export "
+                f"counts; its name says half-precision or tensor-core work, and the export holds no {missing} "
+                "counter or roofline row, so its FLOP rate and its place on the roofline are not known "
+                "(first launch).")
     text = f"{short} runs at {fmt_flops(achieved)}"
     own, peak = first.get("precision_flops_per_s"), first.get("peak_flops_per_s")
     if precision and own is not None and own < achieved:
@@ -67,7 +88,7 @@ def _plotted(data: dict) -> list[tuple[int, dict, dict]]:
     out = []
     for n, kernel in enumerate(data["kernels"][:MAX_TABLE_KERNELS]):
         first = first_launch(data, kernel)
-        if first.get("arithmetic_intensity") and first.get("flops_per_s"):
+        if first.get("arithmetic_intensity") and first.get("flops_per_s") and not uncounted(kernel["kernel"], first):
             out.append((n, kernel, first))
     return out
 

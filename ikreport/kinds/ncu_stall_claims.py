@@ -49,7 +49,14 @@ def stalls_text(short: str, first: dict) -> str | None:
     states = first.get("stall_states")
     source = states["source"] if states else top[0].get("source")
     shares = stall_shares(first)
-    if shares:
+    sampled = source == "pcsamp"
+    whole = "PC samples" if sampled else "warp-active cycles"
+    if shares and sampled:
+        listed = _and([f"{fmt_pct(t['share_pct'])} on {t['reason']}" for t in shares])
+        listed = listed.replace(" on ", " of its PC samples on ", 1)
+        text = (f"{short}'s warps were found stalled in {listed} (first launch; PC samples of warp states, "
+                "not cycles).")
+    elif shares:
         listed = _and([f"{fmt_pct(t['share_pct'])} on {t['reason']}" for t in shares])
         listed = listed.replace(" on ", " of their warp-active cycles on ", 1)
         text = f"{short}'s warps are stalled for {listed} (first launch)."
@@ -63,11 +70,13 @@ def stalls_text(short: str, first: dict) -> str | None:
                        "captured states cover is not known.")
     count = plural(len(states["captured"]), "captured warp state", "captured warp states")
     if states["coverage_pct"] is not None:
-        text += f" The {count} account for {fmt_pct(states['coverage_pct'])} of warp-active cycles"
+        text += f" The {count} account for {fmt_pct(states['coverage_pct'])} of {whole}"
     else:
         text += f" The export has {count}"
     missing = states["missing"]
-    if missing:
+    if sampled and shares:
+        text += " (smsp__pcsamp_sample_count), so none is missing."
+    elif missing:
         text += f"; of ncu's warp states on this architecture, the export lacks {_and(missing)}."
     elif missing is None:
         text += ("; ikreport does not know ncu's full set of warp states on this architecture, so none can be "

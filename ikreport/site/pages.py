@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ikreport.claims.kernel_names import short_title, visible_titles
+from ikreport.kinds.base import record_times
 from ikreport.kinds.engine import claims_for
 from ikreport.kinds.registry import kind
 from ikreport.kinds.supersession import NAME as SUPERSESSION
@@ -192,8 +193,7 @@ def _record_view(record: Record) -> dict[str, Any]:
         method_rows.append(("command", " ".join(method["command"])))
     # options as a reader reads them: "threshold 5%", not threshold_pct 5
     method_rows.extend((field_label(k), format_value(k, v)) for k, v in sorted(method.get("options", {}).items()))
-    return {"title": record["title"], "kind": record["kind"],
-            "collected_at": record["collected_at"] or "derived record (no time)",
+    return {"title": record["title"], "kind": record["kind"], "times": record_times(record),
             "subject": subject, "method": method_rows}
 
 
