@@ -17,7 +17,7 @@ FIELD_NAMES = {"environment"}
 
 def test_facts_follow_the_paths_their_part_names() -> None:
     record = {"kind": "ncu-profile", "data": {"launch_count": 3, "kernels": [{"kernel": "k"}, {"kernel": "j"}]}}
-    assert record_facts(record) == {"launch_count": 3, "profiled_time_us": None, "top_kernel": "k",
+    assert record_facts(record) == {"launch_count": 3, "profiled_time_us": None, "top_kernel": "k", "top_kernel_us": None,
                                     "kernel_names": ["k", "j"],  # "*": every kernel, for search
                                     "launches_complete": None}
     assert record_facts({**record, "data": {"kernels": []}})["top_kernel"] is None
