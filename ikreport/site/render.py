@@ -100,6 +100,18 @@ def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: st
     return Markup(text) if ext == "html" else Markdown(text)
 
 
+@jinja2.pass_context
+def _mark(context: jinja2.runtime.Context, value: object, name: str) -> object:
+    """``value`` as the macro ``name`` of _marks.html or _marks.md marks it (a superseded
+    record's replacement). A .md template must not call such a macro itself: with autoescape
+    off a macro returns a plain str, which the finalize escapes as if it were record text, so
+    the mark's link read as ``[\\[b3160d81\\]](e/….md)`` on GitHub. The values inside it are
+    escaped as the macro renders them."""
+    ext = _ext(context)
+    text = str(getattr(context.environment.get_template(f"_marks.{ext}").module, name)(value))
+    return Markup(text) if ext == "html" else Markdown(text)
+
+
 def _ext(context: jinja2.runtime.Context) -> str:
     return "md" if context.name is not None and context.name.endswith(".md") else "html"
 
@@ -149,6 +161,7 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> _Env
     env.filters["mdcode"] = md_code
     env.filters["row"] = _row
     env.filters["rows"] = _rows
+    env.filters["mark"] = _mark
     env.globals["version"] = __version__
     return env
 
