@@ -15,6 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from ikreport import __version__
+from ikreport.bidi import show_bidi
 from ikreport.errors import BuildError
 from ikreport.formatting import Markdown, md_code, md_text
 from ikreport.site.model import Page
@@ -168,12 +169,17 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> _Env
 
 def render(env: jinja2.Environment, page: Page,
            formats: tuple[str, ...] = ("html", "md")) -> tuple[str, ...]:
-    """The page in each format, by default (HTML, Markdown)."""
+    """The page in each format, by default (HTML, Markdown). Every bidirectional control in it
+    is shown as an escape (ikreport/bidi.py): ikreport's own words hold none, so each came from
+    record or report text, where it would reorder the claim and citations around it. One pass
+    over the finished page reaches all of them: template values, report HTML, inline charts,
+    attributes, in both formats (``\\u202e`` is plain text to HTML and to CommonMark, whose
+    backslash escapes only punctuation)."""
     out = []
     for ext in formats:
         name = f"{page.template}.{ext}"
         try:
-            out.append(env.get_template(name).render(page=page, **page.context))
+            out.append(show_bidi(env.get_template(name).render(page=page, **page.context)))
         except jinja2.TemplateError as exc:
             raise BuildError(f"{name}: {exc}; fix the template (or drop it from --templates)") from exc
     return tuple(out)
