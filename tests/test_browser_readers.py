@@ -117,3 +117,41 @@ def test_the_changelog_fits_a_phone_and_stays_a_table(phone_or_desk, served_read
     assert "table" in roles and roles.count("row") == 2 and roles.count("cell") == 5
     assert headers == ["when", "replaced", "by", "reason", "record"]
     assert page.get_by_text(site["new"][:8]).first.is_visible()
+
+
+# The index's profile table and a comparison's kernel table, with the columns a reader has come
+# for: each must lie within the screen, not in a box scrolled sideways (issue 27 item 18).
+WANTED = {"profiles": ("GPU time",), "kernels": ("A median", "B median", "B/A [95% interval]", "verdict")}
+
+
+def cells_off_screen(page, table, headers: tuple[str, ...]) -> list[str]:
+    """The cells under ``headers`` in ``table`` that are not wholly within the viewport."""
+    return table.evaluate("""(t, headers) => {
+        const names = [...t.tHead.rows[0].cells].map(th => th.textContent.trim());
+        const off = [];
+        for (const h of headers) {
+            const col = names.indexOf(h);
+            if (col < 0) { off.push("no column " + h); continue; }
+            for (const row of t.tBodies[0].rows) {
+                const r = row.cells[col].getBoundingClientRect();
+                if (r.width === 0 || r.left < 0 || r.right > window.innerWidth + 0.5)
+                    off.push(h + ": " + row.cells[col].textContent + " at " + r.left + "-" + r.right);
+            }
+        }
+        return off;
+    }""", list(headers))
+
+
+def test_time_ratio_and_verdict_are_on_the_screen_of_a_phone(phone_or_desk, served_readers):
+    (visit, width), (url, site) = phone_or_desk, served_readers
+    page = visit.page
+    page.goto(url + "index.html")
+    profiles = page.locator("#table-profiles")
+    assert profiles.locator("tbody tr").count() >= 5
+    assert cells_off_screen(page, profiles, WANTED["profiles"]) == []
+    page.goto(url + f"e/{site['comparison']}.html")
+    kernels = page.locator("table", has=page.locator("th", has_text="verdict"))
+    assert kernels.locator("tbody tr").count() >= 2
+    assert cells_off_screen(page, kernels, WANTED["kernels"]) == []
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1

@@ -187,3 +187,33 @@ def test_a_profile_joining_a_series_costs_its_own_launches_not_the_series(nightl
     assert fresh.exit_code == 0, fresh.output
     assert [p.read_bytes() for p in sorted((tmp_path / "site" / "h").iterdir())] == \
         [p.read_bytes() for p in sorted((tmp_path / "clean" / "h").iterdir())]
+
+
+# Two workloads whose series once shared a page name (issue 27 item 13): "!" and "?" leave the
+# readable slug ("nvidia-h100-decode"), and the first 8 hex digits of the subjects' sha256 agree
+# (bd223c12), a pair a brute-force search of about 85,000 subjects finds in a second.
+COLLIDING = ("decode !?!??!!?????!?!", "decode !?!!?!???!???!!!")
+
+
+def test_two_series_whose_short_names_collide_get_two_pages(tmp_path, monkeypatch):
+    import hashlib
+
+    def old_name(workload: str) -> str:  # the page name before: slug and 8 hex digits
+        subject = {"gpu": "NVIDIA H100", "workload": workload}
+        return "nvidia-h100-decode-" + hashlib.sha256(repr(sorted(subject.items())).encode()).hexdigest()[:8]
+
+    assert old_name(COLLIDING[0]) == old_name(COLLIDING[1])
+    arch = tmp_path / "arch"
+    for n, workload in enumerate(COLLIDING * 2):
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", str(1796169600 + n * 86400))
+        out = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export(tmp_path / f"{n}.csv", 10.0 + n)),
+                                       "-a", str(arch), "--gpu", "NVIDIA H100", "--workload", workload])
+        assert out.exit_code == 0, out.output
+    for _ in range(2):  # a first build and a rebuild
+        out = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir", str(tmp_path / "c")])
+        assert out.exit_code == 0, out.output
+    index = (tmp_path / "site" / "index.md").read_text()
+    for workload in COLLIDING:
+        title = f"{workload} on NVIDIA H100"
+        (link,) = re.findall(rf"\[{re.escape(title)}\]\((h/[a-z0-9-]+)\.md\) \(2 profiles\)", index)
+        assert f"# History: {title}" in (tmp_path / "site" / f"{link}.md").read_text()

@@ -12,6 +12,8 @@ import pytest
 from ikreport.store.archive import Archive
 from readers_site import B200_WORKLOAD, CUTLASS_OLD, CUTLASS_TITLE, build_readers_site
 
+SAMPLE_COMPARISON = "04252e3d84fed7ad05610131826bd51bf18cea650c52ac7f9859883acd53a946"  # cites CUTLASS_OLD
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
@@ -50,8 +52,22 @@ def test_a_report_citing_a_superseded_record_marks_it_and_lists_records_with_tit
     assert f"(superseded by [\\[{site['new'][:8]}\\]](../e/{site['new']}.md)" in twin
 
 
+def test_the_superseded_mark_is_a_link_in_every_twin_as_github_renders_it(site):
+    """Issue 27 item 18: the mark in the index's table, the report's list of records and the
+    comparison's heading and citations, rendered as GitHub reads a .md file (tables on)."""
+    from markdown_it import MarkdownIt
+
+    new = site["new"]
+    for twin, href in (("index.md", f"e/{new}.md"), ("r/what-the-sample-shows.md", f"../e/{new}.md"),
+                       (f"e/{SAMPLE_COMPARISON}.md", f"{new}.md")):
+        html = MarkdownIt("commonmark", {"html": True}).enable("table").render(page(site, twin))
+        marks = re.findall(r"\(superseded by (.*?)\)(?:<| )", html)
+        assert marks, twin
+        assert all(m == f'<a href="{href}">[{new[:8]}]</a>' for m in marks), (twin, marks)
+
+
 def test_a_comparison_citing_a_superseded_profile_marks_it(site):
-    html = page(site, "e/04252e3d84fed7ad05610131826bd51bf18cea650c52ac7f9859883acd53a946.html")
+    html = page(site, f"e/{SAMPLE_COMPARISON}.html")
     versus = html.split('<p class="versus">', 1)[1].split("</p>", 1)[0]
     assert f'superseded by <a href="{site["new"]}.html" title=' in versus
 

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ikreport.bidi import BIDI_CONTROLS, show_bidi_in
 from ikreport.kinds.base import BarChart, XYChart
 from ikreport.kinds.registry import chart_makers
 from ikreport.charts.bars import draw as draw_bars
@@ -42,9 +43,8 @@ class Chart:
     notes: tuple[dict[str, str], ...] = ()  # where the chart's reference lines come from: {"text", "href"?, "short"?}
 
 
-def _key(kind: str, rows: Rows) -> str:
-    payload = json.dumps([CHART_VERSION, kind, rows], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+def _payload(kind: str, rows: Rows) -> str:
+    return json.dumps([CHART_VERSION, kind, rows], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 class ChartRenderer:
@@ -55,8 +55,14 @@ class ChartRenderer:
 
     def render(self, kind: str, title: str, alt: str, rows: Rows,
                notes: tuple[dict[str, str], ...] = ()) -> Chart:
-        """The chart of ``rows`` as SVG, from the cache when it was rendered before."""
-        key = _key(kind, rows)
+        """The chart of ``rows`` as SVG, from the cache when it was rendered before. Its text
+        shows bidirectional controls as escapes (ikreport/bidi.py), before it is laid out, so
+        that labels are measured as they are shown."""
+        payload = _payload(kind, rows)
+        if BIDI_CONTROLS.search(payload):  # one scan of the text; only then a walk through the rows
+            rows = show_bidi_in(rows)
+            payload = _payload(kind, rows)
+        key = hashlib.sha256(payload.encode("utf-8")).hexdigest()
         kept = self.cache.get(SVG, key)
         if kept is not None:
             try:

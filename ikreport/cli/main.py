@@ -74,7 +74,7 @@ def cli() -> None:
 @click.argument("record_id", metavar="ID")
 @archive_option()
 @click.option("--json", "as_json", is_flag=True,
-              help="Print the record's stored JSON (DEL and C1 control characters as \\u escapes).")
+              help="Print the record's stored JSON (DEL, C1 and bidirectional control characters as \\u escapes).")
 def show(record_id: str, archive: Path, as_json: bool) -> None:
     """Show one record (ID: its hash, or a unique prefix of at least 8 digits)."""
     from ikreport.commands.show import show as text
@@ -256,12 +256,14 @@ def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: in
     """
     from ikreport.store.archive import Archive
     from ikreport.commands.compare import compare as run
+    from ikreport.terminal import safe_text
 
     sides = [[i.strip() for i in side.split(",")] for side in (a, b)]
     if any(not i for side in sides for i in side):
         raise click.UsageError("A and B are record ids or prefixes separated by commas, with none empty")
     table, record_id = run(Archive.open(archive), sides[0], sides[1], threshold_pct, min_samples, not no_record)
-    click.echo(table)
+    for line in table.split("\n"):  # kernel names and titles are record text
+        click.echo(safe_text(line))
     if record_id is None:
         click.echo("no comparison record written (--no-record)", err=True)
     else:

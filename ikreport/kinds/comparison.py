@@ -151,7 +151,10 @@ def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     ci = f" [{d['confidence_pct']}% interval]" if "version" in d else ""
     lacking = [f"{short_kernel(k['kernel'])}: {text}" for k in kernels
                if (text := lacking_text(k, runs(d, "a"), runs(d, "b")))]
+    # eight columns: on a phone each kernel is a block of labelled lines ("stack"), so its medians,
+    # ratio and verdict are on the screen rather than scrolled out of it
     tables.append({"title": "Kernels", "note": "; ".join(filter(None, [_config_note(kernels), *lacking])),
+                   "stack": True,
                    "columns": ["#", "kernel", f"A {units}", f"B {units}", "A median", "B median", f"B/A{ci}", "verdict"],
                    # an unmatched kernel has no samples: its launches are shown
                    "rows": [[rank.get(id(k), ""), k["kernel"], *_counts(k),

@@ -64,10 +64,13 @@ class Series:
 
     @property
     def path(self) -> str:
-        """The page's path: a readable slug and a short hash of the subject, unique per series."""
+        """The page's path: a readable slug and a hash of the subject, unique per series."""
         text = " ".join(self.subject[k] for k in SERIES_KEYS if k in self.subject)
         slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48].strip("-")
-        digest = hashlib.sha256(repr(sorted(self.subject.items())).encode()).hexdigest()[:8]
+        # The slug is the same for many subjects (punctuation drops out, and it is cut), so the
+        # hash alone keeps pages apart. 128 bits: two subjects of one name take a search of 2^64
+        # hashes; 32 bits (8 digits) took 85,000 tries, and one such pair stopped every build.
+        digest = hashlib.sha256(repr(sorted(self.subject.items())).encode()).hexdigest()[:32]
         return links.history_page(f"{slug}-{digest}")
 
     @property

@@ -15,6 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from ikreport import __version__
+from ikreport.bidi import show_bidi
 from ikreport.errors import BuildError
 from ikreport.formatting import Markdown, md_code, md_text
 from ikreport.site.model import Page
@@ -100,6 +101,18 @@ def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: st
     return Markup(text) if ext == "html" else Markdown(text)
 
 
+@jinja2.pass_context
+def _mark(context: jinja2.runtime.Context, value: object, name: str) -> object:
+    """``value`` as the macro ``name`` of _marks.html or _marks.md marks it (a superseded
+    record's replacement). A .md template must not call such a macro itself: with autoescape
+    off a macro returns a plain str, which the finalize escapes as if it were record text, so
+    the mark's link read as ``[\\[b3160d81\\]](e/….md)`` on GitHub. The values inside it are
+    escaped as the macro renders them."""
+    ext = _ext(context)
+    text = str(getattr(context.environment.get_template(f"_marks.{ext}").module, name)(value))
+    return Markup(text) if ext == "html" else Markdown(text)
+
+
 def _ext(context: jinja2.runtime.Context) -> str:
     return "md" if context.name is not None and context.name.endswith(".md") else "html"
 
@@ -149,18 +162,24 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> _Env
     env.filters["mdcode"] = md_code
     env.filters["row"] = _row
     env.filters["rows"] = _rows
+    env.filters["mark"] = _mark
     env.globals["version"] = __version__
     return env
 
 
 def render(env: jinja2.Environment, page: Page,
            formats: tuple[str, ...] = ("html", "md")) -> tuple[str, ...]:
-    """The page in each format, by default (HTML, Markdown)."""
+    """The page in each format, by default (HTML, Markdown). Every bidirectional control in it
+    is shown as an escape (ikreport/bidi.py): ikreport's own words hold none, so each came from
+    record or report text, where it would reorder the claim and citations around it. One pass
+    over the finished page reaches all of them: template values, report HTML, inline charts,
+    attributes, in both formats (``\\u202e`` is plain text to HTML and to CommonMark, whose
+    backslash escapes only punctuation)."""
     out = []
     for ext in formats:
         name = f"{page.template}.{ext}"
         try:
-            out.append(env.get_template(name).render(page=page, **page.context))
+            out.append(show_bidi(env.get_template(name).render(page=page, **page.context)))
         except jinja2.TemplateError as exc:
             raise BuildError(f"{name}: {exc}; fix the template (or drop it from --templates)") from exc
     return tuple(out)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import orjson
 
+from ikreport.bidi import show_bidi
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.reports.render import RenderedReport
 from ikreport.site.pages import index_order, replacement, shown_gpu, shown_titles
@@ -145,7 +146,9 @@ def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[
         split[shard_of(term, shards)][term] = postings[term]
     pieces = {f"terms-{n}.json": _compact(part) for n, part in enumerate(split)}
     for start in range(0, len(docs), DOCS_PER_CHUNK):
-        chunk = [{"t": d.title, "u": d.path, "k": d.kind, "g": d.gpu, "w": " · ".join(d.words), "s": d.superseded_by}
+        # search.js shows these as text: bidirectional controls as escapes, as the pages show them
+        chunk = [{"t": show_bidi(d.title), "u": d.path, "k": d.kind, "g": show_bidi(d.gpu),
+                  "w": show_bidi(" · ".join(d.words)), "s": show_bidi(d.superseded_by)}
                  for d in docs[start:start + DOCS_PER_CHUNK]]
         pieces[f"docs-{start // DOCS_PER_CHUNK}.json"] = _compact(chunk)
     digest = hashlib.sha256()
