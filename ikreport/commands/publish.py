@@ -29,7 +29,7 @@ from ikreport.site.manifest import MANIFEST, MANIFEST_SCHEMA, MAX_MANIFEST, insi
 from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError, WorkflowValueError
 from ikreport.terminal import safe_text
 
-__all__ = ["PublishError", "check_site", "check_branch", "init_pages", "publish"]
+__all__ = ["PublishError", "check_site", "check_branch", "choose_site", "init_pages", "publish"]
 
 TRAILER = "Ikreport-Site"
 SITE_COMMIT = re.compile(r"[0-9a-f]{64}")
@@ -107,6 +107,24 @@ def check_site(site: Path) -> tuple[str, int]:
         raise UnsafeSiteError(f"{site / missing[0]}: listed in manifest.json but not in the site"
                               f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}; rebuild the site")
     return hashlib.sha256(data).hexdigest(), len(found)
+
+
+def choose_site(named: Path | None, start: Path) -> Path:
+    """The site folder named; with none, PublishError naming the site of the archive found from
+    ``start`` upward. publish never guesses: in a clone, site/ is the sample's, not the user's."""
+    if named is not None:
+        return named
+    from ikreport.store.discover import default_site, find_archive
+
+    refused = "no SITE given, and publish does not guess; "
+    archive = find_archive(start)
+    if archive is None:
+        raise PublishError(f"{refused}give the built site folder: 'ikreport publish FOLDER'")
+    site = default_site(archive)
+    if not (site / MANIFEST).is_file():
+        raise PublishError(f"{refused}{archive} has no site yet: run 'ikreport build' (it writes {site}), "
+                           f"then 'ikreport publish {site}'")
+    raise PublishError(f"{refused}the site of {archive} is {site}: run 'ikreport publish {site}'")
 
 
 def git_toplevel(path: Path) -> Path:
