@@ -248,3 +248,27 @@ def test_init_pages_grants_pages_rights_to_the_deploy_job_only_and_pins_actions(
     assert len(uses) == 4 and all(SHA_PIN.match(line) for line in uses), uses
     checkout = next(s for s in jobs["build"]["steps"] if s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["persist-credentials"] is False
+
+
+# -- issue 27: a site that no longer hashes, a publish after an interrupted one, YAML values ----
+
+@pytest.mark.parametrize("damage", ["record", "blob", "blob gone bad gzip"])
+def test_a_site_whose_record_or_blob_no_longer_hashes_to_its_name_is_not_published(repo, run, damage):
+    work, bare = repo
+    site = work / "site"
+    if damage == "record":
+        victim = next((site / "e").glob("*.json"))
+        os.chmod(victim, 0o644)
+        victim.write_bytes(victim.read_bytes().replace(b'"kind"', b'"kind" '))
+    else:
+        victim = sorted((site / "b").glob("*.gz"))[0]
+        os.chmod(victim, 0o644)
+        import gzip
+
+        text = gzip.decompress(victim.read_bytes())
+        victim.write_bytes(gzip.compress(text + b"\n") if damage == "blob" else victim.read_bytes()[:-9])
+    result = run("publish", site, "--remote", bare)
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"Error: {victim}: ")
+    assert result.stderr.endswith(f"; nothing was published ('ikreport verify --site {site}' lists every problem)\n")
+    assert branches(work) == ["main"] and branches(bare) == []

@@ -127,6 +127,18 @@ def choose_site(named: Path | None, start: Path) -> Path:
     raise PublishError(f"{refused}the site of {archive} is {site}: run 'ikreport publish {site}'")
 
 
+def _check_hashes(site: Path) -> None:
+    """Refuse a site whose records or blobs no longer hash to their names, as verify --site
+    finds them: a page would cite bytes that are not the record it names."""
+    from ikreport.commands.verify_site import verify_site
+
+    problems = verify_site(str(site))[1]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UnsafeSiteError(f"{problems[0]}{more}; nothing was published ('ikreport verify --site {site}' "
+                              "lists every problem)")
+
+
 def git_toplevel(path: Path) -> Path:
     done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
     if done.returncode != 0:
@@ -215,6 +227,7 @@ def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: 
     if not (site / "index.html").is_file() or not (site / "e").is_dir():
         raise PublishError(f"{site}: not a built ikreport site (no index.html and e/); run 'ikreport build' first")
     manifest_sha, files = check_site(site)
+    _check_hashes(site)
     _check_names(remote, branch)
     top = git_toplevel(repo or site)
     if not force:
