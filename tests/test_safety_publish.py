@@ -272,3 +272,41 @@ def test_a_site_whose_record_or_blob_no_longer_hashes_to_its_name_is_not_publish
     assert result.stderr.startswith(f"Error: {victim}: ")
     assert result.stderr.endswith(f"; nothing was published ('ikreport verify --site {site}' lists every problem)\n")
     assert branches(work) == ["main"] and branches(bare) == []
+
+
+@pytest.mark.parametrize("left", ["local commit not pushed", "local branch deleted", "stale remote-tracking branch"])
+def test_a_publish_after_an_interrupted_no_history_publish_goes_through(repo, run, left):
+    work, bare = repo
+    git("remote", "add", "origin", str(bare), cwd=work)
+    assert run("publish", work / "site", "--remote", "origin").exit_code == 0
+    # a message of its own: the same site, message and second would make the very same commit
+    again = ("publish", work / "site", "--no-history", "-m", "Replaced")
+    if left == "local commit not pushed":  # stopped after the commit, before the push
+        assert run(*again, "--remote", bare, "--no-push").exit_code == 0
+    elif left == "local branch deleted":  # stopped just after the old branch was dropped
+        git("branch", "-D", "gh-pages", cwd=work)
+    else:  # the push reached the remote, but the remote-tracking branch was not updated
+        stale = git("rev-parse", "origin/gh-pages", cwd=work).strip()
+        assert run(*again, "--remote", bare).exit_code == 0
+        git("update-ref", "refs/remotes/origin/gh-pages", stale, cwd=work)
+    tip = git("rev-parse", "gh-pages", cwd=bare).strip()
+    # by path, ghp-import builds on the local branch; by name, on the remote-tracking one
+    result = run("publish", work / "site", "--remote", "origin" if left.startswith("stale") else bare, "-m", "After")
+    assert result.exit_code == 0, result.output
+    assert git("log", "-1", "--format=%s", "gh-pages", cwd=bare).strip() == "After"
+    assert git("rev-parse", "gh-pages^", cwd=bare).strip() == tip  # built on what the remote had
+    assert run("publish", work / "site", "--remote", bare).exit_code == 0  # and so on, by path too
+
+
+def test_a_branch_that_diverged_from_the_remote_with_work_on_it_is_refused_with_the_way_out(repo, run):
+    work, bare = repo
+    assert run("publish", work / "site", "--remote", bare).exit_code == 0
+    assert run("publish", work / "site", "--remote", bare, "--no-history", "--no-push", "-m", "New").exit_code == 0
+    work_commit = git("commit-tree", "-m", "hand-made", "gh-pages^{tree}", "-p", "gh-pages", cwd=work).strip()
+    git("update-ref", "refs/heads/gh-pages", work_commit, cwd=work)
+    result = run("publish", work / "site", "--remote", bare, "--force")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: {work} gh-pages: has commits that {bare} gh-pages does not, and one of them ({work_commit[:12]}) "
+        "is not a site commit; push or move that work, or publish with --no-history to replace the remote's branch\n")
+    assert git("rev-parse", "gh-pages", cwd=work).strip() == work_commit

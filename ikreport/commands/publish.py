@@ -190,8 +190,9 @@ def _remote_tip(top: Path, remote: str, branch: str) -> str | None:
     return tips[0]
 
 
-def check_branch(top: Path, *, remote: str, branch: str, push: bool) -> None:
-    """Refuse to publish to a checked-out branch, or to one whose history holds work.
+def check_branch(top: Path, *, remote: str, branch: str, push: bool) -> str | None:
+    """Refuse to publish to a checked-out branch, or to one whose history holds work; return
+    the remote's tip of the branch (None when not pushing, or when the remote has none).
 
     ghp-import replaces the branch's whole tree (and with --no-history its history too), so a
     branch that holds anything but earlier sites would lose it. Checked: the local branch, the
@@ -203,16 +204,42 @@ def check_branch(top: Path, *, remote: str, branch: str, push: bool) -> None:
                                    "under your work tree; choose another --branch (gh-pages), or pass --force")
     where = [(f"{top} {branch}", f"refs/heads/{branch}"), (f"{top} {remote}/{branch}", f"refs/remotes/{remote}/{branch}")]
     revs = [(name, ref) for name, ref in where if _git(top, "rev-parse", "-q", "--verify", ref).returncode == 0]
-    if push:
-        tip = _remote_tip(top, remote, branch)
-        if tip is not None:
-            revs.append((f"{remote} {branch}", tip))
+    tip = _remote_tip(top, remote, branch) if push else None
+    if tip is not None:
+        revs.append((f"{remote} {branch}", tip))
     for name, rev in revs:
         commit = _work_commit(top, rev)
         if commit is not None:
             raise BranchHoldsWorkError(
                 f"{name}: holds commit {commit[:12]}, which is not a site commit (no {TRAILER} trailer), and publishing "
                 "would overwrite it; choose another --branch, or pass --force if the branch holds only a site")
+    return tip
+
+
+def _build_on_remote_tip(top: Path, remote: str, branch: str, tip: str) -> None:
+    """Put the remote's tip under the ref ghp-import builds the new commit on, when that ref
+    does not hold it: the remote-tracking branch for a remote given by name, else the local one.
+
+    ghp-import pushes without --force, so a commit built off the remote's history is refused.
+    A publish --no-history stopped between its commit and its push (or with the local branch
+    just dropped, or the push done but the remote-tracking branch not moved) left such a ref,
+    and every later publish failed. Site commits the remote lacks are earlier sites that this
+    one replaces; a commit that is not one is work, and is refused.
+    """
+    tracking, local = f"refs/remotes/{remote}/{branch}", f"refs/heads/{branch}"
+    base = tracking if _git(top, "rev-parse", "-q", "--verify", tracking).returncode == 0 else local
+    if _git(top, "merge-base", "--is-ancestor", tip, base).returncode == 0:
+        return  # the push fast-forwards
+    if base == local and _git(top, "rev-parse", "-q", "--verify", local).returncode == 0:
+        work = _work_commit(top, f"{tip}..{local}")
+        if work is not None:
+            raise BranchHoldsWorkError(
+                f"{top} {branch}: has commits that {remote} {branch} does not, and one of them ({work[:12]}) is not "
+                "a site commit; push or move that work, or publish with --no-history to replace the remote's branch")
+    done = _git(top, "update-ref", base, tip)
+    if done.returncode != 0:
+        raise PublishError(f"{top}: cannot move {base} to {remote}'s {branch} ({' '.join(done.stderr.split())}); "
+                           "check the repository")
 
 
 def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: str | None,
@@ -230,12 +257,17 @@ def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: 
     _check_hashes(site)
     _check_names(remote, branch)
     top = git_toplevel(repo or site)
+    tip = None
     if not force:
-        check_branch(top, remote=remote, branch=branch, push=push)
+        tip = check_branch(top, remote=remote, branch=branch, push=push)
+    elif push and not no_history:
+        tip = _remote_tip(top, remote, branch)
     if no_history:
         # ghp-import drops the local branch only when a remote-tracking ref exists, which a
         # remote given as a path or URL never has; without this the "new" branch keeps its past.
         subprocess.run(["git", "-C", str(top), "update-ref", "-d", f"refs/heads/{branch}"], capture_output=True)
+    elif tip is not None:
+        _build_on_remote_tip(top, remote, branch, tip)
     # The trailer is what marks this commit as a site commit for the check above, next time.
     text = f"{(message or f'Publish ikreport site ({files} files)').rstrip()}\n\n{TRAILER}: {manifest_sha}\n"
     try:
