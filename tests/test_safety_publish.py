@@ -12,6 +12,8 @@ import shutil
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, git
 
@@ -310,3 +312,20 @@ def test_a_branch_that_diverged_from_the_remote_with_work_on_it_is_refused_with_
         f"Error: {work} gh-pages: has commits that {bare} gh-pages does not, and one of them ({work_commit[:12]}) "
         "is not a site commit; push or move that work, or publish with --no-history to replace the remote's branch\n")
     assert git("rev-parse", "gh-pages", cwd=work).strip() == work_commit
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.text(st.characters(codec="utf-8"), min_size=1, max_size=12).filter(
+    lambda v: v.isprintable() and "${{" not in v))
+@example(value="evidence-\U0001f600")
+@example(value="\U00020000 \u00e9 \u4e2d \ufffd \U0001d11e")
+def test_init_pages_values_read_back_exactly_from_the_workflow_yaml(tmp_path, value):
+    from ikreport.commands.publish import init_pages
+
+    repo = tmp_path / f"r{abs(hash(value))}"
+    (repo / ".git").mkdir(parents=True, exist_ok=True)
+    path, _ = init_pages(repo, archive=value, install=value, main=value, force=True)
+    workflow = yaml.safe_load(path.read_text("utf-8"))
+    assert workflow[True]["push"]["branches"] == [value]
+    env = {k: v for s in workflow["jobs"]["build"]["steps"] for k, v in s.get("env", {}).items()}
+    assert env == {"IKREPORT_INSTALL": value, "IKREPORT_ARCHIVE": value}

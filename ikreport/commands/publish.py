@@ -354,7 +354,11 @@ def _workflow_value(option: str, value: str) -> str:
     if "${{" in value:
         raise WorkflowValueError(f"{option} {value!r}: holds '${{{{', which GitHub would evaluate as an expression; "
                                  "remove it")
-    return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
+    # A JSON string is a YAML double-quoted scalar, but not with ensure_ascii: JSON writes a
+    # character beyond U+FFFF as two \uXXXX surrogate halves, which YAML reads as two lone
+    # surrogates. Written as itself, every character isprintable() lets through is one YAML
+    # reads back exactly (YAML's non-printable set is all control, surrogate or unassigned).
+    return json.dumps(value, ensure_ascii=False)
 
 
 def init_pages(repo: Path, *, archive: str, install: str | None, main: str, force: bool,
