@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -329,3 +330,85 @@ def test_init_pages_values_read_back_exactly_from_the_workflow_yaml(tmp_path, va
     assert workflow[True]["push"]["branches"] == [value]
     env = {k: v for s in workflow["jobs"]["build"]["steps"] for k, v in s.get("env", {}).items()}
     assert env == {"IKREPORT_INSTALL": value, "IKREPORT_ARCHIVE": value}
+
+
+# -- issue 27: init-pages writes only inside the repository ------------------------------------
+
+def snapshot(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("link,target,force", [
+    (".github/workflows/ikreport-pages.yml", "ikreport-pages.yml", False),  # dangling: it would make a file outside
+    (".github/workflows/ikreport-pages.yml", "ikreport-pages.yml", True),  # it would overwrite the file outside
+    (".github/workflows", ".", False),
+    (".github", ".", True),
+    (".github/ikreport", "ikreport", False),  # the wheels outside would be deleted and replaced
+])
+def test_init_pages_never_writes_through_a_link_in_the_repository(tmp_path, run, link, target, force):
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    git("init", "-q", cwd=repo)
+    (outside / "ikreport").mkdir(parents=True)
+    (outside / "ikreport" / "ikreport-0.1-py3-none-any.whl").write_bytes(b"theirs")
+    if force:
+        (outside / "ikreport-pages.yml").write_text("theirs\n")
+    wheel = tmp_path / "ikreport-9.9-py3-none-any.whl"
+    wheel.write_bytes(b"PK")
+    planted = repo / link
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.symlink_to(outside / target)
+    before = snapshot(outside)
+    result = run("init-pages", "--repo", repo, "--wheel", wheel, *(["--force"] if force else []))
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: {planted}: a symbolic link; init-pages writes only inside the repository, "
+                             "never through a link: remove it (or make it a real folder or file)\n")
+    assert snapshot(outside) == before and sorted(os.listdir(outside)) == sorted(
+        ["ikreport", *(["ikreport-pages.yml"] if force else [])])
+    inside = [] if (repo / ".github").is_symlink() else [
+        name for top, _dirs, names in os.walk(repo / ".github") for name in names if not os.path.islink(f"{top}/{name}")]
+    assert inside == []  # refused before anything was written, inside the repository too
+
+
+def test_init_pages_replaces_the_workflow_by_rename_never_rewriting_a_hard_linked_file(tmp_path, run):
+    repo = tmp_path / "repo"
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    elsewhere = tmp_path / "elsewhere.yml"
+    elsewhere.write_text("theirs\n")
+    os.link(elsewhere, repo / ".github" / "workflows" / "ikreport-pages.yml")
+    result = run("init-pages", "--repo", repo, "--install", "ikreport==0.1.0", "--force")
+    assert result.exit_code == 0, result.output
+    assert elsewhere.read_text() == "theirs\n"
+    workflow = yaml.safe_load((repo / ".github" / "workflows" / "ikreport-pages.yml").read_text("utf-8"))
+    assert workflow["jobs"]["build"]["steps"][2]["env"] == {"IKREPORT_INSTALL": "ikreport==0.1.0"}
+    assert os.listdir(repo / ".github" / "workflows") == ["ikreport-pages.yml"]  # no temporary file left
+
+
+def test_init_pages_force_naming_the_wheel_already_in_the_repository_keeps_it(tmp_path, run):
+    repo = tmp_path / "repo"
+    (repo / ".github" / "ikreport").mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    (repo / ".github" / "ikreport" / "ikreport-0.1-py3-none-any.whl").write_bytes(b"old")
+    wheel = tmp_path / "ikreport-9.9-py3-none-any.whl"
+    wheel.write_bytes(b"PK new")
+    assert run("init-pages", "--repo", repo, "--wheel", wheel).exit_code == 0
+    placed = repo / ".github" / "ikreport" / wheel.name
+    again = run("init-pages", "--repo", repo, "--force", "--wheel", placed)
+    assert again.exit_code == 0, again.output
+    assert placed.read_bytes() == b"PK new"
+    assert os.listdir(repo / ".github" / "ikreport") == [wheel.name]
+
+
+def test_a_link_swapped_in_after_the_check_is_still_not_followed(tmp_path):
+    from ikreport.commands.repo_files import open_folder, write_file
+    from ikreport.errors import RepositoryLinkError
+
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".github").mkdir(parents=True)
+    outside.mkdir()
+    (repo / ".github" / "workflows").symlink_to(outside)  # as if planted between check and write
+    with pytest.raises(RepositoryLinkError, match=f"^{re.escape(str(repo / '.github' / 'workflows'))}: a symbolic link"):
+        with open_folder(repo, Path(".github/workflows")) as folder:
+            write_file(folder, "ikreport-pages.yml", b"x")
+    assert os.listdir(outside) == []

@@ -374,18 +374,23 @@ def init_pages(repo: Path, *, archive: str, install: str | None, main: str, forc
     if not (repo / ".git").exists():  # a folder or, in a worktree, a file; the workflow lives at the top
         raise PublishError(f"{repo}: not a git repository's top folder (no .git); run 'git init' there, or give "
                            "--repo the repository's folder")
-    if path.exists() and not force:
+    from ikreport.commands.own_wheel import WHEEL_DIR, place_wheel
+    from ikreport.commands.repo_files import open_folder, refuse_links, write_file
+
+    # A cloned repository may hold links to anywhere; all are refused before anything is written.
+    refuse_links(repo, WORKFLOW_PATH)
+    if install is None:
+        refuse_links(repo, WHEEL_DIR)
+    if os.path.lexists(path) and not force:
         raise PublishError(f"{path}: already exists; pass --force to replace it")
     placed = None
     if install is None:  # checked and refused above before anything is written
-        from ikreport.commands.own_wheel import place_wheel
-
         placed = place_wheel(repo, wheel)
         values["install"] = _workflow_value("--wheel", f"./{placed}")
     text = WORKFLOW.format(version=__version__, main_text=main, **values)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, "utf-8")
+        with open_folder(repo, WORKFLOW_PATH.parent) as folder:
+            write_file(folder, WORKFLOW_PATH.name, text.encode("utf-8"))
     except OSError as exc:
         raise PublishError(f"{path}: cannot write ({exc.strerror})") from exc
     return path, placed
