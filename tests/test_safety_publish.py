@@ -344,6 +344,7 @@ def snapshot(folder):
     (".github/workflows", ".", False),
     (".github", ".", True),
     (".github/ikreport", "ikreport", False),  # the wheels outside would be deleted and replaced
+    (".github/ikreport/ikreport-9.9-py3-none-any.whl", "ikreport/ikreport-0.1-py3-none-any.whl", False),
 ])
 def test_init_pages_never_writes_through_a_link_in_the_repository(tmp_path, run, link, target, force):
     repo, outside = tmp_path / "repo", tmp_path / "outside"
