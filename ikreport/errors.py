@@ -71,6 +71,10 @@ class BranchHoldsWorkError(PublishError):
     """A publish that would overwrite a checked-out branch or one holding commits that are not site commits."""
 
 
+class RepositoryLinkError(PublishError):
+    """A path init-pages would write in a repository that is, or passes through, a symbolic link."""
+
+
 class WorkflowValueError(PublishError):
     """An init-pages option value that cannot go into a workflow safely (a line break, a ${{ expression)."""
 

@@ -276,6 +276,7 @@ def test_the_readme_walkthrough_runs_as_pasted(tmp_path):
     clone = tmp_path / "clone"
     (clone / "tests" / "fixtures").mkdir(parents=True)
     shutil.copytree(FIXTURES / "ncu", clone / "tests" / "fixtures" / "ncu")
+    shutil.copytree(ROOT / "site", clone / "site")  # the committed sample site, which the walkthrough leaves alone
     bin_dir = clone / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     (bin_dir / "ikreport").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m ikreport "$@"\n')
@@ -290,9 +291,11 @@ def test_the_readme_walkthrough_runs_as_pasted(tmp_path):
     assert "  ncu-profile  NVIDIA B200  " in out[0] and out[1] == "FlashAttention split-KV decode on a B200"
     assert "  profile:   16 launches of 2 kernels, 991 µs profiled GPU time" in out
     assert f"{clone / 'evidence'}: 1 record and 1 blob verified" in out
-    assert "evidence-site: 3 pages (1 record, 5 claims)" in out
+    assert f"{clone / 'evidence-site'}: 3 pages (1 record, 5 claims)" in out
     # step 4: two runs compared to a verdict, like-for-like from their session pages, nothing written
     assert "| clock control | base (observed) | base (observed) |" in out
     assert sum(line.endswith("| SAME |") for line in out) == 2 and "Not like-for-like" not in done.stdout
     assert "no comparison record written (--no-record)" in done.stderr
     assert (clone / "evidence-site" / "index.html").is_file()
+    assert all((clone / "site" / p.relative_to(ROOT / "site")).read_bytes() == p.read_bytes()
+               for p in (ROOT / "site").rglob("*") if p.is_file())

@@ -9,9 +9,12 @@ import json
 import os
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, git
 
@@ -248,3 +251,165 @@ def test_init_pages_grants_pages_rights_to_the_deploy_job_only_and_pins_actions(
     assert len(uses) == 4 and all(SHA_PIN.match(line) for line in uses), uses
     checkout = next(s for s in jobs["build"]["steps"] if s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["persist-credentials"] is False
+
+
+# -- issue 27: a site that no longer hashes, a publish after an interrupted one, YAML values ----
+
+@pytest.mark.parametrize("damage", ["record", "blob", "blob gone bad gzip"])
+def test_a_site_whose_record_or_blob_no_longer_hashes_to_its_name_is_not_published(repo, run, damage):
+    work, bare = repo
+    site = work / "site"
+    if damage == "record":
+        victim = next((site / "e").glob("*.json"))
+        os.chmod(victim, 0o644)
+        victim.write_bytes(victim.read_bytes().replace(b'"kind"', b'"kind" '))
+    else:
+        victim = sorted((site / "b").glob("*.gz"))[0]
+        os.chmod(victim, 0o644)
+        import gzip
+
+        text = gzip.decompress(victim.read_bytes())
+        victim.write_bytes(gzip.compress(text + b"\n") if damage == "blob" else victim.read_bytes()[:-9])
+    result = run("publish", site, "--remote", bare)
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"Error: {victim}: ")
+    assert result.stderr.endswith(f"; nothing was published ('ikreport verify --site {site}' lists every problem)\n")
+    assert branches(work) == ["main"] and branches(bare) == []
+
+
+@pytest.mark.parametrize("left", ["local commit not pushed", "local branch deleted", "stale remote-tracking branch"])
+def test_a_publish_after_an_interrupted_no_history_publish_goes_through(repo, run, left):
+    work, bare = repo
+    git("remote", "add", "origin", str(bare), cwd=work)
+    assert run("publish", work / "site", "--remote", "origin").exit_code == 0
+    # a message of its own: the same site, message and second would make the very same commit
+    again = ("publish", work / "site", "--no-history", "-m", "Replaced")
+    if left == "local commit not pushed":  # stopped after the commit, before the push
+        assert run(*again, "--remote", bare, "--no-push").exit_code == 0
+    elif left == "local branch deleted":  # stopped just after the old branch was dropped
+        git("branch", "-D", "gh-pages", cwd=work)
+    else:  # the push reached the remote, but the remote-tracking branch was not updated
+        stale = git("rev-parse", "origin/gh-pages", cwd=work).strip()
+        assert run(*again, "--remote", bare).exit_code == 0
+        git("update-ref", "refs/remotes/origin/gh-pages", stale, cwd=work)
+    tip = git("rev-parse", "gh-pages", cwd=bare).strip()
+    # by path, ghp-import builds on the local branch; by name, on the remote-tracking one
+    result = run("publish", work / "site", "--remote", "origin" if left.startswith("stale") else bare, "-m", "After")
+    assert result.exit_code == 0, result.output
+    assert git("log", "-1", "--format=%s", "gh-pages", cwd=bare).strip() == "After"
+    assert git("rev-parse", "gh-pages^", cwd=bare).strip() == tip  # built on what the remote had
+    assert run("publish", work / "site", "--remote", bare).exit_code == 0  # and so on, by path too
+
+
+def test_a_branch_that_diverged_from_the_remote_with_work_on_it_is_refused_with_the_way_out(repo, run):
+    work, bare = repo
+    assert run("publish", work / "site", "--remote", bare).exit_code == 0
+    assert run("publish", work / "site", "--remote", bare, "--no-history", "--no-push", "-m", "New").exit_code == 0
+    work_commit = git("commit-tree", "-m", "hand-made", "gh-pages^{tree}", "-p", "gh-pages", cwd=work).strip()
+    git("update-ref", "refs/heads/gh-pages", work_commit, cwd=work)
+    result = run("publish", work / "site", "--remote", bare, "--force")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: {work} gh-pages: has commits that {bare} gh-pages does not, and one of them ({work_commit[:12]}) "
+        "is not a site commit; push or move that work, or publish with --no-history to replace the remote's branch\n")
+    assert git("rev-parse", "gh-pages", cwd=work).strip() == work_commit
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.text(st.characters(codec="utf-8"), min_size=1, max_size=12).filter(
+    lambda v: v.isprintable() and "${{" not in v))
+@example(value="evidence-\U0001f600")
+@example(value="\U00020000 \u00e9 \u4e2d \ufffd \U0001d11e")
+def test_init_pages_values_read_back_exactly_from_the_workflow_yaml(tmp_path, value):
+    from ikreport.commands.publish import init_pages
+
+    repo = tmp_path / f"r{abs(hash(value))}"
+    (repo / ".git").mkdir(parents=True, exist_ok=True)
+    path, _ = init_pages(repo, archive=value, install=value, main=value, force=True)
+    workflow = yaml.safe_load(path.read_text("utf-8"))
+    assert workflow[True]["push"]["branches"] == [value]
+    env = {k: v for s in workflow["jobs"]["build"]["steps"] for k, v in s.get("env", {}).items()}
+    assert env == {"IKREPORT_INSTALL": value, "IKREPORT_ARCHIVE": value}
+
+
+# -- issue 27: init-pages writes only inside the repository ------------------------------------
+
+def snapshot(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("link,target,force", [
+    (".github/workflows/ikreport-pages.yml", "ikreport-pages.yml", False),  # dangling: it would make a file outside
+    (".github/workflows/ikreport-pages.yml", "ikreport-pages.yml", True),  # it would overwrite the file outside
+    (".github/workflows", ".", False),
+    (".github", ".", True),
+    (".github/ikreport", "ikreport", False),  # the wheels outside would be deleted and replaced
+    (".github/ikreport/ikreport-9.9-py3-none-any.whl", "ikreport/ikreport-0.1-py3-none-any.whl", False),
+])
+def test_init_pages_never_writes_through_a_link_in_the_repository(tmp_path, run, link, target, force):
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    git("init", "-q", cwd=repo)
+    (outside / "ikreport").mkdir(parents=True)
+    (outside / "ikreport" / "ikreport-0.1-py3-none-any.whl").write_bytes(b"theirs")
+    if force:
+        (outside / "ikreport-pages.yml").write_text("theirs\n")
+    wheel = tmp_path / "ikreport-9.9-py3-none-any.whl"
+    wheel.write_bytes(b"PK")
+    planted = repo / link
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.symlink_to(outside / target)
+    before = snapshot(outside)
+    result = run("init-pages", "--repo", repo, "--wheel", wheel, *(["--force"] if force else []))
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: {planted}: a symbolic link; init-pages writes only inside the repository, "
+                             "never through a link: remove it (or make it a real folder or file)\n")
+    assert snapshot(outside) == before and sorted(os.listdir(outside)) == sorted(
+        ["ikreport", *(["ikreport-pages.yml"] if force else [])])
+    inside = [] if (repo / ".github").is_symlink() else [
+        name for top, _dirs, names in os.walk(repo / ".github") for name in names if not os.path.islink(f"{top}/{name}")]
+    assert inside == []  # refused before anything was written, inside the repository too
+
+
+def test_init_pages_replaces_the_workflow_by_rename_never_rewriting_a_hard_linked_file(tmp_path, run):
+    repo = tmp_path / "repo"
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    elsewhere = tmp_path / "elsewhere.yml"
+    elsewhere.write_text("theirs\n")
+    os.link(elsewhere, repo / ".github" / "workflows" / "ikreport-pages.yml")
+    result = run("init-pages", "--repo", repo, "--install", "ikreport==0.1.0", "--force")
+    assert result.exit_code == 0, result.output
+    assert elsewhere.read_text() == "theirs\n"
+    workflow = yaml.safe_load((repo / ".github" / "workflows" / "ikreport-pages.yml").read_text("utf-8"))
+    assert workflow["jobs"]["build"]["steps"][2]["env"] == {"IKREPORT_INSTALL": "ikreport==0.1.0"}
+    assert os.listdir(repo / ".github" / "workflows") == ["ikreport-pages.yml"]  # no temporary file left
+
+
+def test_init_pages_force_naming_the_wheel_already_in_the_repository_keeps_it(tmp_path, run):
+    repo = tmp_path / "repo"
+    (repo / ".github" / "ikreport").mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    (repo / ".github" / "ikreport" / "ikreport-0.1-py3-none-any.whl").write_bytes(b"old")
+    wheel = tmp_path / "ikreport-9.9-py3-none-any.whl"
+    wheel.write_bytes(b"PK new")
+    assert run("init-pages", "--repo", repo, "--wheel", wheel).exit_code == 0
+    placed = repo / ".github" / "ikreport" / wheel.name
+    again = run("init-pages", "--repo", repo, "--force", "--wheel", placed)
+    assert again.exit_code == 0, again.output
+    assert placed.read_bytes() == b"PK new"
+    assert os.listdir(repo / ".github" / "ikreport") == [wheel.name]
+
+
+def test_a_link_swapped_in_after_the_check_is_still_not_followed(tmp_path):
+    from ikreport.commands.repo_files import open_folder, write_file
+    from ikreport.errors import RepositoryLinkError
+
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / ".github").mkdir(parents=True)
+    outside.mkdir()
+    (repo / ".github" / "workflows").symlink_to(outside)  # as if planted between check and write
+    with pytest.raises(RepositoryLinkError, match=f"^{re.escape(str(repo / '.github' / 'workflows'))}: a symbolic link"):
+        with open_folder(repo, Path(".github/workflows")) as folder:
+            write_file(folder, "ikreport-pages.yml", b"x")
+    assert os.listdir(outside) == []

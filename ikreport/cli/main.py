@@ -134,8 +134,9 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
 
 @cli.command()
 @archive_argument(demo=True)
-@click.option("-o", "--output", default="site", show_default=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Site folder to write (replaced as a whole when the build succeeds).")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path),
+              help="Site folder to write [default: beside the archive, named after it (evidence-site); "
+                   "site for sample_evidence].")
 @click.option("--templates", type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="Folder of templates that override the shipped ones.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
@@ -146,16 +147,20 @@ def verify(archive: Path | None, site: str | None, no_cache: bool) -> None:
 @click.option("--strict", is_flag=True, help="Fail on warnings too (superseded citations, reports citing nothing).")
 @click.option("--max-blob-mb", type=FiniteFloatRange(min=0), default=20.0, show_default=True,
               help="Leave raw blobs larger than this out of the site (their hashes stay on the pages).")
-def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path | None, reports_dir: Path | None,
+def build(archive: Path, output: Path | None, templates: Path | None, cache_dir: Path | None, reports_dir: Path | None,
           strict: bool, max_blob_mb: float) -> None:
     """Build the static HTML + Markdown site of ARCHIVE.
 
     ARCHIVE defaults to the archive found from the working directory upward, else (as a demo)
-    sample_evidence.
+    sample_evidence. The site goes beside the archive unless -o says where, so a build of your
+    archive never rewrites a clone's sample site/.
     """
     from ikreport.store.archive import Archive
+    from ikreport.store.discover import default_site
     from ikreport.commands.build import build_site
     from ikreport.terminal import safe_text
+
+    output = output if output is not None else default_site(archive)
 
     with terminal_progress("record pages rendered") as progress:
         result = build_site(Archive.open(archive), output, templates=templates, cache_dir=cache_dir,
@@ -172,7 +177,7 @@ def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path |
 
 
 @cli.command()
-@click.argument("site", required=False, default="site", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("site", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--remote", default="origin", show_default=True, help="Git remote (name, URL or path) to push to.")
 @click.option("--branch", default="gh-pages", show_default=True)
 @click.option("--no-history", is_flag=True, help="Replace the branch with one commit instead of adding one.")
@@ -182,18 +187,20 @@ def build(archive: Path, output: Path, templates: Path | None, cache_dir: Path |
 @click.option("--no-push", is_flag=True, help="Commit to the branch but do not push.")
 @click.option("--force", is_flag=True,
               help="Publish even to the checked-out branch, or to one holding commits that are not site commits.")
-def publish(site: Path, remote: str, branch: str, no_history: bool, message: str | None, repo: Path | None,
+def publish(site: Path | None, remote: str, branch: str, no_history: bool, message: str | None, repo: Path | None,
             no_push: bool, force: bool) -> None:
-    """Commit the built SITE [default: site] to a branch and push it, for GitHub Pages.
+    """Commit the built SITE to a branch and push it, for GitHub Pages.
 
     Uses ghp-import (as mkdocs gh-deploy does) and always adds .nojekyll. Use it to publish
     from your machine; use 'ikreport init-pages' to have GitHub build and deploy instead.
-    Refuses a site holding links or files its manifest.json does not list, and (unless
-    --force) a branch that is checked out or holds commits publish did not write.
+    Without SITE it publishes nothing and names the site of the archive found here. Refuses a
+    site holding links, files its manifest.json does not list, or records and blobs that do
+    not hash to their names, and (unless --force) a branch that is checked out or holds
+    commits publish did not write.
     """
-    from ikreport.commands.publish import publish as run
+    from ikreport.commands.publish import choose_site, publish as run
 
-    click.echo(run(site, remote=remote, branch=branch, no_history=no_history, message=message, repo=repo,
+    click.echo(run(choose_site(site, Path.cwd()), remote=remote, branch=branch, no_history=no_history, message=message, repo=repo,
                    push=not no_push, force=force))
 
 

@@ -13,8 +13,7 @@ from typing import Any
 import click
 
 from ikreport.progress import Progress
-
-DEFAULT_ARCHIVE = "sample_evidence"
+from ikreport.store.discover import SAMPLE as DEFAULT_ARCHIVE
 ARCHIVE_ENV = "IKREPORT_ARCHIVE"
 
 

@@ -11,8 +11,8 @@ the build backend (hatchling) is installed, so no network is needed then.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,6 +20,7 @@ import tomllib
 from pathlib import Path
 
 import ikreport
+from ikreport.commands.repo_files import open_folder, refuse_links, write_file
 from ikreport.errors import PublishError
 
 WHEEL_DIR = Path(".github/ikreport")  # in the repository, beside the workflow
@@ -57,17 +58,21 @@ def build_wheel(folder: Path) -> Path:
 def place_wheel(repo: Path, wheel: Path | None) -> str:
     """Copy ``wheel`` (or, when None, the running ikreport's, built now) into the repository's
     .github/ikreport/, replacing any ikreport wheel there; return its path in the repository,
-    as the workflow's pip install names it."""
+    as the workflow's pip install names it. Never through a link (see repo_files)."""
     if wheel is not None and not (wheel.is_file() and WHEEL_NAME.fullmatch(wheel.name)):
         raise PublishError(f"{wheel}: not an ikreport wheel file (ikreport-VERSION-py3-none-any.whl)")
     with tempfile.TemporaryDirectory(prefix="ikreport-wheel-") as tmp:
         source = wheel if wheel is not None else build_wheel(Path(tmp))
         target = repo / WHEEL_DIR
+        refuse_links(repo, WHEEL_DIR / source.name)
         try:
-            target.mkdir(parents=True, exist_ok=True)
-            for old in target.glob("ikreport-*.whl"):
-                old.unlink()
-            shutil.copyfile(source, target / source.name)
+            with open_folder(repo, WHEEL_DIR) as folder:
+                # Copied in before any old wheel goes: the wheel named may be the one already there.
+                with open(source, "rb") as data:
+                    write_file(folder, source.name, data)
+                for old in os.listdir(folder):
+                    if old != source.name and WHEEL_NAME.fullmatch(old):
+                        os.unlink(old, dir_fd=folder)  # a link is removed, never what it points at
         except OSError as exc:
             raise PublishError(f"{target}: cannot write the wheel ({exc.strerror})") from exc
     return (WHEEL_DIR / source.name).as_posix()

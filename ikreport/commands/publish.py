@@ -29,7 +29,7 @@ from ikreport.site.manifest import MANIFEST, MANIFEST_SCHEMA, MAX_MANIFEST, insi
 from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError, WorkflowValueError
 from ikreport.terminal import safe_text
 
-__all__ = ["PublishError", "check_site", "check_branch", "init_pages", "publish"]
+__all__ = ["PublishError", "check_site", "check_branch", "choose_site", "init_pages", "publish"]
 
 TRAILER = "Ikreport-Site"
 SITE_COMMIT = re.compile(r"[0-9a-f]{64}")
@@ -109,6 +109,36 @@ def check_site(site: Path) -> tuple[str, int]:
     return hashlib.sha256(data).hexdigest(), len(found)
 
 
+def choose_site(named: Path | None, start: Path) -> Path:
+    """The site folder named; with none, PublishError naming the site of the archive found from
+    ``start`` upward. publish never guesses: in a clone, site/ is the sample's, not the user's."""
+    if named is not None:
+        return named
+    from ikreport.store.discover import default_site, find_archive
+
+    refused = "no SITE given, and publish does not guess; "
+    archive = find_archive(start)
+    if archive is None:
+        raise PublishError(f"{refused}give the built site folder: 'ikreport publish FOLDER'")
+    site = default_site(archive)
+    if not (site / MANIFEST).is_file():
+        raise PublishError(f"{refused}{archive} has no site yet: run 'ikreport build' (it writes {site}), "
+                           f"then 'ikreport publish {site}'")
+    raise PublishError(f"{refused}the site of {archive} is {site}: run 'ikreport publish {site}'")
+
+
+def _check_hashes(site: Path) -> None:
+    """Refuse a site whose records or blobs no longer hash to their names, as verify --site
+    finds them: a page would cite bytes that are not the record it names."""
+    from ikreport.commands.verify_site import verify_site
+
+    problems = verify_site(str(site))[1]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise UnsafeSiteError(f"{problems[0]}{more}; nothing was published ('ikreport verify --site {site}' "
+                              "lists every problem)")
+
+
 def git_toplevel(path: Path) -> Path:
     done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
     if done.returncode != 0:
@@ -160,8 +190,9 @@ def _remote_tip(top: Path, remote: str, branch: str) -> str | None:
     return tips[0]
 
 
-def check_branch(top: Path, *, remote: str, branch: str, push: bool) -> None:
-    """Refuse to publish to a checked-out branch, or to one whose history holds work.
+def check_branch(top: Path, *, remote: str, branch: str, push: bool) -> str | None:
+    """Refuse to publish to a checked-out branch, or to one whose history holds work; return
+    the remote's tip of the branch (None when not pushing, or when the remote has none).
 
     ghp-import replaces the branch's whole tree (and with --no-history its history too), so a
     branch that holds anything but earlier sites would lose it. Checked: the local branch, the
@@ -173,16 +204,42 @@ def check_branch(top: Path, *, remote: str, branch: str, push: bool) -> None:
                                    "under your work tree; choose another --branch (gh-pages), or pass --force")
     where = [(f"{top} {branch}", f"refs/heads/{branch}"), (f"{top} {remote}/{branch}", f"refs/remotes/{remote}/{branch}")]
     revs = [(name, ref) for name, ref in where if _git(top, "rev-parse", "-q", "--verify", ref).returncode == 0]
-    if push:
-        tip = _remote_tip(top, remote, branch)
-        if tip is not None:
-            revs.append((f"{remote} {branch}", tip))
+    tip = _remote_tip(top, remote, branch) if push else None
+    if tip is not None:
+        revs.append((f"{remote} {branch}", tip))
     for name, rev in revs:
         commit = _work_commit(top, rev)
         if commit is not None:
             raise BranchHoldsWorkError(
                 f"{name}: holds commit {commit[:12]}, which is not a site commit (no {TRAILER} trailer), and publishing "
                 "would overwrite it; choose another --branch, or pass --force if the branch holds only a site")
+    return tip
+
+
+def _build_on_remote_tip(top: Path, remote: str, branch: str, tip: str) -> None:
+    """Put the remote's tip under the ref ghp-import builds the new commit on, when that ref
+    does not hold it: the remote-tracking branch for a remote given by name, else the local one.
+
+    ghp-import pushes without --force, so a commit built off the remote's history is refused.
+    A publish --no-history stopped between its commit and its push (or with the local branch
+    just dropped, or the push done but the remote-tracking branch not moved) left such a ref,
+    and every later publish failed. Site commits the remote lacks are earlier sites that this
+    one replaces; a commit that is not one is work, and is refused.
+    """
+    tracking, local = f"refs/remotes/{remote}/{branch}", f"refs/heads/{branch}"
+    base = tracking if _git(top, "rev-parse", "-q", "--verify", tracking).returncode == 0 else local
+    if _git(top, "merge-base", "--is-ancestor", tip, base).returncode == 0:
+        return  # the push fast-forwards
+    if base == local and _git(top, "rev-parse", "-q", "--verify", local).returncode == 0:
+        work = _work_commit(top, f"{tip}..{local}")
+        if work is not None:
+            raise BranchHoldsWorkError(
+                f"{top} {branch}: has commits that {remote} {branch} does not, and one of them ({work[:12]}) is not "
+                "a site commit; push or move that work, or publish with --no-history to replace the remote's branch")
+    done = _git(top, "update-ref", base, tip)
+    if done.returncode != 0:
+        raise PublishError(f"{top}: cannot move {base} to {remote}'s {branch} ({' '.join(done.stderr.split())}); "
+                           "check the repository")
 
 
 def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: str | None,
@@ -197,14 +254,20 @@ def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: 
     if not (site / "index.html").is_file() or not (site / "e").is_dir():
         raise PublishError(f"{site}: not a built ikreport site (no index.html and e/); run 'ikreport build' first")
     manifest_sha, files = check_site(site)
+    _check_hashes(site)
     _check_names(remote, branch)
     top = git_toplevel(repo or site)
+    tip = None
     if not force:
-        check_branch(top, remote=remote, branch=branch, push=push)
+        tip = check_branch(top, remote=remote, branch=branch, push=push)
+    elif push and not no_history:
+        tip = _remote_tip(top, remote, branch)
     if no_history:
         # ghp-import drops the local branch only when a remote-tracking ref exists, which a
         # remote given as a path or URL never has; without this the "new" branch keeps its past.
         subprocess.run(["git", "-C", str(top), "update-ref", "-d", f"refs/heads/{branch}"], capture_output=True)
+    elif tip is not None:
+        _build_on_remote_tip(top, remote, branch, tip)
     # The trailer is what marks this commit as a site commit for the check above, next time.
     text = f"{(message or f'Publish ikreport site ({files} files)').rstrip()}\n\n{TRAILER}: {manifest_sha}\n"
     try:
@@ -291,7 +354,11 @@ def _workflow_value(option: str, value: str) -> str:
     if "${{" in value:
         raise WorkflowValueError(f"{option} {value!r}: holds '${{{{', which GitHub would evaluate as an expression; "
                                  "remove it")
-    return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
+    # A JSON string is a YAML double-quoted scalar, but not with ensure_ascii: JSON writes a
+    # character beyond U+FFFF as two \uXXXX surrogate halves, which YAML reads as two lone
+    # surrogates. Written as itself, every character isprintable() lets through is one YAML
+    # reads back exactly (YAML's non-printable set is all control, surrogate or unassigned).
+    return json.dumps(value, ensure_ascii=False)
 
 
 def init_pages(repo: Path, *, archive: str, install: str | None, main: str, force: bool,
@@ -307,18 +374,23 @@ def init_pages(repo: Path, *, archive: str, install: str | None, main: str, forc
     if not (repo / ".git").exists():  # a folder or, in a worktree, a file; the workflow lives at the top
         raise PublishError(f"{repo}: not a git repository's top folder (no .git); run 'git init' there, or give "
                            "--repo the repository's folder")
-    if path.exists() and not force:
+    from ikreport.commands.own_wheel import WHEEL_DIR, place_wheel
+    from ikreport.commands.repo_files import open_folder, refuse_links, write_file
+
+    # A cloned repository may hold links to anywhere; all are refused before anything is written.
+    refuse_links(repo, WORKFLOW_PATH)
+    if install is None:
+        refuse_links(repo, WHEEL_DIR)
+    if os.path.lexists(path) and not force:
         raise PublishError(f"{path}: already exists; pass --force to replace it")
     placed = None
     if install is None:  # checked and refused above before anything is written
-        from ikreport.commands.own_wheel import place_wheel
-
         placed = place_wheel(repo, wheel)
         values["install"] = _workflow_value("--wheel", f"./{placed}")
     text = WORKFLOW.format(version=__version__, main_text=main, **values)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, "utf-8")
+        with open_folder(repo, WORKFLOW_PATH.parent) as folder:
+            write_file(folder, WORKFLOW_PATH.name, text.encode("utf-8"))
     except OSError as exc:
         raise PublishError(f"{path}: cannot write ({exc.strerror})") from exc
     return path, placed

@@ -5,16 +5,24 @@ A folder is an archive when it holds both ``records/`` and ``blobs/`` folders (w
 ``Archive.create`` makes). At each folder from the working directory up to the root, the
 folder itself is taken if it is an archive, else its ``evidence/`` child if that is one (the
 name ``init-pages`` and the README use). The first match wins; nothing is created.
+
+Where ``build`` writes an archive's site when no ``-o`` is given lives here too: beside the
+archive, named after it, so that a build of the user's archive in a clone never lands in the
+clone's committed sample ``site/``.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from ikreport.errors import ArchiveError
+from ikreport.errors import ArchiveError, BuildError
 
 MARKERS = ("records", "blobs")
 CHILD = "evidence"
+SAMPLE = "sample_evidence"  # a clone's sample archive; its site is the committed site/ beside it
+SAMPLE_SITE = "site"
+SITE_SUFFIX = "-site"
 
 
 def is_archive(folder: Path) -> bool:
@@ -46,3 +54,18 @@ def choose_archive(named: Path | None, start: Path, demo: Path | None = None) ->
         return demo
     raise ArchiveError(f"{start}: no archive named, and none found here or above (a folder holding records/ "
                        "and blobs/, or evidence/ holding them); give --archive DIR or set IKREPORT_ARCHIVE")
+
+
+def default_site(archive: Path | str) -> Path:
+    """The folder ``build`` writes ``archive``'s site to when no -o is given: beside the archive,
+    named after it (evidence -> evidence-site), except the sample archive's, which is site/.
+    An archive at a URL (a str) has no folder beside it: BuildError."""
+    if isinstance(archive, str):
+        raise BuildError(f"{archive}: an archive at a URL has no folder beside it for the site; give -o SITE")
+    if archive.name in ("", ".", ".."):  # "." or "runs/..": the folder's own name is what the site is named after
+        archive = Path(os.path.abspath(archive))
+    if not archive.name:
+        raise BuildError(f"{archive}: no folder beside the archive for the site; give -o SITE")
+    if archive.name == SAMPLE:
+        return archive.parent / SAMPLE_SITE
+    return archive.parent / f"{archive.name}{SITE_SUFFIX}"
