@@ -35,6 +35,10 @@ def test_every_fixture_is_covered():
         "ncu_details_llmperfopt_k0005_roofline_cutlass_bf16_tensorop_rtx5090.csv",
         "ncu_details_llmperfopt_k0018_reduce_smallgrid_58blocks.csv",
         "ncu_details_xplacer_bfs_lassen_v100_2020_smallgrid.csv",
+        "ncu_details_cudaroofline_a100pcie_cmdline_cycles_no_duration.csv",
+        "ncu_details_cudaroofline_v100pcie_cmdline_cycles_no_duration.csv",
+        "ncu_details_learningnote_a100pcie_smsp_cycles_printfp.csv",
+        "ncu_details_learningnote_a100pcie_smsp_cycles_printfp_profile_error.csv",
     }
     assert names == tested
 

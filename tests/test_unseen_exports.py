@@ -5,6 +5,7 @@ eras no public fixture holds."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,79 @@ def test_pc_sample_states_short_of_the_sample_count_give_no_shares(tmp_path):
     _, _, md = built(tmp_path, pcsamp_export(tmp_path / "p.csv", "1,200"))
     text = claim(md, "gemm's warps")
     assert "no share of warp-active cycles is given" in text and "% of its PC samples" not in text
+
+
+# -- real --metrics exports with cycles and no duration (items 1, 3, 4; issue 27 item 4) ------------
+
+A100_CYCLES = NCU / "ncu_details_cudaroofline_a100pcie_cmdline_cycles_no_duration.csv"
+V100_CYCLES = NCU / "ncu_details_cudaroofline_v100pcie_cmdline_cycles_no_duration.csv"
+SMSP_PRINTFP = NCU / "ncu_details_learningnote_a100pcie_smsp_cycles_printfp.csv"
+
+
+def test_a_real_cycles_only_export_gets_derived_durations_rates_and_ranking(tmp_path):
+    """An A100 PCIe export of `--metrics sm__cycles_elapsed.avg,…,dram__bytes.sum`: no duration."""
+    profile = read_exports({A100_CYCLES.name: A100_CYCLES.read_bytes()})
+    first = profile.launch(0)  # 1,708,634.20 cycles at 765,001,631.38 cycle/s; 823,404,288 bytes
+    assert (first["duration_us"], first["duration_derived"]) == (pytest.approx(2233.50, abs=0.01), True)
+    assert (first["dram_gbs"], first["dram_gbs_derived"]) == (369, True)
+    assert profile.kernels[0]["kernel"].startswith("void cutlass::Kernel<")  # 790 ms of 906 ms
+    rid, html, md = built(tmp_path, A100_CYCLES, args=("--gpu", "NVIDIA A100-PCIE-40GB"))
+    # ran at its 765 MHz base clock, far below its 1.41 GHz maximum: still not called locked
+    assert claim(md, "SM at").startswith(
+        "SM at 0.76 GHz (maximum 1.41 GHz, base 0.765 GHz); the export does not say whether ncu locked the clocks")
+    assert "SM clock from sm\\_\\_cycles\\_elapsed.avg.per\\_second" in md
+
+
+def test_smsp_cycles_printed_with_print_fp_give_durations(tmp_path):
+    """`--print-fp` (two decimals on every value) and smsp__cycles_elapsed (issue 27 item 4)."""
+    profile = read_exports({SMSP_PRINTFP.name: SMSP_PRINTFP.read_bytes()})
+    gemm = next(k for k in profile.kernels if k["kernel"].startswith("void gemm_v0"))
+    assert gemm["total_us"] == pytest.approx(36.984e6, rel=1e-4) and gemm["duration_derived"]
+
+
+def test_a_volta_tensor_op_gemm_counted_in_fp32_sass_alone_is_said_so(tmp_path):
+    """NERSC's roofline metrics (sm__sass_* FP counters, sm__inst_executed_pipe_tensor) on a V100:
+    the tensor-op GEMM's FP32 instructions are not its FLOP rate."""
+    _, _, md = built(tmp_path, V100_CYCLES)
+    flop = [line for line in md.splitlines() if "of fp32 instructions, the only FLOPs the export counts" in line]
+    assert len(flop) == 2  # the two CUTLASS GEMMs: one named tensorop, both on the tensor pipes
+    assert all("tensor-pipe instructions say" in line and "no tensor counter or roofline row" in line for line in flop)
+    assert not any("fp32 peak" in line for line in flop)
+
+
+# -- item 8: a measured peak says what it is ----------------------------------------------------------
+
+BW = Path(__file__).parent / "fixtures" / "bandwidth"
+
+
+def peak(tmp_path: Path, name: str) -> tuple[dict, str]:
+    arch = tmp_path / "arch"
+    out = CliRunner().invoke(cli, ["collect", "bandwidth", "--from-babelstream", str(BW / name), "-a", str(arch)])
+    assert out.exit_code == 0, out.output
+    rid = out.stdout.strip().splitlines()[-1]
+    return json.loads(CliRunner().invoke(cli, ["show", rid, "-a", str(arch), "--json"]).stdout), \
+        CliRunner().invoke(cli, ["show", rid, "-a", str(arch)]).stdout
+
+
+def test_a_babelstream_run_that_failed_validation_says_so(tmp_path):
+    record, shown = peak(tmp_path, "babelstream_uobhpc_graphcoreipu_v3.4_validation_failed_sum.txt")
+    assert record["data"]["validation"] == ("failed: Validation failed on sum. Error 7.62939e-06 Sum was "
+                                            "19.1933250427246 but should be 19.1933326721191")
+    assert record["limitations"][0].startswith("BabelStream reported that the run failed its own validation "
+                                               "(Validation failed on sum. Error 7.62939e-06)")
+    assert "  validation: failed: Validation failed on sum." in shown
+
+
+@pytest.mark.parametrize("name, best, kernel, driver", [
+    ("babelstream_uobhpc_titanxp_v3.3_addtriad_faster_than_copy.txt", 436.5, "Add, Triad", "9010"),
+    ("babelstream_uobhpc_gtx980ti_v2.0_gpustream_opencl_label_nodot.txt", 269.2, "Triad", "7050"),  # GPU-STREAM
+    ("babelstream_alcfguide_a100_v4.0_trailingspaces_excerpt.txt", 1394.6, "Copy", "11040"),
+])
+def test_best_is_the_highest_the_run_measured_and_the_printed_driver_is_kept(tmp_path, name, best, kernel, driver):
+    record, shown = peak(tmp_path, name)
+    data = record["data"]
+    assert (data["max_gbs"], data["max_kernel"], data["peak_kernel"], data["driver"]) == (best, kernel, "Copy", driver)
+    assert data["validation"] == "no failure printed"
+    assert not any("driver, and other" in x or "clocks, driver" in x for x in record["limitations"])
+    assert f"the driver is as BabelStream printed it (Driver: {driver}" in " ".join(record["limitations"])
+    assert f"({kernel})" in shown

@@ -1,6 +1,6 @@
 """Read saved output of BabelStream and nvbandwidth (pure).
 
-BabelStream (4.x/5.x, any model): a banner (``Version:``, ``Array size:``, ``Using … device
+BabelStream (2.x as GPU-STREAM to 5.x, any model): a banner (``Version:``, ``Array size:``, ``Using … device
 NAME``), then a fixed-width table ``Function MBytes/sec Min (sec) Max Average`` whose fields
 are padded to 12 characters, so every line ends in spaces. BabelStream counts read + write
 (Copy moves 2 arrays), in MB = 1e6 bytes. Its MBytes/sec figure comes from each kernel's
@@ -45,7 +45,9 @@ BABEL_ROW = re.compile(rf"^(?P<fn>Copy|Mul|Add|Triad|Dot|Nstream)\s+(?P<mbs>{NUM
 def parse_babelstream(text: str, name: str) -> dict[str, Any]:
     """The banner facts and the results table of saved BabelStream output (see the module docstring)."""
     version = re.search(r"^Version:\s*(\S+)", text, re.MULTILINE)
-    if "BabelStream" not in text or not version:
+    # BabelStream was GPU-STREAM until its 3.0; the table is the same
+    banner = re.search(r"^\s*(BabelStream|GPU-STREAM)\s*$", text, re.MULTILINE)
+    if not banner or not version:
         said = other_tool(text, name, "babelstream")
         if said:
             raise BandwidthOutputError(said)
@@ -79,8 +81,13 @@ def parse_babelstream(text: str, name: str) -> dict[str, Any]:
                         "max_s": times["max"], "avg_s": times["avg"]})
     if not any(k["function"] == "Copy" for k in kernels):
         raise BandwidthOutputError(f"{name}: no 'Copy' row in the results table; the output is cut short")
+    driver = re.search(r"^Driver:\s*(\S+)", text, re.MULTILINE)
+    # BabelStream checks its arrays after the runs and prints a line per failed check
+    # ("Validation failed on sum. Error 7.6e-06"), with detail lines after some ("Sum was …")
+    failed = [ln.strip() for ln in text.split("\n") if re.match(r"^\s*(Validation failed|Sum was )", ln)]
     return {
-        "tool": "BabelStream", "version": version.group(1), "device": device.group(1) if device else None,
+        "tool": banner.group(1), "version": version.group(1), "device": device.group(1) if device else None,
+        "driver": driver.group(1) if driver else None, "validation_failed": failed,
         "implementation": implementation.group(1) if implementation else None,
         "precision": precision.group(1) if precision else None,
         "runs": int(runs.group(1)) if runs else None, "array_mb": array_mb, "kernels": kernels,

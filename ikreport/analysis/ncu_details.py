@@ -26,7 +26,7 @@ from ikreport.analysis.ncu_export import Export
 from ikreport.analysis.ncu_launch import Launch, dims_product
 from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, stall_reason
-from ikreport.analysis.ncu_roofline import INT_OPS, flop_term, section_values
+from ikreport.analysis.ncu_roofline import INT_OPS, counted_twice, flop_term, section_values
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
 from ikreport.errors import TruncatedExportError
 
@@ -150,7 +150,7 @@ def _finish(c: _Collected) -> Launch:
             launch.fields[field] = dims_product(dims)
     found: dict[str, dict[str, float]] = {}
     for name, cells in c.by_name.items():
-        term = flop_term(name)
+        term = None if counted_twice(name, c.by_name) else flop_term(name)
         if term is not None:
             value = parse_number(cells[0][0])
             if value is not None:

@@ -77,6 +77,9 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
                "sm__cycles_elapsed.avg", "smsp__cycles_elapsed.max", "smsp__cycles_elapsed.avg"),
     # the launch's length in DRAM cycles: a duration over the DRAM clock where the SM's is missing
     "dram_cycles": ("dram__cycles_elapsed.max", "dram__cycles_elapsed.avg"),
+    # instructions issued to the tensor pipes: tensor-core work, though not a FLOP count
+    "tensor_pipe_inst": ("sm__inst_executed_pipe_tensor.sum", "smsp__inst_executed_pipe_tensor.sum",
+                         "sm__inst_executed_pipe_tensor_op_hmma.sum", "smsp__inst_executed_pipe_tensor_op_hmma.sum"),
     # PC samples taken of the launch's warps: the pcsamp stall states add up to it when all are there
     "pcsamp_samples": ("smsp__pcsamp_sample_count", "smsp__pcsamp_sample_count.sum"),
     # the device's top SM clock, in kHz (a unitless device attribute)

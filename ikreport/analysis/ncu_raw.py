@@ -27,7 +27,7 @@ from ikreport.analysis.arrow import (CastOptions, MatchSubstringOptions, Replace
 from ikreport.analysis.ncu_export import Export, csv_row
 from ikreport.analysis.ncu_launch import dims_product
 from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, stall_reason
-from ikreport.analysis.ncu_roofline import INT_OPS, flop_term, metric_label, raw_section_columns
+from ikreport.analysis.ncu_roofline import INT_OPS, counted_twice, flop_term, metric_label, raw_section_columns
 from ikreport.analysis.ncu_table import LaunchTable, check_plausible
 from ikreport.analysis.units import NOT_AVAILABLE, NUMBER_RX, unit_factor
 from ikreport.errors import NcuExportError, TruncatedExportError
@@ -222,7 +222,7 @@ def _plan(export: Export) -> tuple[_Columns, list[int]] | None:
         found = stall_reason(name)
         if found:
             stall_cols.setdefault(found[0], {})[found[1]] = i
-        elif flop_term(name) is not None:
+        elif flop_term(name) is not None and not counted_twice(name, col):
             flop_cols[name] = i
     # the metrics behind ncu's roofline sections (--set full), read as the sections read them
     roof_cols = {name: i for name, i in col.items() if metric_label(name) != name}

@@ -30,6 +30,7 @@ metrics), so they are summed as exported.
 from __future__ import annotations
 
 import re
+from typing import Any
 from collections.abc import Mapping
 
 import numpy as np
@@ -51,10 +52,17 @@ _LETTER = {"h": "fp16", "f": "fp32", "d": "fp64"}
 _TERMS: tuple[tuple[re.Pattern[str], str | None, float], ...] = (
     (re.compile(r"^sm__ops_path_tensor_src_u?int\w*\.sum$"), None, 1.0),
     (re.compile(r"^sm__ops_path_tensor_src_[a-z0-9]+(?:_dst_[a-z0-9]+)?\.sum$"), "tensor", 1.0),
-    (re.compile(r"^smsp__sass_thread_inst_executed_op_([dfh])fma_pred_on\.sum$"), "", 2.0),
-    (re.compile(r"^smsp__sass_thread_inst_executed_op_([dfh])(?:add|mul)_pred_on\.sum$"), "", 1.0),
+    # the SASS counters under smsp__ or, as NERSC's roofline scripts ask for them, sm__ (one count)
+    (re.compile(r"^sm(?:sp)?__sass_thread_inst_executed_op_([dfh])fma_pred_on\.sum$"), "", 2.0),
+    (re.compile(r"^sm(?:sp)?__sass_thread_inst_executed_op_([dfh])(?:add|mul)_pred_on\.sum$"), "", 1.0),
 )
 HALF_PACKED = 2.0  # ncu's half roofline: HFMA2/HADD2/HMUL2 work on two values at once
+
+
+def counted_twice(metric: str, names: Any) -> bool:
+    """Whether ``metric`` is an sm__ SASS counter whose smsp__ twin (the same count) is also
+    among ``names``: only one of the two is added."""
+    return metric.startswith("sm__sass") and "smsp__" + metric[len("sm__"):] in names
 
 
 def flop_term(metric: str) -> tuple[str, float] | None:

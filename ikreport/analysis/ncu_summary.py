@@ -355,6 +355,7 @@ def roofline_summary(t: LaunchTable, d: Derived, i: int) -> Summary:
         "peak_flops_per_s": _num(d.peak_flops[i], 0),
         "precision_flops_per_s": _num(d.precision_flops_per_s[i], 0),
         "int_ops": _num(t.fields["int_ops"][i]),
+        "tensor_pipe_inst": _num(t.fields["tensor_pipe_inst"][i]),
         # the half and tensor data types the export holds no counter or roofline row for, when
         # its FLOPs are fp32 or fp64 alone: a half or tensor-core kernel's real work is then uncounted
         "flops_uncounted": [p for p in ("fp16", "tensor") if np.isnan(t.fields[f"flops_{p}"][i])

@@ -29,6 +29,7 @@ MAX_SM_CLOCK_MHZ = {
     "tesla v100-sxm2-32gb": 1530.0,
     "a100-sxm4-40gb": 1410.0,
     "a100-sxm4-80gb": 1410.0,
+    "a100-pcie-40gb": 1410.0,
     "h100 80gb hbm3": 1980.0,  # H100 SXM
 }
 

@@ -47,10 +47,12 @@ HALF_OR_TENSOR = re.compile(r"tensorop|hmma|wmma|xmma|mma_|_mma|gmma|bf16|bfloat
 
 
 def uncounted(kernel: str, first: dict) -> str | None:
-    """What the export does not count of a kernel whose name says half or tensor-core work but
-    whose FLOPs are fp32/fp64 alone ('tensor and fp16'), else None."""
+    """What the export does not count of a kernel whose name, or its instructions on the tensor
+    pipes, say half or tensor-core work but whose FLOPs are fp32/fp64 alone ('fp16 and
+    tensor'), else None."""
     missing = first.get("flops_uncounted") or []
-    return " and ".join(missing) if missing and HALF_OR_TENSOR.search(kernel) else None
+    said = HALF_OR_TENSOR.search(kernel) or (first.get("tensor_pipe_inst") or 0) > 0
+    return " and ".join(missing) if missing and said else None
 
 
 def roofline_text(short: str, first: dict, alone: bool = False, kernel: str = "") -> str | None:
@@ -65,7 +67,8 @@ def roofline_text(short: str, first: dict, alone: bool = False, kernel: str = ""
     missing = uncounted(kernel, first)
     if missing:
         return (f"{short} runs {fmt_flops(achieved)} of {precision} instructions, the only FLOPs the export "
-                f"counts; its name says half-precision or tensor-core work, and the export holds no {missing} "
+                f"counts; its {'tensor-pipe instructions say' if first.get('tensor_pipe_inst') else 'name says'} "
+                f"half-precision or tensor-core work, and the export holds no {missing} "
                 "counter or roofline row, so its FLOP rate and its place on the roofline are not known "
                 "(first launch).")
     text = f"{short} runs at {fmt_flops(achieved)}"

@@ -80,9 +80,12 @@ def bandwidth_claims(record_id: str, record: Record, records: RecordSet) -> list
     data = record["data"]
     gbs = gbs_formatter(data)
     text = f"Measured peak memory bandwidth: {gbs(data['peak_gbs'])} ({data['peak_basis']})"
-    if data.get("max_gbs") is not None and data["max_gbs"] != data["peak_gbs"]:  # BabelStream's peak is its best
-        text += f"; the best single measurement was {gbs(data['max_gbs'])}"
+    if data.get("max_gbs") is not None and data["max_gbs"] != data["peak_gbs"]:
+        kernel = f" ({data['max_kernel']})" if data.get("max_kernel") else ""
+        text += f"; the highest figure the run measured was {gbs(data['max_gbs'])}{kernel}"
     text += "."
+    if str(data.get("validation", "")).startswith("failed"):
+        text += f" The tool reported that its results failed validation ({data['validation'][len('failed: '):]})."
     claims = [make_claim("bandwidth-peak", "", record_id, text, [record_id], [CAVEAT_CONVENTION], records)]
     if data.get("theoretical_gbs"):
         pct = 100 * data["peak_gbs"] / data["theoretical_gbs"]
@@ -100,7 +103,9 @@ def bandwidth_view(record: Record) -> tuple[Facts, Tables]:
     gbs = gbs_formatter(d)
     facts: Facts = [
         ("measured peak", f"{gbs(d['peak_gbs'])} ({d['peak_basis']})"),
-        ("best", gbs(d.get("max_gbs"))),
+        ("best", gbs(d.get("max_gbs")) + (f" ({d['max_kernel']})" if d.get("max_kernel") else "")),
+        *([("validation", d["validation"])] if d.get("validation") else []),
+        *([("driver", d["driver"])] if d.get("driver") else []),
         ("convention", d["convention"]),
         ("method", d.get("method") or "n/a"),
         ("copied by", d.get("copy_mechanism") or "not recorded"),
@@ -166,7 +171,8 @@ def show(record: Record, records: RecordSet) -> list[str]:
     theory = d.get("theoretical_gbs")
     of_theory = f"{fmt_gbs(theory)} (the peak is {fmt_pct(100 * d['peak_gbs'] / theory)} of it)" if theory else "unknown"
     return [f"  peak:      {fmt_gbs(d['peak_gbs'])} ({t(d['peak_basis'])})",
-            f"  best:      {fmt_gbs(d.get('max_gbs'))}",
+            f"  best:      {fmt_gbs(d.get('max_gbs'))}" + (f" ({t(d['max_kernel'])})" if d.get("max_kernel") else ""),
+            *([f"  validation: {t(d['validation'])}"] if d.get("validation") else []),
             f"  theoretical: {of_theory}",
             f"  counting:  {t(d['convention'])}"]
 
