@@ -6,6 +6,7 @@ eras no public fixture holds."""
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -281,3 +282,48 @@ def test_best_is_the_highest_the_run_measured_and_the_printed_driver_is_kept(tmp
     assert not any("driver, and other" in x or "clocks, driver" in x for x in record["limitations"])
     assert f"the driver is as BabelStream printed it (Driver: {driver}" in " ".join(record["limitations"])
     assert f"({kernel})" in shown
+
+
+# -- item 5: the Markdown twin carries every figure the page shows -----------------------------------
+
+class _Cells(HTMLParser):
+    """The text of each cell of a page's kernel and launch tables, the kernel names left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table: str | None = None
+        self.cell: list[str] | None = None
+        self.cells: list[str] = []
+        self.kernel = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self.table = a.get("class")
+        elif tag == "td" and self.table in ("kernels", "launches"):
+            self.cell, self.kernel = [], a.get("class") == "kernel"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self.cell is not None:
+            if not self.kernel:
+                self.cells.append("".join(self.cell).strip())
+            self.cell = None
+        elif tag == "table":
+            self.table = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+@pytest.mark.parametrize("export", [K0005, LASSEN, A100_CYCLES])
+def test_the_markdown_twin_carries_every_figure_of_the_page_s_tables(tmp_path, export):
+    _, html, md = built(tmp_path, export)
+    parser = _Cells()
+    parser.feed(html)
+    assert any("GB/s" in c for c in parser.cells) or export == LASSEN  # the DRAM column is there to carry
+    table = md.split("## Launches", 1)[1] if "## Launches" in md else md.split("longest launches", 1)[1]
+    rows = [line for line in md.splitlines() if line.startswith("| ")]
+    for cell in parser.cells:
+        assert any(f"| {cell} |" in row for row in rows), cell
+    assert "| ID | kernel | duration | DRAM |" in table
