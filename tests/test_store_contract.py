@@ -9,14 +9,15 @@ joins the ``backend`` fixture's list and must pass unchanged; the Archive tests 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import pytest
 
 from ikreport.errors import AmbiguousIdError, ArchiveError, BadIdError, IntegrityError, UnknownIdError
 from ikreport.store import recordset
 from ikreport.store.archive import Archive
-from ikreport.store.backend import Area, Backend
+from ikreport.store import bucket as bucket_module
+from ikreport.store.backend import CHUNK, Area, Backend
 from ikreport.store.bucket import Bucket
 from ikreport.store.local import LocalFolder
 
@@ -39,6 +40,11 @@ class MemoryBackend:
             return self.files[area, file_id]
         except KeyError:
             raise UnknownIdError(f"{self.where(area, file_id)}: not in the archive") from None
+
+    def read_chunks(self, area: Area, file_id: str) -> Iterator[bytes]:
+        data = self.read(area, file_id)
+        for at in range(0, len(data), CHUNK):
+            yield data[at:at + CHUNK]
 
     def write_once(self, area: Area, file_id: str, data: bytes) -> None:
         self.files.setdefault((area, file_id), bytes(data))
@@ -104,6 +110,37 @@ def test_written_chunks_read_back_whole_and_a_failing_source_writes_nothing(back
         backend.write_once_chunks("blobs", hid(b"part"), broken())
     assert not backend.exists("blobs", hid(b"part"))
     assert backend.ids("blobs") == [hid(data)]
+
+
+def test_chunks_read_back_what_was_written(backend, monkeypatch):
+    monkeypatch.setattr(bucket_module, "RANGE", 1 << 20)  # object storage reads ranges of this size here
+    data = bytes(range(256)) * (10 << 10)  # 2.5 MiB: a few chunks, the last one short
+    backend.write_once_chunks("blobs", hid(data), (data[at:at + 300_000] for at in range(0, len(data), 300_000)))
+    chunks = list(backend.read_chunks("blobs", hid(data)))
+    assert b"".join(chunks) == data and len(chunks) >= 3 and max(map(len, chunks)) <= 1 << 20
+    with pytest.raises(UnknownIdError):
+        next(backend.read_chunks("blobs", hid(b"absent")))
+    backend.write_once("records", hid(b""), b"")
+    assert b"".join(backend.read_chunks("records", hid(b""))) == b""
+
+
+def test_a_write_of_many_parts_is_whole_or_nothing(backend, monkeypatch):
+    """On S3 a multipart upload: completed after the last chunk, aborted when the chunks fail."""
+    monkeypatch.setattr(bucket_module, "PART", 5 << 20)  # S3's smallest part: a few parts here
+    data = bytes(range(256)) * (48 << 10)  # 12 MiB
+    backend.write_once_chunks("blobs", hid(data), (data[at:at + (1 << 20)] for at in range(0, len(data), 1 << 20)))
+    assert backend.read("blobs", hid(data)) == data and backend.size("blobs", hid(data)) == len(data)
+
+    def broken():  # a blob that proves damaged after most of it was passed on
+        yield from (data[at:at + (1 << 20)] for at in range(0, 11 << 20, 1 << 20))
+        raise IntegrityError("damaged")
+
+    with pytest.raises(IntegrityError, match="damaged"):
+        backend.write_once_chunks("blobs", hid(data[:1]), broken())
+    assert not backend.exists("blobs", hid(data[:1])) and backend.ids("blobs") == [hid(data)]
+    if isinstance(backend, Bucket) and hasattr(backend.fs, "call_s3"):  # no upload left to pay for
+        bucket = backend.base.split("/", 1)[0]
+        assert backend.fs.call_s3("list_multipart_uploads", Bucket=bucket).get("Uploads", []) == []
 
 
 def test_a_compressed_blob_s_name_is_its_id_and_gz(backend):

@@ -3,7 +3,9 @@
 Any two archives: folder to bucket, bucket to folder, bucket to bucket. Objects are copied
 byte for byte as stored (a record is never re-encoded, a compressed blob never recompressed),
 each re-hashed as it is read (a compressed blob once decompressed), so a damaged object is
-reported and not copied. Nothing in DST is ever deleted or replaced. Blobs go first,
+reported and not copied. A blob is copied a chunk at a time and checked as it passes: the
+write is completed only once the last chunk proved the blob whole, so a blob of any size
+costs a few chunks of memory. Nothing in DST is ever deleted or replaced. Blobs go first,
 then records in order of what they cite, so DST never holds a record whose citations are
 missing, even when a copy stops half-way; copies run in threads (the work is waiting on I/O).
 
@@ -17,15 +19,19 @@ every object). SRC and DST must be two archives, neither inside the other.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
 from ikreport.progress import Progress
 from ikreport.store.archive import Archive, references
 from ikreport.store.backend import Area
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 THREADS = 16  # object stores answer many requests at once; a folder does not mind
 
@@ -74,31 +80,31 @@ def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progre
     total, done = len(blobs) + len(missing), 0
     names: list[str] = []
 
-    def land(area: Area, ids: list[str], read: Callable[[str], tuple[str, bytes]]) -> set[str]:
+    def land(area: Area, ids: list[str], read: Callable[[str], tuple[str, Iterable[bytes]]]) -> set[str]:
         nonlocal done
         good: set[str] = set()
 
         def one(file_id: str) -> str | None:
             try:
-                form, data = read(file_id)  # re-hashed against its name: a damaged object is not copied
+                form, chunks = read(file_id)
+                # checked as it passes: a damaged object raises before its write is completed
+                dst.backend.write_once_chunks(area, file_id + form, chunks)
             except (IntegrityError, UnknownIdError) as exc:
                 return str(exc)
-            dst.backend.write_once(area, file_id + form, data)
             return None
 
-        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            for file_id, problem in zip(ids, pool.map(one, ids)):
-                done += 1
-                if problem:
-                    problems.append(problem)
-                else:
-                    good.add(file_id)
-                    names.append(dst.backend.where(area, file_id + (dst.blob_form(file_id) or "" if area == "blobs" else "")))
-                if progress:
-                    progress.count(done, total)
+        for problem, file_id in zip(_each(one, ids, threads), ids):
+            done += 1
+            if problem:
+                problems.append(problem)
+            else:
+                good.add(file_id)
+                names.append(dst.backend.where(area, file_id + (dst.blob_form(file_id) or "" if area == "blobs" else "")))
+            if progress:
+                progress.count(done, total)
         return good
 
-    have_blobs = land("blobs", blobs, src.stored_blob) | (src_blobs - set(blobs))
+    have_blobs = land("blobs", blobs, src.stored_chunks) | (src_blobs - set(blobs))
     held: dict[str, bytes] = {}  # each record is read (and re-hashed) once, to learn what it cites
     levels = _levels(src, missing, held, problems, threads)
     done += len(missing) - sum(len(level) for level in levels)  # unreadable records: counted as done
@@ -113,8 +119,14 @@ def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progre
                 done += 1
             else:
                 ready.append(rid)
-        land("records", ready, lambda rid: ("", held.pop(rid)))
+        land("records", ready, lambda rid: ("", [held.pop(rid)]))
     return Synced(tuple(names), present, tuple(sorted(problems)))
+
+
+def _each(work: Callable[[T], R], items: list[T], threads: int) -> Iterator[R]:
+    """``work`` of each item, in order, in threads."""
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        yield from pool.map(work, items)
 
 
 def _damaged(src: Archive, dst: Archive, held: list[tuple[Area, str]], threads: int) -> list[str]:
@@ -128,15 +140,14 @@ def _damaged(src: Archive, dst: Archive, held: list[tuple[Area, str]], threads: 
             whole = theirs is None or dst.backend.size(area, name) == theirs
         else:
             try:
-                (dst.record_bytes if area == "records" else dst.read_blob)(file_id)  # re-hashed
+                (dst.record_bytes if area == "records" else dst.check_blob)(file_id)  # re-hashed, a chunk at a time
                 whole = True
             except IntegrityError:
                 whole = False
         return None if whole else (f"{dst.backend.where(area, name)}: damaged in DST (its bytes do not hash to its "
                                    "name); restore it from a good copy, or remove it and sync again")
 
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        return [line for line in pool.map(one, held) if line]
+    return [line for line in _each(one, held, threads) if line]
 
 
 def _levels(src: Archive, ids: list[str], held: dict[str, bytes], problems: list[str],
@@ -150,16 +161,15 @@ def _levels(src: Archive, ids: list[str], held: dict[str, bytes], problems: list
             return str(exc)
 
     refs: dict[str, list[tuple[str, str]]] = {}
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        for rid, got in zip(ids, pool.map(fetch, ids)):
-            if isinstance(got, str):
-                problems.append(got)
-                continue
-            try:
-                refs[rid] = references(json.loads(got))
-                held[rid] = got
-            except (ValueError, KeyError, TypeError, AttributeError):
-                problems.append(f"{src.where(rid)}: not copied: not a readable record; 'ikreport verify' SRC")
+    for got, rid in zip(_each(fetch, ids, threads), ids):
+        if isinstance(got, str):
+            problems.append(got)
+            continue
+        try:
+            refs[rid] = references(json.loads(got))
+            held[rid] = got
+        except (ValueError, KeyError, TypeError, AttributeError):
+            problems.append(f"{src.where(rid)}: not copied: not a readable record; 'ikreport verify' SRC")
     depth: dict[str, int] = {}
 
     def depth_of(rid: str, seen: frozenset[str] = frozenset()) -> int:

@@ -47,7 +47,8 @@ def check_batch(job: Job) -> list[Checked]:
             elif area == "records":
                 out.append((None, summarize(archive.load(name)), None))
             else:
-                digest, size = content_digest([archive.backend.read("blobs", name)], name.endswith(GZ), path)
+                # a chunk at a time: a blob may be bigger than memory
+                digest, size = content_digest(archive.backend.read_chunks("blobs", name), name.endswith(GZ), path)
                 problem = None if digest == name[:64] else \
                     f"{path}: content does not hash to its name (truncated or tampered); restore it"
                 out.append((problem, None, size))

@@ -7,6 +7,9 @@ merge by copying files. Ids and prefixes are checked to be hex before they reach
 A blob is stored compressed (compression.py) and read back decompressed and re-hashed; blobs
 stored uncompressed, as archives before kept them, read the same. Where the files live is the
 backend's business (backend.py): a folder (local.py) or object storage under a URL (bucket.py).
+A record is small JSON, so a file in records/ larger than MAX_RECORD is refused by its size
+before it is read; a blob may be big, and whoever hashes or copies one whole reads it a chunk
+at a time (``stored_chunks``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 from ikreport.store import records
 from ikreport.store.backend import ID_RX, Area, Backend
 from ikreport.store.bucket import Bucket, check_location, is_url
-from ikreport.store.compression import GZ, GzipSpool, compress, content_digest, inflate
+from ikreport.store.compression import GZ, ContentDigest, GzipSpool, compress, content_digest, inflate
 from ikreport.store.local import LocalFolder, Survey
 from ikreport.errors import (
     AmbiguousIdError,
@@ -35,6 +38,9 @@ PREFIX_RX = re.compile(r"^[0-9a-f]{8,64}$")
 SIZE_MODULO = 1 << 32  # gzip's trailer keeps a member's size modulo 4 GiB
 LOOK_EACH = 32  # blobs asked about: beyond this many, one listing of blobs/ costs less than a look at each
 HEX = b"0123456789abcdef"
+# bytes; the records ikreport writes stay far below (a profile keeps its launches inline only
+# when they are few, else cites its per-launch table as a blob), so a bigger file is no record
+MAX_RECORD = 64 << 20
 
 
 def sha256(data: bytes) -> str:
@@ -134,8 +140,11 @@ class Archive:
 
     def fetch(self, area: Area, names: list[str]) -> None:
         """Fetch these files (stored names) into the local copies at once, for an archive read
-        through them (read_through); nothing for a folder, whose reads are local anyway."""
+        through them (read_through); nothing for a folder, whose reads are local anyway. A
+        record object too big to be one is left to ``record_bytes`` to refuse, never fetched."""
         if isinstance(self.backend, Bucket):
+            if area == "records":
+                names = [n for n in names if (self.backend.size(area, n) or 0) <= MAX_RECORD]
             self.backend.fetch(area, names)
 
     def survey(self, notes: list[str]) -> Survey:
@@ -179,6 +188,9 @@ class Archive:
             if what == "record" and not self.backend.exists("records", check_id(ref)):
                 raise UnknownIdError(f"{self.location}: the record cites record {ref[:12]}, which is not in the archive")
         data = records.encode(record)
+        if len(data) > MAX_RECORD:  # it could not be read back (record_bytes)
+            raise RecordError(f"record: {len(data)} bytes, more than a record may hold ({MAX_RECORD >> 20} MiB); "
+                              "keep big tables as blobs the record cites")
         record_id = sha256(data)
         self.backend.write_once("records", record_id, data)
         return record_id
@@ -237,8 +249,15 @@ class Archive:
         return hits[0]
 
     def record_bytes(self, record_id: str) -> bytes:
-        """A record's bytes, checked against its id (IntegrityError if they differ)."""
-        data = self.backend.read("records", check_id(record_id))
+        """A record's bytes, checked against its id (IntegrityError if they differ, or if the file
+        is too big to be a record: it is refused by its size, unread)."""
+        size = self.backend.size("records", check_id(record_id))
+        if size is not None and size > MAX_RECORD:
+            raise IntegrityError(
+                f"{self.backend.where('records', record_id)}: {size} bytes, more than any record ikreport writes "
+                f"({MAX_RECORD >> 20} MiB at most), so it is no record: remove it, or restore it from a good copy"
+            )
+        data = self.backend.read("records", record_id)
         if sha256(data) != record_id:
             raise IntegrityError(
                 f"{self.backend.where('records', record_id)}: the bytes do not hash to the file's name (truncated or "
@@ -273,6 +292,37 @@ class Archive:
         if digest != blob_id:
             raise self._damaged(blob_id + form)
         return form, stored
+
+    def stored_chunks(self, blob_id: str) -> tuple[str, Iterator[bytes]]:
+        """(form, the blob's bytes as stored, a chunk at a time): ``stored_blob`` for a blob of any
+        size. The chunks are checked as they pass (decompressed beside, when compressed), and the
+        iterator raises IntegrityError after the last one unless they give back bytes that hash
+        to the blob's id, so a writer fed by it (``write_once_chunks``) keeps nothing of a
+        damaged blob, and a reader that drains it has checked the blob."""
+        form = self.blob_form(check_id(blob_id))
+        if form is None:
+            raise UnknownIdError(f"{self.backend.where('blobs', blob_id)}: not in the archive")
+        return form, self._checked_chunks(blob_id, form)
+
+    def _checked_chunks(self, blob_id: str, form: str) -> Iterator[bytes]:
+        digest = ContentDigest(form == GZ, "")
+        for chunk in self.backend.read_chunks("blobs", blob_id + form):
+            try:
+                digest.update(chunk)
+            except IntegrityError as exc:
+                raise self._damaged(blob_id + form, exc) from None
+            yield chunk
+        try:
+            whole = digest.hexdigest() == blob_id
+        except IntegrityError as exc:
+            raise self._damaged(blob_id + form, exc) from None
+        if not whole:
+            raise self._damaged(blob_id + form)
+
+    def check_blob(self, blob_id: str) -> None:
+        """IntegrityError unless the blob gives back bytes that hash to its id (read in chunks)."""
+        for _ in self.stored_chunks(blob_id)[1]:
+            pass
 
     def _stored(self, blob_id: str) -> tuple[str, bytes]:
         form = self.blob_form(check_id(blob_id))

@@ -13,7 +13,7 @@ store can answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Literal, Protocol
 
 Area = Literal["records", "blobs"]
@@ -21,6 +21,7 @@ AREAS: tuple[Area, ...] = ("records", "blobs")
 ID_RX = re.compile(r"^[0-9a-f]{64}$")
 # a stored name of each area: a record's id; a blob's id, compressed or not
 NAME_RX: dict[Area, re.Pattern[str]] = {"records": ID_RX, "blobs": re.compile(r"^[0-9a-f]{64}(?:\.gz)?$")}
+CHUNK = 1 << 20  # bytes a folder's read_chunks gives at a time (object storage asks for more: bucket.py)
 
 
 class Backend(Protocol):
@@ -33,6 +34,11 @@ class Backend(Protocol):
 
     def read(self, area: Area, name: str) -> bytes:
         """A file's bytes, as stored; UnknownIdError when absent, ArchiveError when unreadable."""
+        ...
+
+    def read_chunks(self, area: Area, name: str) -> Iterator[bytes]:
+        """A file's bytes as stored, a chunk at a time, so a big blob is hashed or copied without
+        being held whole; raises as ``read`` does (at the first chunk asked for)."""
         ...
 
     def write_once(self, area: Area, name: str, data: bytes) -> None:

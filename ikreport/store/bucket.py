@@ -14,6 +14,9 @@ bytes still give back what its name says (decompressed, for a compressed blob), 
 fetches only new objects. ``verify`` reads the
 storage itself. Credentials and the endpoint come from where the storage library looks (for
 S3: AWS_ACCESS_KEY_ID and friends, AWS_PROFILE, ~/.aws, AWS_ENDPOINT_URL), never from flags.
+
+A big object is read in ranges of RANGE bytes and, on S3, written as a multipart upload of
+parts of PART bytes or more, completed with the same condition, so no object is held whole.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,8 @@ URL_RX = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 SCHEME_RX = re.compile(r"^([a-z][a-z0-9+.-]+):", re.IGNORECASE)
 SHARDED_RX = re.compile(r"^(records|blobs)/([0-9a-f]{2})/([^/]+)$")
 FETCH_BATCH = 64  # objects asked for at once when a build fetches what it has not kept
+RANGE = 8 << 20  # bytes asked for at once when an object is read a chunk at a time
+PART = 8 << 20  # bytes of a multipart upload's part, at least (S3 takes 5 MiB to 5 GiB, 10,000 parts)
 
 
 def is_url(location: object) -> bool:
@@ -194,6 +199,16 @@ class Bucket:
             raise UnknownIdError(f"{self.where(area, name)}: not in the archive")
         return bytes(self._call("read", self.fs.cat_file, self._key(area, name), start=max(0, length - size)))
 
+    def read_chunks(self, area: Area, name: str) -> Iterator[bytes]:
+        """The object's bytes, RANGE at a time, each a ranged read of the storage itself (local
+        copies serve ``read``, which a build uses)."""
+        length = self.size(area, name)
+        if length is None:
+            raise UnknownIdError(f"{self.where(area, name)}: not in the archive")
+        for start in range(0, length, RANGE):
+            yield bytes(self._call("read", self.fs.cat_file, self._key(area, name), start=start,
+                                   end=min(length, start + RANGE)))
+
     def fetch(self, area: Area, names: list[str]) -> None:
         """Bring the objects of ``names`` that have no local copy into ``copies``, many requests
         at once (a build would otherwise wait for each in turn). A copy is checked when read."""
@@ -210,6 +225,10 @@ class Bucket:
         """A conditional put: a precondition failure means the object is there already."""
         if (area, name) in self._sizes:
             return
+        if len(data) > PART and self._multipart:  # in parts
+            view = memoryview(data)
+            self.write_once_chunks(area, name, (view[at:at + PART] for at in range(0, len(data), PART)))
+            return
         try:
             self._call("write to", self.fs.pipe_file, self._key(area, name), bytes(data), mode="create")
         except ArchiveError as exc:
@@ -217,11 +236,69 @@ class Bucket:
                 raise
         self._sizes[area, name] = len(data)
 
+    @property
+    def _multipart(self) -> bool:
+        return hasattr(self.fs, "call_s3")  # S3 (s3fs): other stores take the object in one put
+
     def write_once_chunks(self, area: Area, name: str, chunks: Iterable[bytes]) -> None:
-        """``write_once`` of the joined chunks: a conditional put is one request of the whole
-        object here (a big export is held whole for it; a multipart put would not need that)."""
-        if (area, name) not in self._sizes:
+        """``write_once`` of the bytes ``chunks`` yield. On S3 a multipart upload of parts of
+        PART bytes or a chunk more, completed only after the last chunk and with the same
+        condition as a put, so about a part is held at a time and an exception raised by
+        ``chunks`` leaves nothing (the upload is aborted). Other stores take the joined chunks
+        in one conditional put."""
+        if (area, name) in self._sizes:
+            return
+        if not self._multipart:
             self.write_once(area, name, b"".join(chunks))
+            return
+        bucket, key, _ = self.fs.split_path(self._key(area, name))
+        pending: list[bytes | memoryview] = []
+        parts: list[dict[str, Any]] = []
+        upload, held, size = None, 0, 0
+        try:
+            for chunk in chunks:
+                pending.append(chunk)
+                held += len(chunk)
+                size += len(chunk)
+                if held >= PART:  # a part of PART bytes or a chunk more: parts need not be of one size
+                    if upload is None:
+                        upload = self._call("write to", self.fs.call_s3, "create_multipart_upload", Bucket=bucket,
+                                            Key=key)["UploadId"]
+                    data = b"".join(pending)
+                    pending.clear()
+                    held = 0
+                    parts.append(self._part(bucket, key, upload, len(parts) + 1, data))
+                    del data
+            if upload is None:  # small enough for one put
+                self.write_once(area, name, b"".join(pending))
+                return
+            if pending:
+                parts.append(self._part(bucket, key, upload, len(parts) + 1, b"".join(pending)))
+            try:
+                self._call("write to", self.fs.call_s3, "complete_multipart_upload", Bucket=bucket, Key=key,
+                           UploadId=upload, MultipartUpload={"Parts": parts}, IfNoneMatch="*")
+            except ArchiveError as exc:
+                if not isinstance(exc.__cause__, FileExistsError):
+                    raise
+                self._abort(bucket, key, upload)  # the object is there: these parts are not needed
+        except BaseException:
+            if upload is not None:
+                self._abort(bucket, key, upload)
+            raise
+        self._sizes[area, name] = size
+
+    def _part(self, bucket: str, key: str, upload: str, number: int, data: bytes) -> dict[str, Any]:
+        out = self._call("write to", self.fs.call_s3, "upload_part", Bucket=bucket, Key=key, UploadId=upload,
+                         PartNumber=number, Body=data)
+        return {"PartNumber": number, "ETag": out["ETag"]}
+
+    def _abort(self, bucket: str, key: str, upload: str) -> None:
+        """Let a multipart upload go; one that cannot be aborted costs storage, not correctness
+        (its parts are never an object), and the error that led here is the one to report."""
+        try:
+            self._call("write to", self.fs.call_s3, "abort_multipart_upload", Bucket=bucket, Key=key, UploadId=upload)
+        except ArchiveError:
+            pass
 
     def exists(self, area: Area, name: str) -> bool:
         """Whether the object is there."""

@@ -42,33 +42,56 @@ def compress_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
     yield compressor.flush()
 
 
-def inflate_chunks(chunks: Iterable[bytes], where: str) -> Iterator[bytes]:
-    """The bytes the gzip member in ``chunks`` holds, at most CHUNK at a time. Anything but one
-    whole member (truncated, damaged, or followed by more bytes) is an IntegrityError naming
-    ``where``."""
-    decompressor = isal_zlib.decompressobj(GZIP_WBITS)
-    trailing = False
-    try:
-        for chunk in chunks:
-            if decompressor.eof:
-                trailing = trailing or bool(chunk)
-                continue
+class Inflater:
+    """One gzip member's bytes, given the stored bytes a chunk at a time (``feed``, then ``end``):
+    what a reader that passes the stored bytes on as it checks them (``sync``) decompresses
+    beside its copy. Anything but one whole member (truncated, damaged, or followed by more
+    bytes) is an IntegrityError naming ``where``."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self._decompressor = isal_zlib.decompressobj(GZIP_WBITS)
+        self._trailing = False
+
+    def feed(self, chunk: bytes) -> Iterator[bytes]:
+        """What ``chunk`` adds, at most CHUNK bytes at a time."""
+        decompressor = self._decompressor
+        if decompressor.eof:
+            self._trailing = self._trailing or bool(chunk)
+            return
+        try:
             while chunk and not decompressor.eof:
                 out = decompressor.decompress(chunk, CHUNK)
                 if out:
                     yield out
                 chunk = decompressor.unconsumed_tail
-        if decompressor.eof:
-            pending = b""
-        else:
-            pending = decompressor.flush()  # what it holds back: at most a window's worth
-        if pending:
-            yield pending
-    except isal_zlib.error as exc:
-        raise IntegrityError(f"{where}: not a whole gzip file ({exc}); restore it from a good copy") from exc
-    if not decompressor.eof or decompressor.unused_data or trailing:
-        raise IntegrityError(f"{where}: not a whole gzip file (truncated, or followed by other bytes); "
-                             "restore it from a good copy")
+        except isal_zlib.error as exc:
+            raise self._broken(exc) from exc
+
+    def end(self) -> Iterator[bytes]:
+        """What the decompressor still holds (at most a window's worth), once every chunk is fed."""
+        decompressor = self._decompressor
+        if not decompressor.eof:
+            try:
+                pending = decompressor.flush()
+            except isal_zlib.error as exc:
+                raise self._broken(exc) from exc
+            if pending:
+                yield pending
+        if not decompressor.eof or decompressor.unused_data or self._trailing:
+            raise IntegrityError(f"{self.where}: not a whole gzip file (truncated, or followed by other bytes); "
+                                 "restore it from a good copy")
+
+    def _broken(self, exc: Exception) -> IntegrityError:
+        return IntegrityError(f"{self.where}: not a whole gzip file ({exc}); restore it from a good copy")
+
+
+def inflate_chunks(chunks: Iterable[bytes], where: str) -> Iterator[bytes]:
+    """The bytes the gzip member in ``chunks`` holds, at most CHUNK at a time (see Inflater)."""
+    inflater = Inflater(where)
+    for chunk in chunks:
+        yield from inflater.feed(chunk)
+    yield from inflater.end()
 
 
 def inflate(data: bytes, where: str) -> bytes:
@@ -76,14 +99,38 @@ def inflate(data: bytes, where: str) -> bytes:
     return b"".join(inflate_chunks([data], where))
 
 
+class ContentDigest:
+    """The sha256 and size of a stored blob's bytes (decompressed when ``compressed``), given
+    the stored bytes a chunk at a time: a blob of any size is hashed in bounded memory."""
+
+    def __init__(self, compressed: bool, where: str) -> None:
+        self._inflater = Inflater(where) if compressed else None
+        self._digest = hashlib.sha256()
+        self.size = 0
+
+    def update(self, chunk: bytes) -> None:
+        """Hash what ``chunk`` holds (IntegrityError when a compressed blob is not whole gzip)."""
+        for piece in self._inflater.feed(chunk) if self._inflater is not None else (chunk,):
+            self._digest.update(piece)
+            self.size += len(piece)
+
+    def hexdigest(self) -> str:
+        """The sha256 of everything fed (no more updates after asking)."""
+        if self._inflater is not None:
+            for piece in self._inflater.end():
+                self._digest.update(piece)
+                self.size += len(piece)
+            self._inflater = None
+        return self._digest.hexdigest()
+
+
 def content_digest(chunks: Iterable[bytes], compressed: bool, where: str) -> tuple[str, int]:
     """(sha256 hex, size) of a stored blob's bytes, decompressed when ``compressed``: what its id
     and a record's declared size must be."""
-    digest, size = hashlib.sha256(), 0
-    for chunk in inflate_chunks(chunks, where) if compressed else chunks:
+    digest = ContentDigest(compressed, where)
+    for chunk in chunks:
         digest.update(chunk)
-        size += len(chunk)
-    return digest.hexdigest(), size
+    return digest.hexdigest(), digest.size
 
 
 class GzipSpool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
-from ikreport.store.backend import NAME_RX, Area
+from ikreport.store.backend import CHUNK, NAME_RX, Area
 
 SHARD_RX = re.compile(r"^[0-9a-f]{2}$")
 RECORD_SUFFIX = ".json"
@@ -80,6 +80,15 @@ class LocalFolder:
             while chunk := os.read(fd, 1 << 24):
                 parts.append(chunk)
             return b"".join(parts)
+        finally:
+            os.close(fd)
+
+    def read_chunks(self, area: Area, name: str) -> Iterator[bytes]:
+        """The file's bytes, CHUNK at a time, read as ``read`` reads."""
+        fd = self._open(self._file(area, name))
+        try:
+            while chunk := os.read(fd, CHUNK):
+                yield chunk
         finally:
             os.close(fd)
 

@@ -1,0 +1,187 @@
+"""Issue 27, items 10, 11, 12 and 18: an archive that would exhaust memory (a huge record file,
+a big blob), records whose content sync must not trust, symbolic links where a write would
+follow them, and a same-size tamper in a bucket that sync must be able to find. Each ends in
+one line, never a traceback or a write outside the archive."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from ikreport.store import archive as archive_module
+from ikreport.store import records
+from ikreport.store.archive import Archive
+from ikreport.store.compression import compress_chunks
+from s3server import bucket_url, s3_endpoint  # noqa: F401  (fixtures)
+from test_archive import make_record
+from test_bucket import keys, s3_client, tree
+
+SMI_TABLE = FIXTURES / "nvidia-smi" / "smi_table_evaldataset_h100x2.txt"
+RAW_PMPP = FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
+IK = [sys.executable, "-m", "ikreport"]
+ADDRESS_SPACE = 4 << 30  # bytes a command may map in the subprocess tests: reading 40 GB fails at once, not the machine
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")  # the same import gives the same record
+
+
+@pytest.fixture
+def box(tmp_path: Path, run) -> Path:
+    """A small real archive: an environment record and a profile, from real exports."""
+    folder = tmp_path / "box"
+    assert run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", folder).exit_code == 0
+    assert run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", folder).exit_code == 0
+    return folder
+
+
+def put_raw(folder: Path, data: bytes) -> str:
+    """Store bytes as a record as another tool might: named by their hash, whatever they are."""
+    rid = hashlib.sha256(data).hexdigest()
+    path = folder / "records" / rid[:2] / f"{rid[2:]}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return rid
+
+
+def _bounded_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+# -- item 10: bounded memory ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["list", "check", "verify", "build", "sync"])
+def test_a_huge_record_file_is_refused_by_its_size_unread(box, tmp_path, command):
+    huge = box / "records" / "ff" / ("f" * 62 + ".json")
+    huge.parent.mkdir(exist_ok=True)
+    with huge.open("wb") as f:
+        f.truncate(40 << 30)  # 40 GB, sparse: no disk used
+    args = {"list": ["list", "-a", box], "check": ["check", box], "verify": ["verify", box],
+            "build": ["build", box, "-o", tmp_path / "site", "--cache-dir", tmp_path / "cache"],
+            "sync": ["sync", box, tmp_path / "copy"]}[command]
+    done = subprocess.run([*IK, *map(str, args)], capture_output=True, text=True, timeout=300,
+                          preexec_fn=_bounded_address_space)
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output and "MemoryError" not in output, output
+    assert done.returncode == 1
+    # one line names the file (check and build put the rule, IK108, between the two)
+    (line,) = [line for line in output.splitlines() if str(huge) in line]
+    assert line.endswith(f" {40 << 30} bytes, more than any record ikreport writes (64 MiB at most), so it is "
+                         "no record: remove it, or restore it from a good copy"), line
+
+
+def test_a_record_too_big_to_read_back_is_never_written(tmp_path, monkeypatch):
+    # the cap, made small enough to reach quickly
+    monkeypatch.setattr(archive_module, "MAX_RECORD", 1 << 20, raising=False)
+    archive = Archive.create(tmp_path / "arch")
+    big = make_record(archive)
+    big["limitations"] = ["x" * (1 << 20)]
+    with pytest.raises(records.RecordError, match=r"^record: \d+ bytes, more than a record may hold \(1 MiB\); keep"):
+        archive.put_record(big)
+    assert archive.record_ids() == []
+
+
+def _zeros_blob(folder: Path, size: int) -> str:
+    """A blob as an earlier ikreport stored it (its bytes, uncompressed): ``size`` zero bytes,
+    sparse on disk, named by their hash."""
+    digest, zeros = hashlib.sha256(), bytes(1 << 20)
+    for _ in range(size >> 20):
+        digest.update(zeros)
+    blob_id = digest.hexdigest()
+    path = folder / "blobs" / blob_id[:2] / blob_id[2:]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        f.truncate(size)
+    return blob_id
+
+
+def _random_gz_blob(folder: Path, size: int) -> str:
+    """A compressed blob of ``size`` random bytes (as big stored as it holds), written a piece at a time."""
+    pieces = [os.urandom(1 << 20) for _ in range(size >> 20)]
+    blob_id = hashlib.sha256(b"".join(pieces)).hexdigest()
+    path = folder / "blobs" / blob_id[:2] / f"{blob_id[2:]}.gz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        for packed in compress_chunks(pieces):
+            f.write(packed)
+    return blob_id
+
+
+PEAK = """
+import sys, tracemalloc
+from ikreport.store.archive import Archive
+from ikreport.commands.sync import open_pair, sync
+from ikreport.commands.verify import verify_archive
+tracemalloc.start()
+{work}
+print(tracemalloc.get_traced_memory()[1] >> 20)
+"""
+
+
+def peak_mib(work: str) -> int:
+    """The most memory (MiB, Python's allocations) ``work`` held at once, run in a fresh process."""
+    done = subprocess.run([sys.executable, "-c", PEAK.format(work=textwrap.dedent(work))], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.split()[-1])
+
+
+BIG = 160 << 20  # bytes of each big blob
+EXTRA = 32  # MiB a big blob may add to what a command holds at once: a few chunks and parts, never the blob
+
+
+def test_verify_and_sync_hash_and_copy_big_blobs_in_bounded_memory(box, tmp_path):
+    # what the same commands hold without the big blobs: the libraries, the small records
+    verify = f"assert verify_archive(Archive.open({str(box)!r})) == []"
+    copy, again = tmp_path / "copy", tmp_path / "again"
+    base = [peak_mib(verify), peak_mib(f"sync(*open_pair({str(box)!r}, {str(tmp_path / 'base')!r}))")]
+    zeros, noise = _zeros_blob(box, BIG), _random_gz_blob(box, BIG)
+    assert peak_mib(verify) - base[0] < EXTRA
+    assert peak_mib(f"""
+        done = sync(*open_pair({str(box)!r}, {str(copy)!r}))
+        assert not done.problems and len(done.copied) == 6, done""") - base[1] < EXTRA
+    assert tree(copy) == tree(box)
+    for blob in (f"blobs/{zeros[:2]}/{zeros[2:]}", f"blobs/{noise[:2]}/{noise[2:]}.gz"):
+        assert (copy / blob).stat().st_size == (box / blob).stat().st_size
+    # a damaged big blob is found, a chunk at a time, and not copied
+    damaged = box / f"blobs/{zeros[:2]}/{zeros[2:]}"
+    damaged.chmod(0o644)
+    with damaged.open("r+b") as f:
+        f.seek(BIG - 1)
+        f.write(b"!")
+    assert peak_mib(f"""
+        done = sync(*open_pair({str(box)!r}, {str(again)!r}))
+        assert done.problems == ({str(damaged)!r} + ": the bytes do not hash to the file's name; restore it from a good copy",), done
+        assert len(done.copied) == 5""") - base[1] < EXTRA
+    assert not (again / f"blobs/{zeros[:2]}/{zeros[2:]}").exists() and not list(again.rglob(".tmp-*"))
+
+
+def test_sync_to_and_from_a_bucket_streams_a_big_blob(box, tmp_path, bucket_url, s3_endpoint):
+    """Read in ranges, written as a multipart upload: a big blob adds a few parts to what the
+    storage library holds anyway."""
+    other = bucket_url.replace("/evidence", "/base")
+    base = [peak_mib(f"sync(*open_pair({str(box)!r}, {other!r}))"),
+            peak_mib(f"assert verify_archive(Archive.open({other!r})) == []"),
+            peak_mib(f"sync(*open_pair({other!r}, {str(tmp_path / 'base')!r}))")]
+    big = _zeros_blob(box, BIG)
+    assert peak_mib(f"""
+        done = sync(*open_pair({str(box)!r}, {bucket_url!r}))
+        assert not done.problems and len(done.copied) == 5, done""") - base[0] < EXTRA
+    assert keys(s3_endpoint, bucket_url) == tree(box)
+    assert peak_mib(f"assert verify_archive(Archive.open({bucket_url!r})) == []") - base[1] < EXTRA
+    down = tmp_path / "down"
+    assert peak_mib(f"""
+        done = sync(*open_pair({bucket_url!r}, {str(down)!r}))
+        assert not done.problems and len(done.copied) == 5, done""") - base[2] < EXTRA
+    assert tree(down) == tree(box)
+    assert (down / "blobs" / big[:2] / big[2:]).stat().st_size == BIG
