@@ -185,3 +185,78 @@ def test_sync_to_and_from_a_bucket_streams_a_big_blob(box, tmp_path, bucket_url,
         assert not done.problems and len(done.copied) == 5, done""") - base[2] < EXTRA
     assert tree(down) == tree(box)
     assert (down / "blobs" / big[:2] / big[2:]).stat().st_size == BIG
+
+
+# -- item 11: sync trusts nothing a record says ---------------------------------------------------
+
+def _raw_record(box: Path, change) -> str:
+    """A copy of the box's profile with ``change`` made to it, stored by its hash as another tool might."""
+    archive = Archive.open(box)
+    profile = next(archive.load(r) for r in archive.record_ids() if archive.load(r)["kind"] == "ncu-profile")
+    return put_raw(box, json.dumps(change(json.loads(json.dumps(profile)))).encode())
+
+
+OUTSIDE = "../../../../../../../etc/passwd"
+
+
+def shown(value: object) -> str:
+    """A value as a message quotes it: its repr, cut to 40 characters."""
+    return repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+
+
+@pytest.mark.parametrize("change, value, what", [
+    pytest.param(lambda r: {**r, "environment": {"id": "0" * 64}}, {"id": "0" * 64}, "record", id="environment-object"),
+    pytest.param(lambda r: {**r, "environment": ["0" * 64]}, ["0" * 64], "record", id="environment-list"),
+    pytest.param(lambda r: {**r, "environment": OUTSIDE}, OUTSIDE, "record", id="environment-path"),
+    pytest.param(lambda r: {**r, "cites": [OUTSIDE]}, OUTSIDE, "record", id="cites-path"),
+    pytest.param(lambda r: {**r, "cites": "f" * 64}, "f", "record", id="cites-a-string"),
+    pytest.param(lambda r: {**r, "supersedes": [{"id": "0" * 64 + "\n"}]}, "0" * 64 + "\n", "record",
+                 id="supersedes-line-break"),
+    pytest.param(lambda r: {**r, "sources": [{**r["sources"][0], "id": OUTSIDE}]}, OUTSIDE, "blob", id="source-path"),
+    pytest.param(lambda r: {**r, "sources": [{**r["sources"][0], "id": "F" * 64}]}, "F" * 64, "blob",
+                 id="source-upper-case"),
+])
+def test_sync_takes_no_id_from_a_record_that_is_not_one(box, tmp_path, monkeypatch, change, value, what, run):
+    rid = _raw_record(box, change)
+    dst = tmp_path / "dst"
+    looked: list[str] = []
+    for name in ("lstat", "stat"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda p, *a, _real=real, **k: looked.append(str(p)) or _real(p, *a, **k))
+    result = run("sync", box, dst)
+    monkeypatch.undo()
+    assert result.exit_code == 1
+    where = box / "records" / rid[:2] / f"{rid[2:]}.json"
+    assert result.stderr == (f"{where}: not copied: names {shown(value)} as a {what} it cites, which is no id "
+                             "(64 lowercase hex digits); 'ikreport verify' it, and restore it from a good copy\n")
+    assert not [p for p in looked if ".." in p or "passwd" in p]  # no path was made of it
+    assert rid[:12] not in run("list", "-a", dst).stdout
+    assert run("verify", dst).exit_code == 0  # the rest landed whole
+
+
+@pytest.mark.parametrize("body, said", [
+    (b"[1, 2]", "not shaped as a record"),
+    (json.dumps({"sources": "abc"}).encode(), "not shaped as a record"),
+    (json.dumps({"supersedes": [7]}).encode(), "not shaped as a record"),
+    (b"[" * 100_000 + b"]" * 100_000, "not a readable record"),
+])
+def test_sync_names_a_record_of_another_shape_and_copies_the_rest(box, tmp_path, body, said, run):
+    rid = put_raw(box, body)
+    result = run("sync", box, tmp_path / "dst")
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert f"{rid[2:]}.json: not copied: {said}" in result.stderr
+    assert run("verify", tmp_path / "dst").exit_code == 0
+
+
+def test_sync_copies_a_chain_of_a_thousand_citing_records(tmp_path, run):
+    src = tmp_path / "chain"
+    first = make_record(Archive.create(src), "link")
+    previous: list[str] = []
+    for n in range(1000):  # each cites the one before: the order sync must copy them in is 1000 deep
+        previous = [put_raw(src, records.encode({**first, "title": f"link {n}", "cites": previous}))]
+    result = run("sync", src, tmp_path / "dst")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == f"{tmp_path / 'dst'}: 1001 objects copied, 0 already there"
+    names = [line for line in result.stdout.splitlines()[:-1] if "/records/" in line]
+    assert names[-1].endswith(f"{previous[0][2:]}.json")  # the last link lands last: after all it cites
+    assert run("verify", tmp_path / "dst").exit_code == 0

@@ -9,6 +9,10 @@ costs a few chunks of memory. Nothing in DST is ever deleted or replaced. Blobs 
 then records in order of what they cite, so DST never holds a record whose citations are
 missing, even when a copy stops half-way; copies run in threads (the work is waiting on I/O).
 
+A record's content is not trusted: the ids it cites must each be 64 hex digits before one is
+looked up (checked_references), and the order of what cites what is worked out without
+recursion, so a chain of any length copies.
+
 What DST already holds under a name SRC has is checked too, so a damaged copy is named rather
 than counted as there: in a folder each such file is re-hashed (local reads are quick); in
 object storage its size, which the listing gives without a request, must equal SRC's (an
@@ -18,16 +22,17 @@ every object). SRC and DST must be two archives, neither inside the other.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
+import orjson
+
+from ikreport.errors import ArchiveError, IntegrityError, RecordError, UnknownIdError
 from ikreport.progress import Progress
-from ikreport.store.archive import Archive, references
+from ikreport.store.archive import Archive, checked_references
 from ikreport.store.backend import Area
 
 T = TypeVar("T")
@@ -166,19 +171,33 @@ def _levels(src: Archive, ids: list[str], held: dict[str, bytes], problems: list
             problems.append(got)
             continue
         try:
-            refs[rid] = references(json.loads(got))
+            # orjson refuses nesting past 1024 levels, where json would recurse out of the stack
+            refs[rid] = checked_references(orjson.loads(got), f"{src.where(rid)}: not copied")
             held[rid] = got
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except orjson.JSONDecodeError:
             problems.append(f"{src.where(rid)}: not copied: not a readable record; 'ikreport verify' SRC")
-    depth: dict[str, int] = {}
-
-    def depth_of(rid: str, seen: frozenset[str] = frozenset()) -> int:
-        if rid not in depth:
-            cited = [r for what, r in refs[rid] if what == "record" and r in refs and r not in seen]
-            depth[rid] = 1 + max((depth_of(r, seen | {rid}) for r in cited), default=-1)
-        return depth[rid]
-
-    levels: dict[int, list[tuple[str, list[tuple[str, str]]]]] = {}
-    for rid in sorted(refs):
-        levels.setdefault(depth_of(rid), []).append((rid, refs[rid]))
-    return [levels[d] for d in sorted(levels)]
+        except RecordError as exc:
+            problems.append(str(exc))
+    # Kahn's order, by rounds: a round holds the records whose cited records (among those to
+    # copy) all landed in earlier rounds. No recursion, however long a chain of citations is.
+    cites = {rid: {r for what, r in refs[rid] if what == "record" and r in refs and r != rid} for rid in refs}
+    cited_by: dict[str, list[str]] = {}
+    for rid, cited in cites.items():
+        for r in cited:
+            cited_by.setdefault(r, []).append(rid)
+    waiting = {rid: len(cited) for rid, cited in cites.items()}
+    level = sorted(rid for rid, n in waiting.items() if n == 0)
+    levels = []
+    while level:
+        levels.append([(rid, refs[rid]) for rid in level])
+        following = []
+        for rid in level:
+            del waiting[rid]
+            for citing in cited_by.get(rid, []):
+                waiting[citing] -= 1
+                if waiting[citing] == 0:
+                    following.append(citing)
+        level = sorted(following)
+    if waiting:  # a cycle, which content addressing cannot make: these cite what never lands, and say so
+        levels.append([(rid, refs[rid]) for rid in sorted(waiting)])
+    return levels

@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import Any
 
 from ikreport.store import records
 from ikreport.store.backend import ID_RX, Area, Backend
@@ -347,4 +348,21 @@ def references(record: records.Record) -> list[tuple[str, str]]:
     return refs
 
 
-__all__ = ["Archive", "RecordError", "check_id", "references", "sha256"]
+def checked_references(record: Any, where: str) -> list[tuple[str, str]]:
+    """``references`` of a record parsed from bytes that were never validated (what ``sync``
+    copies as it finds it): RecordError naming ``where`` unless the record is an object whose
+    references are each a whole id, so no text from a record reaches a path or a set as an id."""
+    try:
+        refs = references(record)
+    except (AttributeError, KeyError, TypeError):  # not an object, or sources/supersedes of other shapes
+        raise RecordError(f"{where}: not shaped as a record (its sources, environment, cites or supersedes); "
+                          "'ikreport verify' it, and restore it from a good copy") from None
+    for what, ref in refs:
+        if not (isinstance(ref, str) and ID_RX.match(ref)):
+            shown = repr(ref) if len(repr(ref)) <= 40 else repr(ref)[:37] + "..."
+            raise RecordError(f"{where}: names {shown} as a {what} it cites, which is no id (64 lowercase hex "
+                              "digits); 'ikreport verify' it, and restore it from a good copy")
+    return refs
+
+
+__all__ = ["Archive", "RecordError", "check_id", "checked_references", "references", "sha256"]

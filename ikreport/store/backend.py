@@ -18,9 +18,10 @@ from typing import Literal, Protocol
 
 Area = Literal["records", "blobs"]
 AREAS: tuple[Area, ...] = ("records", "blobs")
-ID_RX = re.compile(r"^[0-9a-f]{64}$")
+# \Z, not $: "$" also matches before a final line break, and an id may come from a record's text
+ID_RX = re.compile(r"^[0-9a-f]{64}\Z")
 # a stored name of each area: a record's id; a blob's id, compressed or not
-NAME_RX: dict[Area, re.Pattern[str]] = {"records": ID_RX, "blobs": re.compile(r"^[0-9a-f]{64}(?:\.gz)?$")}
+NAME_RX: dict[Area, re.Pattern[str]] = {"records": ID_RX, "blobs": re.compile(r"^[0-9a-f]{64}(?:\.gz)?\Z")}
 CHUNK = 1 << 20  # bytes a folder's read_chunks gives at a time (object storage asks for more: bucket.py)
 
 
