@@ -260,3 +260,31 @@ def test_sync_copies_a_chain_of_a_thousand_citing_records(tmp_path, run):
     names = [line for line in result.stdout.splitlines()[:-1] if "/records/" in line]
     assert names[-1].endswith(f"{previous[0][2:]}.json")  # the last link lands last: after all it cites
     assert run("verify", tmp_path / "dst").exit_code == 0
+
+
+# -- item 12: no write through a link ------------------------------------------------------------
+
+@pytest.mark.parametrize("linked", ["records", "blobs", "record shard", "blob shard"])
+@pytest.mark.parametrize("command", ["collect", "sync"])
+def test_no_write_goes_through_a_linked_folder(box, tmp_path, linked, command, run):
+    """Reads refuse a linked records/, blobs/ or shard folder; writes refuse it too, and write
+    nothing where it points."""
+    rid = run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", tmp_path / "scratch").stdout.split()[-1]
+    blob = Archive.open(tmp_path / "scratch").blob_ids()[0]
+    target, outside = tmp_path / "target", tmp_path / "outside"
+    outside.mkdir()
+    link = {"records": target / "records", "blobs": target / "blobs",
+            "record shard": target / "records" / rid[:2], "blob shard": target / "blobs" / blob[:2]}[linked]
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside)
+    if command == "collect":
+        result = run("collect", "env", "--from-nvidia-smi", SMI_TABLE, "-a", target)
+    else:
+        result = run("sync", box, target)
+    assert result.exit_code == 1
+    # sync lists DST first, and a linked records/ or blobs/ is refused there, as every read refuses it
+    read_first = command == "sync" and linked in ("records", "blobs")
+    assert result.output.splitlines()[-1] == f"Error: {link}: is a symbolic link; " + (
+        "archives hold plain folders and files only" if read_first else
+        "ikreport writes only into plain folders of an archive: make it a real folder (move what it points at into it)")
+    assert list(outside.iterdir()) == []

@@ -2,7 +2,8 @@
 
 Files are written once (temp file, fsync, hard link into place, so a crash never leaves a
 partial file under a real name), made read-only, and never rewritten: writing what is
-already there does nothing. Reads refuse symbolic links, so a read never leaves the folder.
+already there does nothing. Reads and writes refuse symbolic links (a file, its shard folder
+or its area folder), so neither ever leaves the folder.
 """
 
 from __future__ import annotations
@@ -190,13 +191,27 @@ class Survey:
 
 
 def _write_once(path: Path, data: bytes | Iterable[bytes]) -> None:
-    """Write ``data`` at ``path`` unless a file is there: temp, fsync, link, read-only."""
-    if os.path.lexists(path):
-        return
-    tmp = path.parent / f"{TEMP_PREFIX}{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
+    """Write ``data`` at ``path`` (ROOT/AREA/SHARD/NAME) unless a file is there: temp, fsync,
+    link, read-only. The area and shard folders are opened without following links, and the
+    file is made inside the shard's descriptor, so a folder replaced by a link is refused
+    rather than written through (as reads refuse it)."""
+    shard_path = path.parent
+    fds: list[int] = []
+    tmp = f"{TEMP_PREFIX}{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
+    made = False
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        shard_path.parent.parent.mkdir(parents=True, exist_ok=True)  # the root: the user's folder, links allowed
+        fds.append(os.open(shard_path.parent.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+        fds.append(_plain_folder(fds[-1], shard_path.parent))
+        shard = _plain_folder(fds[-1], shard_path)
+        fds.append(shard)
+        try:
+            os.stat(path.name, dir_fd=shard, follow_symlinks=False)
+            return  # there already (verify says whether it is whole)
+        except FileNotFoundError:
+            pass
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o444, dir_fd=shard)
+        made = True
         try:
             for chunk in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
                 view = memoryview(chunk)
@@ -206,24 +221,40 @@ def _write_once(path: Path, data: bytes | Iterable[bytes]) -> None:
         finally:
             os.close(fd)
         try:
-            os.link(tmp, path)  # fails if another writer got there first: same bytes, keep theirs
+            # fails if another writer got there first: same bytes, keep theirs
+            os.link(tmp, path.name, src_dir_fd=shard, dst_dir_fd=shard, follow_symlinks=False)
         except FileExistsError:
             pass
-        _fsync_dir(path.parent)
+        os.fsync(shard)
     except OSError as exc:
         raise ArchiveError(
             f"{path}: cannot write ({exc.strerror}); check that the archive is writable and the disk has space"
         ) from exc
     finally:
+        if made:
+            try:
+                os.unlink(tmp, dir_fd=fds[-1])
+            except OSError:
+                pass
+        for fd in reversed(fds):
+            os.close(fd)
+
+
+def _plain_folder(parent: int, path: Path) -> int:
+    """A descriptor of the folder ``path`` (made when absent) inside the folder open as
+    ``parent``; ArchiveError when it is a symbolic link."""
+    for _ in range(2):
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+            return os.open(path.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        except FileNotFoundError:
+            try:
+                os.mkdir(path.name, dir_fd=parent)
+            except FileExistsError:
+                pass  # made meanwhile by another writer, or a dangling link: the next open says
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR) and stat.S_ISLNK(os.lstat(path.name, dir_fd=parent).st_mode):
+                # ArchiveError, not IntegrityError: the archive cannot be written, so a sync stops here
+                raise ArchiveError(f"{path}: is a symbolic link; ikreport writes only into plain folders of an "
+                                   "archive: make it a real folder (move what it points at into it)") from None
+            raise
+    return os.open(path.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
