@@ -46,6 +46,14 @@ class IntegrityError(ArchiveError):
     """A stored file whose bytes no longer hash to its name (truncated or tampered)."""
 
 
+class StalledError(ArchiveError):
+    """Object storage that gave no answer within the network deadline (IKREPORT_NETWORK_DEADLINE)."""
+
+
+class SettingError(IkreportError):
+    """An IKREPORT_* environment variable whose value ikreport cannot use."""
+
+
 class RecordError(IkreportError):
     """A record that does not match the schema, or has an unknown schema version."""
 
@@ -112,6 +120,10 @@ class SiteManifestError(IkreportError):
 
 class UnreadableSiteFileError(Exception):
     """A file of a site that verify cannot check; caught there and reported as one line."""
+
+
+class SiteStalledError(UnreadableSiteFileError):
+    """A file of a site on the web not received whole within the network deadline; verify stops there."""
 
 
 # safety: writer

@@ -129,9 +129,13 @@ def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progre
 
 
 def _each(work: Callable[[T], R], items: list[T], threads: int) -> Iterator[R]:
-    """``work`` of each item, in order, in threads."""
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+    """``work`` of each item, in order, in threads. When one raises, the items not yet begun are
+    dropped: a stalled store must cost one deadline, not one per object."""
+    pool = ThreadPoolExecutor(max_workers=max(1, threads))
+    try:
         yield from pool.map(work, items)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _damaged(src: Archive, dst: Archive, held: list[tuple[Area, str]], threads: int) -> list[str]:

@@ -18,7 +18,7 @@ import os
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from ikreport.errors import IkreportError
+from ikreport.errors import IkreportError, StalledError
 from ikreport.progress import Progress
 from ikreport.store.archive import Archive
 from ikreport.store.backend import Area
@@ -52,6 +52,8 @@ def check_batch(job: Job) -> list[Checked]:
                 problem = None if digest == name[:64] else \
                     f"{path}: content does not hash to its name (truncated or tampered); restore it"
                 out.append((problem, None, size))
+        except StalledError:
+            raise  # the storage, not this file: one line, instead of a deadline's wait for every file
         except (IkreportError, OSError) as exc:
             out.append((str(exc), None, None))
     return out

@@ -7,32 +7,41 @@ file is opened relative to the site folder one component at a time without follo
 (``O_NOFOLLOW``), must be a regular file (``fstat``; never a device, FIFO or socket), and is
 hashed in blocks (a ``.gz`` blob as it decompresses), so a read never leaves the site and never
 blocks or fills memory. A site
-on the web is read over http(s) with a size cap per file.
+on the web is read over http(s) with a size cap and a deadline per file (``network_deadline``):
+a socket timeout bounds each wait for a byte, not the file, and a server that trickles a byte
+at a time would hold verify for ever.
 """
 
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import http.client
 import json
 import os
 import re
+import socket
 import stat
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from ikreport import links
 from ikreport.site.manifest import MANIFEST_SCHEMA, MAX_MANIFEST, inside_site, walk_site
 from ikreport.store.archive import ID_RX
+from ikreport.store.bucket import DEADLINE_VARIABLE, network_deadline
 from ikreport.store.compression import GZ, content_digest
-from ikreport.errors import IntegrityError, SiteManifestError, UnreadableSiteFileError
+from ikreport.errors import IntegrityError, SiteManifestError, SiteStalledError, UnreadableSiteFileError
+from ikreport.formatting import plural
 from ikreport.terminal import safe_text
 
 MAX_REMOTE_FILE = 2**30  # bytes; GitHub Pages refuses files over 100 MB, so more is not a site's
 BLOCK = 2**20
-TIMEOUT_S = 30
+TIMEOUT_S = 30  # seconds of silence a socket waits; network_deadline() bounds the whole file
+EXPIRED_TIMEOUT_S = 0.001  # what a socket's timeout becomes at the deadline: its next wait ends at once
 BLOB_PATH_RX = re.compile(r"^b/([0-9a-f]{64})(\.[A-Za-z0-9]{1,16})?(\.gz)?$")
 
 
@@ -96,7 +105,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
             problems.append(f"{bad}blobs[{i}].path is not b/{blob_id[:12]}….EXT inside the site; rebuild the site")
         else:
             todo.append((path, blob_id))
-    for path, want in todo:
+    for n, (path, want) in enumerate(todo):
         try:
             got = content_digest(reader.blocks(path), path.endswith(GZ), f"{base}{path}")[0]
         except IntegrityError as exc:  # a .gz that is not one whole gzip member
@@ -104,6 +113,11 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
             continue
         except UnreadableSiteFileError as exc:
             problems.append(f"{base}{path}: {exc}")
+            if isinstance(exc, SiteStalledError) and n + 1 < len(todo):
+                # the server, not this file: waiting a deadline for each file left would take hours
+                problems.append(f"{base}: {plural(len(todo) - n - 1, 'file', 'files')} not checked, as the server "
+                                "stopped answering in time; verify again when it answers")
+                break
             continue
         if got != want:
             what = "its name" if path.startswith("e/") else want[:12]
@@ -211,14 +225,17 @@ def _why(exc: OSError) -> str:
 
 
 class _Remote(_Reader):
-    """A published site, read over http(s) (or through ``fetch``), with a size cap per file."""
+    """A published site, read over http(s) (or through ``fetch``), with a size cap and a
+    deadline per file."""
 
     def __init__(self, base: str, fetch: Callable[[str], bytes] | None) -> None:
         self.base = base
         self.fetch = fetch
+        self.deadline = network_deadline()
 
     def _blocks(self, rel: str, limit: int) -> Iterator[bytes]:
         url = self.base + rel
+        deadline = _Deadline(self.deadline)
         try:
             if self.fetch is not None:
                 data = self.fetch(url)
@@ -226,14 +243,22 @@ class _Remote(_Reader):
                     raise UnreadableSiteFileError(f"larger than {limit} bytes")
                 yield data
                 return
-            with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:  # noqa: S310 (the user's URL)
+            opener = urllib.request.build_opener(_WatchedHTTP(deadline), _WatchedHTTPS(deadline))
+            with deadline, opener.open(url, timeout=min(TIMEOUT_S, self.deadline)) as response:
                 total = 0
-                while block := response.read(BLOCK):
+                # read1: what one wait for the socket gives, so the deadline is looked at between waits
+                while block := response.read1(BLOCK):
                     total += len(block)
                     if total > limit:
                         raise UnreadableSiteFileError(f"larger than {limit} bytes; no file of a site is")
+                    if deadline.passed:
+                        break
                     yield block
+            if deadline.passed:
+                raise deadline.error()
         except (OSError, http.client.HTTPException, ValueError) as exc:
+            if deadline.passed:  # the socket was cut short at the deadline: that is why it failed
+                raise deadline.error() from exc
             # URLError and HTTPError are OSErrors; a cut connection is an HTTPException
             raise UnreadableSiteFileError(f"missing or unreachable ({getattr(exc, 'reason', None) or exc})") from exc
 
@@ -242,3 +267,77 @@ class _Remote(_Reader):
 
     def blocks(self, rel: str) -> Iterator[bytes]:
         return self._blocks(rel, MAX_REMOTE_FILE)
+
+
+class _Deadline:
+    """One file's deadline: when it passes, every socket opened for the file gets a timeout so
+    short that its next wait fails, so the read ends within one wait of the deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.passed = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._pass)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def watch(self, sock: socket.socket) -> None:
+        """Cut ``sock`` short at the deadline (at once when it has passed)."""
+        with self._lock:
+            self._sockets.append(sock)
+            if self.passed:
+                sock.settimeout(EXPIRED_TIMEOUT_S)
+
+    def _pass(self) -> None:
+        with self._lock:
+            self.passed = True
+            for sock in self._sockets:
+                try:
+                    sock.settimeout(EXPIRED_TIMEOUT_S)
+                except OSError:
+                    pass  # closed already
+
+    def error(self) -> SiteStalledError:
+        return SiteStalledError(
+            f"not received whole within {self.seconds:g} s (the server stalled or sends too slowly); check the "
+            f"address and the network, or allow longer with {DEADLINE_VARIABLE}=SECONDS")
+
+
+def _watched(connection: type[http.client.HTTPConnection], deadline: _Deadline, *args: Any,
+             **kwargs: Any) -> http.client.HTTPConnection:
+    """An http.client connection whose socket ``deadline`` watches from the moment it connects."""
+    made = connection(*args, **kwargs)
+    connect = made.connect
+
+    def connect_watched() -> None:
+        connect()
+        deadline.watch(made.sock)
+
+    made.connect = connect_watched  # type: ignore[method-assign]
+    return made
+
+
+class _WatchedHTTP(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(functools.partial(_watched, http.client.HTTPConnection, self.deadline), req)
+
+
+class _WatchedHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self.deadline = deadline
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(functools.partial(_watched, http.client.HTTPSConnection, self.deadline), req,
+                            context=self._context)  # type: ignore[attr-defined]

@@ -16,7 +16,11 @@ storage itself. Credentials and the endpoint come from where the storage library
 S3: AWS_ACCESS_KEY_ID and friends, AWS_PROFILE, ~/.aws, AWS_ENDPOINT_URL), never from flags.
 
 A big object is read in ranges of RANGE bytes and, on S3, written as a multipart upload of
-parts of PART bytes or more, completed with the same condition, so no object is held whole.
+parts of PART bytes or more, completed with the same condition, so no object is held whole. Every
+request has a deadline (``network_deadline``, IKREPORT_NETWORK_DEADLINE): the storage
+library's own timeouts bound each wait for a byte and it retries, so a stalled endpoint would
+otherwise hold a command for minutes in silence; past the deadline the request is given up in
+one line that names the object and what was asked of it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ikreport.errors import ArchiveError, IntegrityError, UnknownIdError
+from ikreport.errors import ArchiveError, IntegrityError, SettingError, StalledError, UnknownIdError
 from ikreport.store.backend import AREAS, NAME_RX, Area
 from ikreport.store.compression import GZ, content_digest
 from ikreport.store.local import SUFFIX, Survey
@@ -42,6 +46,8 @@ SHARDED_RX = re.compile(r"^(records|blobs)/([0-9a-f]{2})/([^/]+)$")
 FETCH_BATCH = 64  # objects asked for at once when a build fetches what it has not kept
 RANGE = 8 << 20  # bytes asked for at once when an object is read a chunk at a time
 PART = 8 << 20  # bytes of a multipart upload's part, at least (S3 takes 5 MiB to 5 GiB, 10,000 parts)
+DEADLINE_VARIABLE = "IKREPORT_NETWORK_DEADLINE"
+DEADLINE_S = 120.0  # seconds one request (or one file of a site) may take; a part is PART bytes
 
 
 def is_url(location: object) -> bool:
@@ -61,6 +67,28 @@ def check_location(location: object) -> None:
         return
     form = "file:///absolute/folder" if scheme.group(1).lower() == "file" else f"{scheme.group(1)}://bucket/prefix"
     raise ArchiveError(f"{text}: not a valid archive URL; write it as {form} (a folder of that name: ./{text})")
+
+
+def network_deadline() -> float:
+    """Seconds one network request may take in all (IKREPORT_NETWORK_DEADLINE, else DEADLINE_S):
+    what the storage and ``verify --site`` give a request before giving it up."""
+    text = os.environ.get(DEADLINE_VARIABLE, "").strip()
+    if not text:
+        return DEADLINE_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < 1e6:  # NaN fails too
+        raise SettingError(f"{DEADLINE_VARIABLE}={text[:40]!r}: not a number of seconds; give one above 0 "
+                           f"(unset, it is {DEADLINE_S:g})")
+    return seconds
+
+
+def deadline_passed(where: str, seconds: float, doing: str) -> StalledError:
+    """The one line for a request to the storage given up at its deadline."""
+    return StalledError(f"{where}: no answer from the storage within {seconds:g} s (asked to {doing} it); check the "
+                        f"endpoint (AWS_ENDPOINT_URL) and the network, or allow longer with {DEADLINE_VARIABLE}=SECONDS")
 
 
 def storage_error(url: str, exc: BaseException, doing: str = "reach") -> ArchiveError:
@@ -105,8 +133,13 @@ class Bucket:
     def __init__(self, url: str, copies: Path | None = None) -> None:
         self.url = url.rstrip("/")
         self.copies = copies  # folder of local copies of objects read (a build's cache), or None
+        self.deadline = network_deadline()
         self.fs, self.base = open_filesystem(self.url)
         self._sizes: dict[tuple[Area, str], int] = {}  # what listings saw: objects never change
+        from fsspec.asyn import AsyncFileSystem
+
+        # an async filesystem's calls take a timeout (fsspec gives up the request at it); others run in this thread
+        self._timed = isinstance(self.fs, AsyncFileSystem)
 
     def read_through(self, copies: Path) -> Bucket:
         """This bucket, read through local copies of its objects under ``copies``."""
@@ -119,34 +152,42 @@ class Bucket:
         """The object's URL, for messages."""
         return f"{self.url}/{area}/{name[:2]}/{name[2:]}{SUFFIX[area]}"
 
-    def _call(self, doing: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, doing: str, call: Any, *args: Any, where: str | None = None, **kwargs: Any) -> Any:
+        """``call(*args, **kwargs)`` with the deadline; any failure is one line (``where``: the
+        object or folder URL a deadline message names, the archive's by default)."""
+        if self._timed:
+            kwargs["timeout"] = self.deadline
         try:
             return call(*args, **kwargs)
         except ArchiveError:
             raise
         except Exception as exc:  # the storage library's errors are many and untyped: each is one line
+            from fsspec.exceptions import FSTimeoutError
+
+            if isinstance(exc, FSTimeoutError):
+                raise deadline_passed(where or self.url, self.deadline, doing) from exc
             raise storage_error(self.url, exc, doing) from exc
 
     def probe(self, must_hold_archive: bool) -> None:
         """Reach the storage once (credentials, endpoint, bucket) before anything is read or
         written; with ``must_hold_archive``, refuse a prefix with no records/ or blobs/."""
         try:
-            found = self.fs.ls(self.base, detail=False)
-        except FileNotFoundError:
+            found = self._call("reach", self.fs.ls, self.base, detail=False)
+        except ArchiveError as exc:
+            if not isinstance(exc.__cause__, FileNotFoundError):
+                raise
             found = []  # nothing under the prefix yet; is the bucket itself there?
             bucket = self.base.split("/", 1)[0]
             if bucket and not self._call("reach", self.fs.exists, bucket):
                 raise ArchiveError(f"{self.url}: no such bucket; create it, or correct the URL") from None
-        except Exception as exc:  # see _call
-            raise storage_error(self.url, exc) from exc
         names = {str(p).rstrip("/").rsplit("/", 1)[-1] for p in found}
         if must_hold_archive and not names & set(AREAS):
             raise ArchiveError(f"{self.url}: not an ikreport archive (no records/ or blobs/ under it); "
                                "collect into it first, or 'ikreport sync' an archive to it")
 
     def _listing(self, area: Area, shard: str = "") -> dict[str, int]:
-        top = f"{self.base}/{area}" + (f"/{shard}" if shard else "")
-        found = self._call("list", self.fs.find, top, detail=True)
+        folder = f"{area}/{shard}" if shard else area
+        found = self._call("list", self.fs.find, f"{self.base}/{folder}", detail=True, where=f"{self.url}/{folder}")
         out: dict[str, int] = {}
         for key, info in found.items():
             rel = key[len(self.base) + 1:] if key.startswith(self.base + "/") else ""
@@ -178,7 +219,7 @@ class Bucket:
             if kept is not None and _whole(name, kept):
                 return kept
         try:
-            data = bytes(self._call("read", self.fs.cat_file, self._key(area, name)))
+            data = bytes(self._call("read", self.fs.cat_file, self._key(area, name), where=self.where(area, name)))
         except ArchiveError as exc:
             if isinstance(exc.__cause__, FileNotFoundError):
                 raise UnknownIdError(f"{self.where(area, name)}: not in the archive") from exc
@@ -197,7 +238,8 @@ class Bucket:
         length = self.size(area, name)
         if length is None:
             raise UnknownIdError(f"{self.where(area, name)}: not in the archive")
-        return bytes(self._call("read", self.fs.cat_file, self._key(area, name), start=max(0, length - size)))
+        return bytes(self._call("read", self.fs.cat_file, self._key(area, name), start=max(0, length - size),
+                                where=self.where(area, name)))
 
     def read_chunks(self, area: Area, name: str) -> Iterator[bytes]:
         """The object's bytes, RANGE at a time, each a ranged read of the storage itself (local
@@ -207,7 +249,7 @@ class Bucket:
             raise UnknownIdError(f"{self.where(area, name)}: not in the archive")
         for start in range(0, length, RANGE):
             yield bytes(self._call("read", self.fs.cat_file, self._key(area, name), start=start,
-                                   end=min(length, start + RANGE)))
+                                   end=min(length, start + RANGE), where=self.where(area, name)))
 
     def fetch(self, area: Area, names: list[str]) -> None:
         """Bring the objects of ``names`` that have no local copy into ``copies``, many requests
@@ -215,7 +257,10 @@ class Bucket:
         wanted = [(n, copy) for n in names if (copy := self._copy(area, n)) is not None and not copy.exists()]
         for start in range(0, len(wanted), FETCH_BATCH):
             batch = {self._key(area, n): (n, copy) for n, copy in wanted[start:start + FETCH_BATCH]}
-            got = self._call("read", self.fs.cat, list(batch), on_error="omit")
+            try:
+                got = self._call("read", self.fs.cat, list(batch), on_error="omit")
+            except StalledError:
+                return  # a slow link: each object is then read on its own, each within the deadline
             for key, data in got.items():
                 name, copy = batch[key]
                 if _whole(name, data):
@@ -225,12 +270,13 @@ class Bucket:
         """A conditional put: a precondition failure means the object is there already."""
         if (area, name) in self._sizes:
             return
-        if len(data) > PART and self._multipart:  # in parts
+        if len(data) > PART and self._multipart:  # in parts, each within the deadline
             view = memoryview(data)
             self.write_once_chunks(area, name, (view[at:at + PART] for at in range(0, len(data), PART)))
             return
         try:
-            self._call("write to", self.fs.pipe_file, self._key(area, name), bytes(data), mode="create")
+            self._call("write to", self.fs.pipe_file, self._key(area, name), bytes(data), mode="create",
+                       where=self.where(area, name))
         except ArchiveError as exc:
             if not isinstance(exc.__cause__, FileExistsError):
                 raise
@@ -252,6 +298,7 @@ class Bucket:
             self.write_once(area, name, b"".join(chunks))
             return
         bucket, key, _ = self.fs.split_path(self._key(area, name))
+        where = self.where(area, name)
         pending: list[bytes | memoryview] = []
         parts: list[dict[str, Any]] = []
         upload, held, size = None, 0, 0
@@ -263,20 +310,20 @@ class Bucket:
                 if held >= PART:  # a part of PART bytes or a chunk more: parts need not be of one size
                     if upload is None:
                         upload = self._call("write to", self.fs.call_s3, "create_multipart_upload", Bucket=bucket,
-                                            Key=key)["UploadId"]
+                                            Key=key, where=where)["UploadId"]
                     data = b"".join(pending)
                     pending.clear()
                     held = 0
-                    parts.append(self._part(bucket, key, upload, len(parts) + 1, data))
+                    parts.append(self._part(bucket, key, upload, len(parts) + 1, data, where))
                     del data
             if upload is None:  # small enough for one put
                 self.write_once(area, name, b"".join(pending))
                 return
             if pending:
-                parts.append(self._part(bucket, key, upload, len(parts) + 1, b"".join(pending)))
+                parts.append(self._part(bucket, key, upload, len(parts) + 1, b"".join(pending), where))
             try:
                 self._call("write to", self.fs.call_s3, "complete_multipart_upload", Bucket=bucket, Key=key,
-                           UploadId=upload, MultipartUpload={"Parts": parts}, IfNoneMatch="*")
+                           UploadId=upload, MultipartUpload={"Parts": parts}, IfNoneMatch="*", where=where)
             except ArchiveError as exc:
                 if not isinstance(exc.__cause__, FileExistsError):
                     raise
@@ -287,9 +334,9 @@ class Bucket:
             raise
         self._sizes[area, name] = size
 
-    def _part(self, bucket: str, key: str, upload: str, number: int, data: bytes) -> dict[str, Any]:
+    def _part(self, bucket: str, key: str, upload: str, number: int, data: bytes, where: str) -> dict[str, Any]:
         out = self._call("write to", self.fs.call_s3, "upload_part", Bucket=bucket, Key=key, UploadId=upload,
-                         PartNumber=number, Body=data)
+                         PartNumber=number, Body=data, where=where)
         return {"PartNumber": number, "ETag": out["ETag"]}
 
     def _abort(self, bucket: str, key: str, upload: str) -> None:
@@ -310,7 +357,7 @@ class Bucket:
         if known is not None:
             return known
         try:
-            info = self._call("read", self.fs.info, self._key(area, name))
+            info = self._call("read", self.fs.info, self._key(area, name), where=self.where(area, name))
         except ArchiveError as exc:
             if isinstance(exc.__cause__, FileNotFoundError):
                 return None

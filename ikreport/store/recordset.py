@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from ikreport.errors import AmbiguousIdError, IkreportError, UnknownIdError
+from ikreport.errors import AmbiguousIdError, IkreportError, StalledError, UnknownIdError
 from ikreport.store import records as record_codec
 from ikreport.store.archive import Archive, references as record_references
 from ikreport.store.cache import Cache, loads
@@ -305,21 +305,26 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
         hashed = pool.map(functools.partial(_record_bytes, archive), ids, chunksize=64)
         kept = {rid: summary for rid, value in cache.get_many(space, ids).items()
                 if (summary := as_summary(loads(value))) is not None}
-        for rid, data in zip(ids, hashed):
-            try:
-                if isinstance(data, IkreportError):
-                    raise data
-                sizes[rid] = len(data)
-                if rid in kept:
-                    loaded[rid] = LazyRecord(kept[rid], partial(archive.load, rid, known_valid=True))
-                    continue
-                record = record_codec.decode(data, archive.where(rid))
-                new.append((rid, orjson.dumps(summarize(record))))
-                loaded[rid] = record
-            except IkreportError as exc:
-                if failed is None:
-                    raise
-                failed(rid, exc)
+        try:
+            for rid, data in zip(ids, hashed):
+                try:
+                    if isinstance(data, IkreportError):
+                        raise data
+                    sizes[rid] = len(data)
+                    if rid in kept:
+                        loaded[rid] = LazyRecord(kept[rid], partial(archive.load, rid, known_valid=True))
+                        continue
+                    record = record_codec.decode(data, archive.where(rid))
+                    new.append((rid, orjson.dumps(summarize(record))))
+                    loaded[rid] = record
+                except IkreportError as exc:
+                    if failed is None or isinstance(exc, StalledError):  # the storage's fault, not the record's
+                        raise
+                    failed(rid, exc)
+        except BaseException:
+            # reads not yet begun are dropped: a stalled store costs one deadline, not one per record
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     cache.put_many(space, new)  # later runs need not parse them
     return RecordSet.of(loaded, sizes)
 
