@@ -288,3 +288,32 @@ def test_no_write_goes_through_a_linked_folder(box, tmp_path, linked, command, r
         "archives hold plain folders and files only" if read_first else
         "ikreport writes only into plain folders of an archive: make it a real folder (move what it points at into it)")
     assert list(outside.iterdir()) == []
+
+
+# -- item 18: a same-size tamper in a bucket ---------------------------------------------------
+
+def test_sync_check_rehashes_a_bucket_and_names_a_same_size_tamper(box, bucket_url, s3_endpoint, run):
+    assert run("sync", box, bucket_url).exit_code == 0
+    objects = keys(s3_endpoint, bucket_url)
+    blob = next(k for k in objects if k.startswith("blobs/"))
+    bucket, prefix = bucket_url[len("s3://"):].split("/", 1)
+    client = s3_client(s3_endpoint)
+    stored = client.get_object(Bucket=bucket, Key=f"{prefix}/{blob}")["Body"].read()
+    client.put_object(Bucket=bucket, Key=f"{prefix}/{blob}", Body=stored[:-1] + bytes([stored[-1] ^ 1]))
+    url = f"{bucket_url}/{blob}"
+    assert url in run("verify", bucket_url).stdout  # verify names it
+
+    sizes = run("sync", box, bucket_url)  # sizes only: says so, and how to look closer
+    assert sizes.exit_code == 0
+    assert sizes.stdout == (f"{bucket_url}: 0 objects copied, {len(objects)} already there "
+                            "(sizes compared; --check re-hashes them)\n")
+    checked = run("sync", "--check", box, bucket_url)
+    assert checked.exit_code == 1
+    assert checked.stderr == (f"{url}: damaged in DST (its bytes do not hash to its name); restore it from a good "
+                              "copy, or remove it and sync again\n")
+    assert checked.stdout == f"{bucket_url}: 0 objects copied, {len(objects) - 1} already there\n"
+    client.delete_object(Bucket=bucket, Key=f"{prefix}/{blob}")  # removed, as the line says
+    repaired = run("sync", "--check", box, bucket_url)
+    assert repaired.exit_code == 0 and repaired.stdout.splitlines() == [
+        url, f"{bucket_url}: 1 object copied, {len(objects) - 1} already there"]
+    assert run("verify", bucket_url).exit_code == 0

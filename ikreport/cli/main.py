@@ -318,7 +318,9 @@ def check_command(archive: Path, reports_dir: Path | None, strict: bool, as_json
 @cli.command()
 @click.argument("src", type=ARCHIVE, metavar="SRC")
 @click.argument("dst", type=ARCHIVE, metavar="DST")
-def sync(src: Any, dst: Any) -> None:
+@click.option("--check", is_flag=True, help="Re-hash what DST in object storage already holds, not only compare "
+              "sizes (a folder is always re-hashed).")
+def sync(src: Any, dst: Any, check: bool) -> None:
     """Copy into DST every record and blob it lacks from SRC (folders or URLs, either way).
 
     Each object is re-hashed as it is read, and a damaged one is not copied; nothing in DST is
@@ -329,13 +331,14 @@ def sync(src: Any, dst: Any) -> None:
 
     source, target = open_pair(src, dst)
     with terminal_progress("objects copied") as progress:
-        synced = run(source, target, progress=progress)
+        synced = run(source, target, check=check, progress=progress)
     for name in synced.copied:
         click.echo(name)
     for line in synced.problems:
         click.echo(safe_text(line), err=True)
+    how = "" if synced.rehashed or not synced.present else " (sizes compared; --check re-hashes them)"
     click.echo(f"{target.location}: {plural(len(synced.copied), 'object', 'objects')} copied, "
-               f"{synced.present} already there")
+               f"{synced.present} already there{how}")
     if synced.problems:
         raise click.exceptions.Exit(1)
 

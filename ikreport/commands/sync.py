@@ -16,8 +16,9 @@ recursion, so a chain of any length copies.
 What DST already holds under a name SRC has is checked too, so a damaged copy is named rather
 than counted as there: in a folder each such file is re-hashed (local reads are quick); in
 object storage its size, which the listing gives without a request, must equal SRC's (an
-object is only ever put whole, after its bytes were hashed; ``ikreport verify DST`` re-hashes
-every object). SRC and DST must be two archives, neither inside the other.
+object is only ever put whole, after its bytes were hashed), and ``check`` re-hashes each such
+object instead (read again, a chunk at a time). SRC and DST must be two archives, neither
+inside the other.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class Synced:
     copied: tuple[str, ...]
     present: int
     problems: tuple[str, ...]
+    rehashed: bool = True  # whether what DST already held was re-hashed (else its sizes were compared)
 
 
 def open_pair(src: Path | str, dst: Path | str) -> tuple[Archive, Archive]:
@@ -74,13 +76,16 @@ def _place(location: Path | str) -> Path | str:
     return f"{scheme.lower()}://{rest.rstrip('/')}"
 
 
-def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progress | None = None) -> Synced:
-    """Copy what ``dst`` lacks from ``src`` (see the module docstring)."""
+def sync(src: Archive, dst: Archive, *, check: bool = False, threads: int = THREADS,
+         progress: Progress | None = None) -> Synced:
+    """Copy what ``dst`` lacks from ``src`` (see the module docstring); ``check`` re-hashes what
+    ``dst`` already holds in object storage too (in a folder it always is)."""
     src_blobs, src_records = set(src.blob_ids()), set(src.record_ids())
     blobs = sorted(src_blobs - set(dst.blob_ids()))
     missing = sorted(src_records - set(dst.record_ids()))
+    rehash = check or dst.folder is not None
     problems: list[str] = list(_damaged(src, dst, [("blobs", i) for i in sorted(src_blobs - set(blobs))]
-                                        + [("records", i) for i in sorted(src_records - set(missing))], threads))
+                                        + [("records", i) for i in sorted(src_records - set(missing))], rehash, threads))
     present = len(src_blobs) + len(src_records) - len(blobs) - len(missing) - len(problems)
     total, done = len(blobs) + len(missing), 0
     names: list[str] = []
@@ -125,7 +130,7 @@ def sync(src: Archive, dst: Archive, *, threads: int = THREADS, progress: Progre
             else:
                 ready.append(rid)
         land("records", ready, lambda rid: ("", [held.pop(rid)]))
-    return Synced(tuple(names), present, tuple(sorted(problems)))
+    return Synced(tuple(names), present, tuple(sorted(problems)), rehash)
 
 
 def _each(work: Callable[[T], R], items: list[T], threads: int) -> Iterator[R]:
@@ -138,13 +143,13 @@ def _each(work: Callable[[T], R], items: list[T], threads: int) -> Iterator[R]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _damaged(src: Archive, dst: Archive, held: list[tuple[Area, str]], threads: int) -> list[str]:
-    """One line for each file ``dst`` already holds (of ``held``) that is damaged: re-hashed in
-    a folder, its size compared with SRC's in object storage (see the module docstring)."""
+def _damaged(src: Archive, dst: Archive, held: list[tuple[Area, str]], rehash: bool, threads: int) -> list[str]:
+    """One line for each file ``dst`` already holds (of ``held``) that is damaged: re-hashed when
+    ``rehash``, else its size compared with SRC's (see the module docstring)."""
     def one(item: tuple[Area, str]) -> str | None:
         area, file_id = item
         name = file_id + (dst.blob_form(file_id) or "" if area == "blobs" else "")
-        if dst.folder is None:
+        if not rehash:
             theirs = src.backend.size(area, name)  # None when SRC keeps the blob in the other form
             whole = theirs is None or dst.backend.size(area, name) == theirs
         else:
