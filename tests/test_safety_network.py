@@ -24,9 +24,11 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT
+from ikreport.commands import verify_files
 from ikreport.commands.verify_site import verify_site
 from ikreport.errors import SiteManifestError
-from s3server import AWS_ENV, bucket_url, s3_endpoint  # noqa: F401  (fixtures)
+from ikreport.store.archive import Archive
+from s3server import AWS_ENV, bucket_url, forget_filesystems, s3_endpoint  # noqa: F401  (fixtures)
 
 SITE = ROOT / "site"
 SMI_TABLE = FIXTURES / "nvidia-smi" / "smi_table_evaldataset_h100x2.txt"
@@ -272,3 +274,24 @@ def test_reads_that_are_never_answered_are_given_up_at_the_deadline(box, tmp_pat
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"Error: {bucket_url}/") and line.endswith(waited("read"))
     assert took < DEADLINE + SOON / 2
+
+
+def test_verify_s_worker_processes_ask_no_object_for_its_size(box, bucket_url, s3_endpoint, monkeypatch):
+    """A worker is given the sizes the survey's listing saw: one request an object, as before
+    reads were bounded by size, never a HEAD before each GET."""
+    done, _ = ikreport(["sync", box, bucket_url], s3_endpoint)
+    assert done.returncode == 0, done.stderr
+    archive = Archive.open(bucket_url)
+    files = [(path, name, area, False) for path, name, area in archive.survey([]).files]
+    job = (bucket_url, files, verify_files._sizes(archive, files))  # as check_files hands a worker its batch
+    asked: list[tuple[str, str]] = []
+    with stalling(s3_endpoint, lambda method, target: asked.append((method, target)) and False) as endpoint:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+        forget_filesystems()  # a worker process makes its filesystem afresh
+        try:
+            checked = verify_files.check_batch(job)
+        finally:
+            monkeypatch.undo()
+            forget_filesystems()
+    assert [problem for problem, _, _ in checked] == [None] * len(files)
+    assert sorted(method for method, _ in asked) == ["GET"] * len(files)

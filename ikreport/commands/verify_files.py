@@ -22,6 +22,7 @@ from ikreport.errors import IkreportError, StalledError
 from ikreport.progress import Progress
 from ikreport.store.archive import Archive
 from ikreport.store.backend import Area
+from ikreport.store.bucket import Bucket
 from ikreport.store.compression import GZ, content_digest
 from ikreport.store.recordset import Summary, summarize
 
@@ -29,15 +30,19 @@ PARALLEL_FROM = 512  # files: below this, starting worker processes costs more t
 BATCH = 16  # files a worker takes at once: small enough that the processes finish together
 Checked = tuple[str | None, Summary | None, int | None]  # (problem, a new record's summary, a blob's size)
 Files = list[tuple[str, str, Area, bool]]  # (path, stored name, area, a record validated before), in order
-Job = tuple[str, Files]  # (archive location, files)
+Sizes = dict[tuple[Area, str], int]  # (area, stored name) -> size, as a bucket's listing gave them
+Job = tuple[str, Files, Sizes]  # (archive location, files, their sizes when the archive is a bucket)
 
 
 def check_batch(job: Job) -> list[Checked]:
     """Check the files of the archive at ``job[0]``: re-hash each (a blob's bytes once
     decompressed); parse and validate each record not validated before, giving its summary;
     give each good blob's size."""
-    root, files = job
+    root, files, sizes = job
     archive = Archive.at(root)
+    if isinstance(archive.backend, Bucket):
+        # what the survey's listing saw: without it each object would cost a request for its size
+        archive.backend.remember(sizes)
     out: list[Checked] = []
     for path, name, area, known in files:
         try:
@@ -63,7 +68,8 @@ def check_files(archive: Archive, files: Files, progress: Progress | None) -> li
     """Every file's check, in the order of ``files``: in worker processes as well as this one
     when there are many (hashing and parsing are CPU-bound), the workers started from a clean
     process ("forkserver"), never by forking this one."""
-    jobs = [(archive.location, files[i:i + BATCH]) for i in range(0, len(files), BATCH)]
+    jobs = [(archive.location, files[i:i + BATCH], _sizes(archive, files[i:i + BATCH]))
+            for i in range(0, len(files), BATCH)]
     done: list[list[Checked] | None] = [None] * len(jobs)
 
     def check_here(i: int) -> None:
@@ -113,6 +119,15 @@ def check_files(archive: Archive, files: Files, progress: Progress | None) -> li
                 if progress:
                     progress.count(sum(len(b) for b in done if b is not None), len(files))
     return [c for batch in done if batch is not None for c in batch]
+
+
+def _sizes(archive: Archive, files: Files) -> Sizes:
+    """The sizes of ``files`` that a bucket already knows from its listing (no request); none
+    for a folder, where a size costs a stat."""
+    if not isinstance(archive.backend, Bucket):
+        return {}
+    return {(area, name): size for _, name, area, _ in files
+            if (size := archive.backend.known_size(area, name)) is not None}
 
 
 def _submit_all(pool: ProcessPoolExecutor, jobs: list[Job], futures: list[Future[list[Checked]] | None],

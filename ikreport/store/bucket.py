@@ -30,7 +30,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -350,6 +350,15 @@ class Bucket:
     def exists(self, area: Area, name: str) -> bool:
         """Whether the object is there."""
         return self.size(area, name) is not None
+
+    def known_size(self, area: Area, name: str) -> int | None:
+        """The object's size if a listing (or an earlier request) gave it; None otherwise."""
+        return self._sizes.get((area, name))
+
+    def remember(self, sizes: Mapping[tuple[Area, str], int]) -> None:
+        """Keep sizes a listing made elsewhere gave (a verify's worker processes are given the
+        survey's): objects never change, so they answer ``size`` without a request."""
+        self._sizes.update(sizes)
 
     def size(self, area: Area, name: str) -> int | None:
         """The object's size, from a listing when one saw it; None when absent."""
