@@ -74,7 +74,7 @@ def _build(archive: Archive, output: Path, cache: Cache, folder: Path, templates
            progress: Progress | None) -> BuildResult:
     ids = archive.record_ids()
     archive.fetch("records", ids)  # a bucket's objects are fetched once, then kept
-    if len(ids) >= SERIAL_BELOW and cache.count(HTML) < len(ids):  # pages to render, likely: start the workers' server now
+    if len(ids) - cache.count(HTML) >= SERIAL_BELOW:  # enough new pages for a pool, likely: start its server now
         start_early(len(ids), workers)
     checked = check(archive, reports_dir, cache=cache, ids=ids)
     failures = checked.failures(strict)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import functools
 import hashlib
+import itertools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from ikreport.store.schema_parts import digest_input, record_facts, successor_ke
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
 HASHING_THREADS = 2
+HASHING_RUN = 64  # records read and hashed by one task of the pool
 Summary = dict[str, Any]  # {"head": every field but data, "facts": the kind's facts}
 T = TypeVar("T")
 
@@ -302,7 +304,9 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     # Reading and hashing run in threads (both outside the GIL) while this one parses the kept
     # summaries: every record is still re-hashed, in 0.6 of the time it took in one thread.
     with ThreadPoolExecutor(max_workers=HASHING_THREADS) as pool:
-        hashed = pool.map(functools.partial(_record_bytes, archive), ids, chunksize=64)
+        # a thread pool's map takes no chunks: a future per record cost more than the hashing
+        runs = [ids[i:i + HASHING_RUN] for i in range(0, len(ids), HASHING_RUN)]
+        hashed = itertools.chain.from_iterable(pool.map(functools.partial(_records_bytes, archive), runs))
         kept = {rid: summary for rid, value in cache.get_many(space, ids).items()
                 if (summary := as_summary(loads(value))) is not None}
         try:
@@ -329,12 +333,19 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     return RecordSet.of(loaded, sizes)
 
 
-def _record_bytes(archive: Archive, record_id: str) -> bytes | IkreportError:
-    """The record's bytes, checked against its id, or the error that says why they are not."""
-    try:
-        return archive.record_bytes(record_id)
-    except IkreportError as exc:
-        return exc
+def _records_bytes(archive: Archive, record_ids: list[str]) -> list[bytes | IkreportError]:
+    """Each record's bytes, checked against its id, or the error that says why they are not;
+    once the storage stalls, that error stands for the rest unread (one deadline, not one each)."""
+    out: list[bytes | IkreportError] = []
+    for record_id in record_ids:
+        if out and isinstance(out[-1], StalledError):
+            out.append(out[-1])
+            continue
+        try:
+            out.append(archive.record_bytes(record_id))
+        except IkreportError as exc:
+            out.append(exc)
+    return out
 
 
 def summaries(records: RecordSet) -> dict[str, Summary]:
