@@ -91,7 +91,7 @@ def test_a_comparison_page_reads_b_against_a(site):
                   f'<a href="{site["a"]}.html">B200 decode, run 1</a>')
     assert "<dt>threshold</dt><dd>5.0%</dd>" in html and "threshold_pct" not in html
     assert "<dt>min samples</dt>" in html
-    svg = html.split('<figure class="chart">', 1)[1]
+    svg = html.split('<figure class="chart" tabindex="0">', 1)[1]
     assert "1.0 = no change" in svg  # the reference line is labelled, as text in the SVG
     assert ">flash_fwd_splitkv_kernel&lt;…&gt;</text>" in svg  # bars named by kernel, not numbered
 
