@@ -62,8 +62,8 @@ def main() -> None:
     for name, level, compress in compressors:
         packed = [compress(e) for e in exports]
         ratio = raw / sum(map(len, packed))
-        into = best(lambda: [compress(e) for e in exports])
-        out = best(lambda: [isal_zlib.decompress(p, 31) for p in packed])
+        into = best(lambda compress=compress: [compress(e) for e in exports])
+        out = best(lambda packed=packed: [isal_zlib.decompress(p, 31) for p in packed])
         print(f"{name:12} {level:>5} {ratio:>7.1f} {raw / into / 1e6:>14.0f} {raw / out / 1e6:>16.0f}")
 
 

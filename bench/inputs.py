@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import filecmp
-import io
 import random
 import re
 from collections.abc import Callable

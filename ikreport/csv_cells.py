@@ -15,7 +15,7 @@ import codecs
 import csv
 import io
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -75,7 +75,8 @@ def _may_start(column: pa.ChunkedArray) -> bool:
         _, offsets, data = chunk.buffers()
         if not len(chunk) or data is None:
             continue
-        ends = np.frombuffer(offsets, dtype=width, count=chunk.offset + len(chunk) + 1)[chunk.offset:]
+        ends = cast("np.ndarray[Any, np.dtype[np.signedinteger[Any]]]", np.frombuffer(
+            offsets, dtype=width, count=chunk.offset + len(chunk) + 1)[chunk.offset:])
         starts = ends[:-1][ends[1:] > ends[:-1]]  # of the cells that are not empty
         if np.isin(np.frombuffer(data, dtype=np.uint8)[starts], first_bytes).any():
             return True

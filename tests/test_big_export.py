@@ -14,7 +14,7 @@ from ikreport.analysis.ncu import read_exports
 from ikreport.collect import big_export, ncu_import
 from ikreport.collect.big_export import stream_export
 from ikreport.collect.context import Context
-from ikreport.errors import ArchiveError, NcuExportError, TruncatedExportError
+from ikreport.errors import ArchiveError, TruncatedExportError
 from ikreport.store.archive import Archive
 from ikreport.kinds.ncu_profile_data import profile_data
 

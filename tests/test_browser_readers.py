@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT
 from readers_site import CUTLASS_OLD
 from siteserver import serve
 from test_browser import ARTIFACTS, Visit, browser  # noqa: F401 (a fixture)
@@ -32,7 +31,7 @@ def phone_or_desk(browser, request):  # noqa: F811
 
 
 def test_chart_bars_are_labelled_with_kernel_names(phone_or_desk, served_readers):
-    (visit, width), (url, _) = phone_or_desk, served_readers
+    (visit, _), (url, _) = phone_or_desk, served_readers
     visit.page.goto(url + f"e/{RODINIA}.html")
     chart = visit.page.locator("figure.chart", has_text="Profiled GPU time by kernel")
     label = chart.locator("svg text", has_text="Kernel2").first
@@ -43,7 +42,7 @@ def test_chart_bars_are_labelled_with_kernel_names(phone_or_desk, served_readers
 
 
 def test_a_cut_title_ends_in_an_ellipsis_and_its_page_names_the_kernel(phone_or_desk, served_readers):
-    (visit, width), (url, site) = phone_or_desk, served_readers
+    (visit, _), (url, site) = phone_or_desk, served_readers
     page = visit.page
     page.goto(url + "index.html")
     link = page.locator(f'a[href="e/{site["auto"]}.html"]', has_text="ncu profile")
@@ -54,7 +53,7 @@ def test_a_cut_title_ends_in_an_ellipsis_and_its_page_names_the_kernel(phone_or_
 
 
 def test_superseded_marks_lead_to_the_replacement(phone_or_desk, served_readers):
-    (visit, width), (url, site) = phone_or_desk, served_readers
+    (visit, _), (url, site) = phone_or_desk, served_readers
     page = visit.page
     page.goto(url + "index.html")
     row = page.locator("tr", has=page.locator(f'a[href="e/{CUTLASS_OLD}.html"]'))
@@ -143,7 +142,7 @@ def cells_off_screen(page, table, headers: tuple[str, ...]) -> list[str]:
 
 
 def test_time_ratio_and_verdict_are_on_the_screen_of_a_phone(phone_or_desk, served_readers):
-    (visit, width), (url, site) = phone_or_desk, served_readers
+    (visit, _), (url, site) = phone_or_desk, served_readers
     page = visit.page
     page.goto(url + "index.html")
     profiles = page.locator("#table-profiles")

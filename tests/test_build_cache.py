@@ -121,7 +121,7 @@ def test_a_summarised_record_answers_as_the_whole_record(arch):
     for rid in arch.record_ids():
         whole = arch.load(rid)
         loads: list[str] = []
-        lazy = LazyRecord(summarize(whole), lambda: loads.append(rid) or whole)
+        lazy = LazyRecord(summarize(whole), lambda loads=loads, rid=rid, whole=whole: loads.append(rid) or whole)
         for key in [*whole, "no-such-field"]:
             if key != "data":
                 assert lazy.get(key) == whole.get(key) and lazy.get(key, "x") == whole.get(key, "x")

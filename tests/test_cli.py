@@ -148,10 +148,24 @@ def _commands(group, prefix=""):
             yield f"{prefix}{name}"
 
 
-def test_every_command_is_in_the_readme():
-    readme = (ROOT / "README.md").read_text("utf-8")
-    missing = [c for c in _commands(cli) if f"ikreport {c}" not in readme]
+def test_every_command_is_in_the_command_reference():
+    reference = (ROOT / "docs" / "cli.md").read_text("utf-8")
+    missing = [c for c in _commands(cli) if f"ikreport {c}" not in reference]
     assert missing == []
+
+
+def test_the_readme_is_a_front_page_whose_links_all_lead_somewhere():
+    """At most 200 lines; every relative link of the README and of docs/ names a file that is there."""
+    import re
+
+    readme = ROOT / "README.md"
+    assert len(readme.read_text("utf-8").splitlines()) <= 200
+    broken = []
+    for page in [readme, *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text("utf-8")):
+            if "://" not in target and not (page.parent / target).exists():
+                broken.append(f"{page.name}: {target}")
+    assert broken == []
 
 
 def test_progress_shows_on_a_terminal_and_stays_quiet_otherwise(monkeypatch, capsys):

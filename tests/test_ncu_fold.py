@@ -18,7 +18,7 @@ from conftest import NCU
 from ikreport.analysis import ncu_raw
 from ikreport.analysis.ncu import read_exports
 from ikreport.analysis.ncu_clocks import Tally
-from ikreport.analysis.ncu_fold import INLINE_LAUNCHES, LONGEST_LAUNCHES, Fold
+from ikreport.analysis.ncu_fold import LONGEST_LAUNCHES, Fold
 from ikreport.analysis.ncu_summary import derive
 from ikreport.analysis.ncu_table import LaunchTable
 from ikreport.collect import big_export, ncu_import

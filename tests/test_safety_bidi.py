@@ -6,7 +6,6 @@ and its citation [72ffaf61] read [16faff27] in Chromium."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest

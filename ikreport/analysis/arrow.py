@@ -21,7 +21,7 @@ try:  # the extension module behind pyarrow.compute, without the wrappers it gen
     from pyarrow._compute import (CastOptions, FunctionOptions, MatchSubstringOptions, ReplaceSubstringOptions,
                                   call_function)
 except ImportError:  # a pyarrow that moved it: the public module has the same names
-    from pyarrow.compute import (CastOptions, FunctionOptions, MatchSubstringOptions,  # type: ignore[assignment]
+    from pyarrow.compute import (CastOptions, FunctionOptions, MatchSubstringOptions,
                                  ReplaceSubstringOptions, call_function)
 
 __all__ = ["CastOptions", "MatchSubstringOptions", "ReplaceSubstringOptions", "call"]

@@ -10,11 +10,10 @@ merged, and folded as one block.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import BinaryIO
 
 from ikreport.analysis.ncu_details import parse_details
 from ikreport.analysis.ncu_export import Export, Page, locate
-from ikreport.analysis.ncu_fold import Fold, Profile
+from ikreport.analysis.ncu_fold import ByteSink, Fold, Profile
 from ikreport.analysis.ncu_raw import raw_blocks
 from ikreport.analysis.ncu_summary import derive
 from ikreport.analysis.ncu_table import LaunchTable, check_same_run, merge
@@ -35,7 +34,7 @@ def _no_launches(name: str, page: Page) -> NcuExportError:
     return NcuExportError(f"{name}: the {page} page has a header but no kernel launches")
 
 
-def _fold(launch_csv: BinaryIO | None) -> Fold:
+def _fold(launch_csv: ByteSink | None) -> Fold:
     return Fold() if launch_csv is None else Fold(launch_csv)
 
 
@@ -50,14 +49,14 @@ def read_page(data: bytes | str | Export, name: str) -> tuple[Page, LaunchTable,
 
 
 def summarise(table: LaunchTable, pages: dict[str, Page], messages: tuple[str, ...] = (),
-              launch_csv: BinaryIO | None = None) -> Profile:
+              launch_csv: ByteSink | None = None) -> Profile:
     """The profile of one whole table of launches, folded as one block."""
     fold = _fold(launch_csv)
     fold.add(table, derive(table))
     return fold.profile(pages, messages)
 
 
-def read_exports(texts: Mapping[str, bytes | str | Export], launch_csv: BinaryIO | None = None) -> Profile:
+def read_exports(texts: Mapping[str, bytes | str | Export], launch_csv: ByteSink | None = None) -> Profile:
     """Parse at most one raw and one details export, as UTF-8 bytes or text or located
     exports (names are used in error messages). The per-launch CSV is written to
     ``launch_csv`` as it is made (kept in memory when none is given)."""

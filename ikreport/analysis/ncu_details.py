@@ -54,7 +54,7 @@ class _Collected:
 
 def parse_details(export: Export) -> LaunchTable:
     """Launches of a details page, in the order their ids first appear."""
-    col = {}
+    col: dict[str, int] = {}
     for i, h in enumerate(export.header):
         col.setdefault(h, i)
     value_at = col["Metric Value"]

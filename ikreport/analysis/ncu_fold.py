@@ -21,7 +21,7 @@ import hashlib
 import io
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol, cast
 
 import numpy as np
 
@@ -81,12 +81,20 @@ NO_FACTS = Facts(stalls=False, bound=False, derived_durations=0, timed=False, un
                  sm_pct=False, unread=())
 
 
+class ByteSink(Protocol):
+    """Where the per-launch CSV is written as it is made: a file, memory, or an import's spool."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class LaunchCsv:
     """The per-launch CSV as written: where to (a stream the caller gave, or memory), its
     sha256 and its size in bytes."""
 
-    out: BinaryIO
+    out: ByteSink
     sha256: str
     size: int
 
@@ -132,8 +140,9 @@ class Profile:
 
     def csv(self) -> bytes:
         """The per-launch CSV, read back from where it was written."""
-        self.launch_csv.out.seek(0)
-        return self.launch_csv.out.read()
+        out = cast(BinaryIO, self.launch_csv.out)  # read back only from memory or a file the caller gave
+        out.seek(0)
+        return out.read()
 
 
 class _Kernels:
@@ -214,7 +223,7 @@ class Fold:
     """A profile folded from blocks of launches (``add`` each in profiling order, then
     ``profile``); the per-launch CSV goes to ``out`` as it comes (memory when none is given)."""
 
-    out: BinaryIO = field(default_factory=io.BytesIO)
+    out: ByteSink = field(default_factory=io.BytesIO)
     n: int = 0
     kernels: _Kernels = field(default_factory=_Kernels)
     kept: dict[int, Summary] = field(default_factory=dict)  # row -> summary of the longest launches so far

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -261,6 +261,11 @@ def raw_blocks(export: Export) -> Iterator[LaunchTable]:
             names={f: export.header[i] for f, i in columns.fields.items()},
         )
         # launch row i is CSV record i after the units row (body line 0)
-        check_plausible(table, lambda i, _field, at=start: f"{export.name}:{export.record_line(at + i, skip=1)}")
+        check_plausible(table, _record_line(export, start))
         yield table
         start += n
+
+
+def _record_line(export: Export, start: int) -> Callable[[int, str], str]:
+    """Where launch row ``i`` of a part starting at CSV record ``start`` is, as FILE:LINE."""
+    return lambda i, _field: f"{export.name}:{export.record_line(start + i, skip=1)}"

@@ -39,8 +39,8 @@ def locate_stream(chunks: Iterable[bytes | memoryview], name: str) -> Export | N
         found = scan_lines(chunk)
         if (len(chunk) and bytes(chunk[:1]) not in ROW_STARTS) or found.chatter:
             return None
-        before = lines  # the chunk's lines checked as a body whose first line is file line lines + 1
-        check_lines(chunk, 0, len(chunk), name, lambda index: before + 1 + index, found)
+        # the chunk's lines checked as a body whose first line is file line lines + 1
+        check_lines(chunk, 0, len(chunk), name, (lines + 1).__add__, found)
         offset += len(chunk)
         lines += found.ends
     skipped = len(BOM) if head.startswith(BOM) else 0

@@ -71,8 +71,8 @@ class LaunchTable:
             text={name: [v for b in blocks for v in b.text[name]] for name in TEXT}, fields=fields,
             stalls={r: np.concatenate([b.stalls.pop(r) for b in blocks]) for r in list(first.stalls)},
             stall_source=first.stall_source,
-            flops=np.concatenate([b.flops for b in blocks]) if blocks else None,  # type: ignore[misc]
-            flops_sass=np.concatenate([b.flops_sass for b in blocks]) if blocks else None,  # type: ignore[misc]
+            flops=np.concatenate([b.flops for b in blocks]) if blocks else None,
+            flops_sass=np.concatenate([b.flops_sass for b in blocks]) if blocks else None,
             problems={start + i: said for b, start in zip(blocks, offsets) for i, said in b.problems.items()},
             rules={start + i: said for b, start in zip(blocks, offsets) for i, said in b.rules.items()},
             names=first_names(blocks),
@@ -109,6 +109,10 @@ def first_names(tables: list[Any]) -> dict[str, str]:
     return out
 
 
+def _of_field(where: Callable[[int, str], str], name: str) -> Callable[[int], str]:
+    return lambda i: where(i, name)
+
+
 def check_plausible(t: LaunchTable, where: Callable[[int, str], str]) -> None:
     """Refuse a page holding a value no GPU can produce (see plausible.py): a negative time,
     amount or count, a percent of peak above 101, a DRAM rate above one GPU's memory bound,
@@ -116,7 +120,7 @@ def check_plausible(t: LaunchTable, where: Callable[[int, str], str]) -> None:
     for name, values in t.fields.items():
         kind = FIELD_KIND.get(name, "count")
         fix = plausible.NCU_PERCENT_FIX if kind == "percent" else plausible.NCU_FIX
-        plausible.check_column(values, kind, name, lambda i, f=name: where(i, f), fix)
+        plausible.check_column(values, kind, name, _of_field(where, name), fix)
     f = t.fields
     moved = np.nan_to_num(f["dram_read_bytes"]) + np.nan_to_num(f["dram_write_bytes"])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -152,7 +156,7 @@ def check_same_run(raw: LaunchTable, details: LaunchTable, raw_name: str, detail
                                          f"the two are not one run: {SAME_RUN_FIX}")
     for i, launch_id in enumerate(raw.ids):
         j = theirs[launch_id]
-        pairs = [("kernel", raw.kernels[i], details.kernels[j])]
+        pairs: list[tuple[str, str | None, str | None]] = [("kernel", raw.kernels[i], details.kernels[j])]
         pairs += [(name, raw.text[name][i], details.text[name][j]) for name in ("grid_dims", "block_dims", "cc")]
         for name in ("grid", "block"):  # sizes: a details page gives them as numbers, not "(x, y, z)"
             a, b = raw.fields[name][i], details.fields[name][j]

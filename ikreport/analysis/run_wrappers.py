@@ -40,7 +40,7 @@ def run_under(text: str) -> list[dict[str, str]]:
 
     cuda-gdb's own lines also match gdb's patterns, so gdb is named only without cuda-gdb.
     """
-    found = []
+    found: list[dict[str, str]] = []
     for tool, effect, pattern in _TOOLS:
         if not pattern.search(text):
             continue

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 from xml.etree import ElementTree as ET
 
 from ikreport.kinds.base import BarChart
@@ -71,7 +71,7 @@ def draw(chart: BarChart, rows: list[dict[str, Any]]) -> str:
         for r in mine:
             value = r[chart.value]
             if grouped:
-                y, end, begin = top + series.index(r[chart.series]) * chart.step, value, lo
+                y, end, begin = top + series.index(r[cast(str, chart.series)]) * chart.step, value, lo
             else:
                 y, begin, end = top, start, start + value
                 start = end if chart.stacked else lo

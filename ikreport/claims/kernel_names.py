@@ -109,11 +109,13 @@ def distinct_kernel_labels(names: list[str]) -> list[str]:
     a boundary): the short name, with its first template argument where two short names
     collide, and the rank ('#3') where they still do."""
     labels = [cut(short_kernel(n), MAX_LABEL) for n in names]
-    for attempt in (lambda i: cut(first_argument_kernel(names[i]), MAX_LABEL), lambda i: f"{labels[i]} #{i + 1}"):
+    for attempt in ("first argument", "rank"):
         seen: dict[str, int] = {}
         for label in labels:
             seen[label] = seen.get(label, 0) + 1
-        labels = [attempt(i) if seen[label] > 1 else label for i, label in enumerate(labels)]
+        labels = [label if seen[label] == 1
+                  else cut(first_argument_kernel(names[i]), MAX_LABEL) if attempt == "first argument"
+                  else f"{label} #{i + 1}" for i, label in enumerate(labels)]
     return labels
 
 

@@ -169,9 +169,9 @@ def _write(archive: Archive, context: Context, *, pages: dict[str, bytes], repor
     if report is not None:
         sources.append({"role": "ncu-report", "id": archive.put_blob(report), "size": len(report),
                         "media_type": "application/octet-stream", "name": report_name})
-    for page, data in pages.items():
+    for page, page_bytes in pages.items():
         role = SESSION_ROLE if page == "session" else f"ncu-{page}-csv"
-        sources.append({"role": role, "id": archive.put_blob(data), "size": len(data),
+        sources.append({"role": role, "id": archive.put_blob(page_bytes), "size": len(page_bytes),
                         "media_type": "text/csv", "name": f"{Path(report_name).stem}-{page}.csv"})
     gpu = context.gpu or (profile.devices[0] if len(profile.devices) == 1 else None)
     limitations = extra_limits + profile_limitations(profile, gpu, imported=False)

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 
 from ikreport.store.archive import Archive
 from ikreport.store.recordset import RecordSet

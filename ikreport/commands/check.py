@@ -109,8 +109,8 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     findings += _supersessions(archive, records)
     reports = []
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
-    if reports_dir is not None and not folder.is_dir():
-        raise IkreportError(f"{folder}: no such reports folder")
+    if reports_dir is not None and not reports_dir.is_dir():
+        raise IkreportError(f"{reports_dir}: no such reports folder")
     # A folder given with --reports is the user's choice and may be a link; ARCHIVE/reports
     # came with the archive and may not (nothing outside the archive is read into a site).
     sources = read_reports(folder, followed=reports_dir is not None) if folder is not None else []

@@ -45,7 +45,7 @@ def _no_blobs(blob_id: str) -> bytes:
 def _runs(profiles: Sequence[Record], read_blob: Callable[[str], bytes]) -> Runs:
     out: Runs = []
     for profile in profiles:
-        run: dict[Key, list[float]] = {}
+        run: dict[Key, list[float | None]] = {}
         for launch in launch_rows(profile, read_blob):
             # an untimed launch (None) still says the kernel ran
             run.setdefault((launch["kernel"], launch["grid"], launch["block"]), []).append(launch["duration_us"])
@@ -147,7 +147,8 @@ def compare_runs(a: Sequence[Record], b: Sequence[Record], env_a: Sequence[Recor
     kernels = [row for *_, row in sorted(matched, key=lambda x: x[:2])] + [row for *_, row in sorted(alone, key=lambda x: x[:2])]
     counts: dict[str, int] = {}
     for k in kernels:
-        counts[k["verdict"]] = counts.get(k["verdict"], 0) + 1
+        verdict = str(k["verdict"])
+        counts[verdict] = counts.get(verdict, 0) + 1
     return {"version": DATA_VERSION, "unit": unit, "confidence_pct": round(CONFIDENCE * 100), "interval": INTERVAL,
             "threshold_pct": threshold_pct, "min_samples": min_samples, "like_for_like": not diffs,
             "method_fields": fields, "differences": diffs, "kernels": kernels, "verdicts": dict(sorted(counts.items()))}

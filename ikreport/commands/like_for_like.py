@@ -111,7 +111,7 @@ def side(runs: Sequence[dict[str, tuple[str | None, str]]]) -> Side:
     weakest source (one run missing a field leaves the side missing it)."""
     out = {}
     for f in FIELDS:
-        values = sorted({r[f][0] for r in runs if r[f][0] is not None})
+        values = sorted({v for r in runs if (v := r[f][0]) is not None})
         how = min((r[f][1] for r in runs), key=STRENGTH.__getitem__)
         out[f] = (" / ".join(values) if values and how != "missing" else None, how, len(values) <= 1)
     return out

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import hashlib
 import http.client
 import json
 import os
@@ -104,7 +103,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
         elif not found or found.group(1) != blob_id:
             problems.append(f"{bad}blobs[{i}].path is not b/{blob_id[:12]}….EXT inside the site; rebuild the site")
         else:
-            todo.append((path, blob_id))
+            todo.append((found.group(0), blob_id))
     for n, (path, want) in enumerate(todo):
         try:
             got = content_digest(reader.blocks(path), path.endswith(GZ), f"{base}{path}")[0]

@@ -8,7 +8,7 @@ a record's ``data`` and formats numbers with ``formatting``."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from ikreport.claims.datasheet import compute_peak_tflops
 from ikreport.claims.kernel_names import short_kernel
@@ -128,7 +128,7 @@ def roofline_chart(record: Record, page: PageContext) -> list[Any]:
     compute, compute_series, compute_note = _compute_roof(record, top_launch)
     ncu_dram = top_launch.get("dram_peak_gbs")
     if peak_id or ncu_dram:
-        gbs = measured if peak_id else ncu_dram
+        gbs = cast(float, measured if peak_id else ncu_dram)  # a peak record's facts always hold its GB/s
         top = compute if compute else max(p["tflops"] for p in points) * 10
         ridge = min(hi, top * 1e3 / gbs)
         series = "memory (measured)" if peak_id else "memory (ncu roofline)"

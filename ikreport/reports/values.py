@@ -24,7 +24,7 @@ ALL_KEYS = 12  # a mistyped key shows every key of an object this small, else th
 def lookup(record: dict[str, Any], path: str) -> Any:
     """The value at ``path`` in ``record``; PathError naming where the path stops when there is none."""
     node: Any = record
-    walked = []
+    walked: list[str] = []
     for part in path.split("."):
         if isinstance(node, dict) and part in node:
             node = node[part]

@@ -56,7 +56,7 @@ class _RecordPage:
                  published: Mapping[str, str] | None) -> None:
         self.path, self.records, self.charts, self.titles, self.published = path, records, charts, titles, published
 
-    def ref(self, rid: str) -> dict[str, str]:
+    def ref(self, rid: str) -> dict[str, Any]:
         """The short id, title and links of another record, as the page shows it."""
         known = rid in self.records.records
         return {"short": short(rid), "id": rid, "title": self.titles.get(rid, "(not in this archive)"),

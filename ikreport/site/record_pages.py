@@ -198,6 +198,7 @@ def render_record_pages(job: Job, record_ids: list[str], cache: Cache, workers: 
         finally:
             _JOB = _CACHE = None  # the build's records go with it: freeing them fell on the next build
         return out
+    assert job.records is not None  # the builder's job holds them; a worker's does not
     light = replace(job, records=None, summaries=recordset.summaries(job.records))  # not the records' data
     results = []
     try:

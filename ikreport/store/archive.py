@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -337,7 +337,7 @@ class Archive:
                               "restore it from a good copy")
 
 
-def references(record: records.Record) -> list[tuple[str, str]]:
+def references(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     """("blob"|"record", id) for everything a record points at, in record order."""
     # lists, not a generator: a build asks this of every record
     refs = [("blob", source["id"]) for source in record.get("sources", [])]

@@ -48,7 +48,7 @@ class Backend(Protocol):
         ArchiveError when it cannot be written."""
         ...
 
-    def write_once_chunks(self, area: Area, name: str, chunks: Iterable[bytes]) -> None:
+    def write_once_chunks(self, area: Area, name: str, chunks: Iterable[bytes | memoryview]) -> None:
         """``write_once`` of the bytes ``chunks`` yield, one at a time (a big blob is never held
         whole); an exception raised by ``chunks`` leaves nothing written."""
         ...

@@ -122,8 +122,9 @@ def open_filesystem(url: str) -> tuple[Any, str]:
     try:
         fs, path = fsspec.core.url_to_fs(url, **options)
     except (ImportError, ValueError) as exc:
-        raise ArchiveError(f"{url}: no storage library for '{protocol}://' ({exc}); "
-                           "install the fsspec package for it (s3fs for s3://)") from exc
+        fix = ("install ikreport's s3 extra: pip install 'ikreport[s3]'" if protocol in ("s3", "s3a")
+               else "install the fsspec package for it")
+        raise ArchiveError(f"{url}: no storage library for '{protocol}://' ({exc}); {fix}") from exc
     return fs, path.rstrip("/")
 
 
@@ -286,7 +287,7 @@ class Bucket:
     def _multipart(self) -> bool:
         return hasattr(self.fs, "call_s3")  # S3 (s3fs): other stores take the object in one put
 
-    def write_once_chunks(self, area: Area, name: str, chunks: Iterable[bytes]) -> None:
+    def write_once_chunks(self, area: Area, name: str, chunks: Iterable[bytes | memoryview]) -> None:
         """``write_once`` of the bytes ``chunks`` yield. On S3 a multipart upload of parts of
         PART bytes or a chunk more, completed only after the last chunk and with the same
         condition as a put, so about a part is held at a time and an exception raised by

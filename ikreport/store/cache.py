@@ -111,7 +111,7 @@ class Cache:
         if self._db is None:
             return []
         try:
-            return self._db.execute(sql, args).fetchall()  # type: ignore[no-any-return]
+            return self._db.execute(sql, args).fetchall()
         except sqlite3.Error:
             self._lost()
             return []

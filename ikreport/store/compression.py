@@ -15,7 +15,7 @@ import queue
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import BinaryIO
+from typing import IO, cast
 
 from isal import isal_zlib
 
@@ -24,6 +24,7 @@ from ikreport.errors import IntegrityError
 GZ = ".gz"  # the stored name's suffix of a compressed blob
 LEVEL = 1
 GZIP_WBITS = 31  # zlib's wbits for a gzip container
+GZIP_ERROR = cast(type[Exception], isal_zlib.error)  # isal's stub declares it an instance, not a class
 CHUNK = 1 << 20  # bytes decompressed at a time: a big blob is never whole in memory to be hashed
 
 
@@ -65,7 +66,7 @@ class Inflater:
                 if out:
                     yield out
                 chunk = decompressor.unconsumed_tail
-        except isal_zlib.error as exc:
+        except GZIP_ERROR as exc:
             raise self._broken(exc) from exc
 
     def end(self) -> Iterator[bytes]:
@@ -74,7 +75,7 @@ class Inflater:
         if not decompressor.eof:
             try:
                 pending = decompressor.flush()
-            except isal_zlib.error as exc:
+            except GZIP_ERROR as exc:
                 raise self._broken(exc) from exc
             if pending:
                 yield pending
@@ -144,7 +145,7 @@ class GzipSpool:
 
     QUEUED = 1  # each write is a chunk of several MB (a big export's 8): one waiting is enough to overlap
 
-    def __init__(self, made: Callable[[], BinaryIO] | None = None) -> None:
+    def __init__(self, made: Callable[[], IO[bytes]] | None = None) -> None:
         self.file = made() if made is not None else tempfile.TemporaryFile(prefix="ikreport-")
         self._digest = hashlib.sha256()
         self.size = 0

@@ -144,7 +144,7 @@ class LocalFolder:
         """Write the file unless it is there: temp file, fsync, link, read-only."""
         _write_once(self.path(area, name), data)
 
-    def write_once_chunks(self, area: Area, name: str, chunks: Iterable[bytes]) -> None:
+    def write_once_chunks(self, area: Area, name: str, chunks: Iterable[bytes | memoryview]) -> None:
         """``write_once`` from chunks: each is written as it comes."""
         _write_once(self.path(area, name), chunks)
 
@@ -190,7 +190,7 @@ class Survey:
     writable: int = 0  # files with a write bit set (ikreport writes them read-only)
 
 
-def _write_once(path: Path, data: bytes | Iterable[bytes]) -> None:
+def _write_once(path: Path, data: bytes | Iterable[bytes | memoryview]) -> None:
     """Write ``data`` at ``path`` (ROOT/AREA/SHARD/NAME) unless a file is there: temp, fsync,
     link, read-only. The area and shard folders are opened without following links, and the
     file is made inside the shard's descriptor, so a folder replaced by a link is refused
