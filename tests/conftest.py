@@ -51,3 +51,18 @@ def run(monkeypatch):
     monkeypatch.delenv("IKREPORT_ARCHIVE", raising=False)
     runner = CliRunner()
     return lambda *args: runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The groups `make check` leaves out: tests that drive Chromium (they use the browser
+    fixture), crash trials (SIGKILL at random moments) and fuzzing (hypothesis or a mutation
+    fuzzer). `make test` runs them all."""
+    import pytest
+
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+        if "sigkill" in item.name:
+            item.add_marker(pytest.mark.crash)
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False) or "fuzzer" in item.name:
+            item.add_marker(pytest.mark.fuzz)

@@ -232,3 +232,19 @@ def test_a_file_url_and_the_environment_variable_name_archives_too(bucket_url, t
     monkeypatch.setenv("IKREPORT_ARCHIVE", bucket_url)
     shown = run("show", rid[:8])
     assert shown.exit_code == 0 and "environment" in shown.stdout
+
+
+def test_an_s3_url_without_the_s3_extra_names_the_extra(monkeypatch):
+    """s3fs is the `ikreport[s3]` extra: without it an s3:// archive is one line saying what to install."""
+    import importlib
+    import sys
+
+    from ikreport.errors import ArchiveError
+    from ikreport.store.bucket import open_filesystem
+
+    monkeypatch.setitem(sys.modules, "s3fs", None)  # import s3fs raises ImportError
+    registry = importlib.import_module("fsspec.registry")  # the module: fsspec.registry is its mapping
+    monkeypatch.delitem(registry._registry, "s3", raising=False)
+    with pytest.raises(ArchiveError) as caught:
+        open_filesystem("s3://bucket/evidence")
+    assert "pip install 'ikreport[s3]'" in str(caught.value) and "\n" not in str(caught.value)
