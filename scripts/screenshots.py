@@ -1,5 +1,5 @@
 """Screenshots of each page type of the committed sample site, at 1280 px and on a 400 px
-phone, into docs/screenshots/ (the README shows one). Run by `make screenshots`.
+phone, into docs/screenshots/ (docs/development.md shows two). Run by `make screenshots`.
 
 The sample has no history series and no supersession, so the history page and the changelog are
 shot from the site tests/readers_site.py builds in a temporary folder (a copy of the sample with

@@ -78,7 +78,7 @@ Summary = dict[str, Any]
 
 # A record page asks this for every launch it shows and every launch of every kernel it
 # labels (about 100 calls), mostly with values seen before; numpy's per-call overhead made it
-# the largest cost of a page after its chart (issue 18, bench/README.md).
+# the largest cost of a page after its chart.
 @lru_cache(maxsize=4096)
 def bound_label(memory_pct: float | None, sm_pct: float | None) -> str:
     """'memory-bound', 'compute-bound', 'latency-bound', 'balanced' or 'unknown', by ncu's

@@ -5,7 +5,7 @@ independent unit: a run's median when several runs a side are compared, else one
 
 The interval is scipy's bootstrap (BCa, resampling each side on its own) of median(B) /
 median(A), with a fixed seed so the same samples always give the same interval. The verdict
-is the rule the README states:
+is the rule docs/compare.md states:
 
 - FASTER when the whole interval lies below 1 - threshold, SLOWER when it lies above
   1 + threshold;

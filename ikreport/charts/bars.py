@@ -1,9 +1,9 @@
 """Horizontal bar charts drawn straight to SVG: the per-kernel time, speed-of-light and stall
 charts every profile page has.
 
-Why not Vega, as for the other charts: laying out one of these charts in vl-convert costs 0.07
-to 0.11 s, nearly all of it measuring the kernel names' text, which made it 90% of a record
-page and held builds to under 20 pages/s (bench/README.md). These charts need no layout
+Why not Vega, as for the other charts: laying out one of these charts in vl-convert is
+nearly all spent measuring the kernel names' text, and made most of a record page's time
+(bench/bench_build.py shows the build's rate). These charts need no layout
 engine: bars on a zero-based linear scale, a round-numbered axis, names beside the bars. The
 names are set in a monospace font, whose advance (0.6 em in the common ones) gives their width
 without measuring, so the output is the same on every machine. What a chart shows is declared
