@@ -20,7 +20,7 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from ikreport.commands import supersede
@@ -29,43 +29,12 @@ from ikreport.store.archive import SIZE_MODULO, Archive
 from ikreport.store.cache import Cache
 from ikreport.store.recordset import RecordSet
 from ikreport.errors import IkreportError
+from ikreport.reports.findings import Finding
 from ikreport.reports.render import RenderedReport, render_report
 from ikreport.reports.resolver import RecordResolver
 from ikreport.reports.source import read_reports
 
 SIZE_SPACE = "blob size"  # the build cache's: blob id -> the size of its bytes, modulo 4 GiB
-
-RULES = {
-    "IK101": "dangling citation", "IK102": "missing blob", "IK103": "unknown citation",
-    "IK104": "ambiguous citation", "IK105": "malformed citation", "IK106": "bad value path",
-    "IK107": "bad front matter", "IK108": "damaged record", "IK109": "bad supersession",
-    "IK201": "superseded citation",
-    "IK202": "report cites nothing", "IK203": "null value",
-}
-
-
-@dataclass(frozen=True)
-class CheckFinding:
-    """One finding of ``ikreport check``: where, its rule id (IK1xx error, IK2xx warning) and message."""
-
-    file: str
-    line: int | None
-    code: str
-    message: str
-
-    @property
-    def is_error(self) -> bool:
-        """True for an error (IK1xx), False for a warning (IK2xx)."""
-        return self.code.startswith("IK1")
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.code} {self.message}"
-
-    def as_dict(self) -> dict[str, object]:
-        """The finding as the JSON object ``check --json`` prints."""
-        return {**asdict(self), "rule": RULES[self.code], "severity": "error" if self.is_error else "warning"}
-
 
 @dataclass(frozen=True)
 class Checked:
@@ -74,10 +43,10 @@ class Checked:
 
     records: RecordSet
     reports: list[RenderedReport]
-    findings: list[CheckFinding]
+    findings: list[Finding]
     blobs: dict[str, tuple[str, int]]
 
-    def failures(self, strict: bool) -> list[CheckFinding]:
+    def failures(self, strict: bool) -> list[Finding]:
         """The findings that fail: errors, and with ``strict`` warnings too."""
         return [f for f in self.findings if f.is_error or strict]
 
@@ -93,19 +62,19 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     """Load every record (each re-hashed; parsed unless ``cache`` keeps its summary) and render
     every report without writing anything; return what was found. ``ids``: the archive's
     record ids, when the caller has just listed them."""
-    findings: list[CheckFinding] = []
+    findings: list[Finding] = []
 
     def damaged(rid: str, exc: IkreportError) -> None:
-        findings.append(CheckFinding(archive.where(rid), None, "IK108", _after_path(str(exc))))
+        findings.append(Finding("IK108", None, _after_path(str(exc)), archive.where(rid)))
 
     records = recordset.load(archive, cache, damaged, ids=ids)
     blobs = archive.blob_files(records.cited_blobs())  # a blob it lacks is missing
     for rid, what, ref in records.dangling(blobs):
         code = "IK102" if what == "blob" else "IK101"
-        findings.append(CheckFinding(archive.where(rid), None, code,
-                                     f"cites {what} {ref[:12]}, which is not in the archive; copy it in"))
+        findings.append(Finding(code, None, f"cites {what} {ref[:12]}, which is not in the archive; copy it in",
+                                archive.where(rid)))
     sized = records.wrong_sizes(_sizes(archive, records, blobs, cache or Cache(None)).get, SIZE_MODULO)
-    findings += [CheckFinding(archive.where(rid), None, "IK108", why) for rid, why in sized]
+    findings += [Finding("IK108", None, why, archive.where(rid)) for rid, why in sized]
     findings += _supersessions(archive, records)
     reports = []
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
@@ -119,7 +88,7 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
         for source in sources:
             report = render_report(source.path, source.text, resolver)
             reports.append(report)
-            findings += [CheckFinding(str(source.path), f.line, f.code, f.message) for f in report.findings]
+            findings += [f.in_file(str(source.path)) for f in report.findings]
     return Checked(records, reports, findings, blobs)
 
 
@@ -136,9 +105,9 @@ def _sizes(archive: Archive, records: RecordSet, blobs: dict[str, tuple[str, int
     return sizes
 
 
-def _supersessions(archive: Archive, records: RecordSet) -> list[CheckFinding]:
+def _supersessions(archive: Archive, records: RecordSet) -> list[Finding]:
     """IK109 for each supersession that breaks supersede.py's rules."""
-    return [CheckFinding(archive.where(by), None, "IK109", why)
+    return [Finding("IK109", None, why, archive.where(by))
             for by, why in supersede.problems(records.supersessions(), records.kinds())]
 
 

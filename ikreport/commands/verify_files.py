@@ -13,11 +13,11 @@ workers take to start costs only the share of the work they would have done mean
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 
+from ikreport import workers as worker_pool
 from ikreport.errors import IkreportError, StalledError
 from ikreport.progress import Progress
 from ikreport.store.archive import Archive
@@ -79,7 +79,7 @@ def check_files(archive: Archive, files: Files, progress: Progress | None) -> li
 
     # this process is one of the checkers, so cpu_count - 1 workers keep every core busy
     workers = (os.cpu_count() or 1) - 1
-    if len(files) < PARALLEL_FROM or workers < 1 or "forkserver" not in multiprocessing.get_all_start_methods():
+    if len(files) < PARALLEL_FROM or workers < 1 or not worker_pool.can_fork_clean():
         for i in range(len(jobs)):
             check_here(i)
         return [c for batch in done if batch is not None for c in batch]
@@ -94,8 +94,7 @@ def check_files(archive: Archive, files: Files, progress: Progress | None) -> li
     limit = [len(jobs)]  # the thread submits only batches below this
     failed: list[BaseException] = []
     # The workers only hash and parse, creating no reference cycles: the collector stays off in them.
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                             initializer=gc.disable) as pool:
+    with worker_pool.pool(workers, gc.disable) as pool:
         submitter = threading.Thread(target=_submit_all, args=(pool, jobs, futures, lock, limit, failed), daemon=True)
         submitter.start()
         try:

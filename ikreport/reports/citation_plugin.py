@@ -24,25 +24,12 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from ikreport.errors import AmbiguousIdError, PathError, UnknownIdError
+from ikreport.reports.findings import Finding
 from ikreport.formatting import distinct_digits, plural
 from ikreport.reports.values import PAGE_PRECISION, precision_unit
 
 CITE_RX = re.compile(r"\[ev:([0-9a-fA-F]{8,64})(?:[ \t]+([A-Za-z0-9_.\-]+))?\]")
 OPENING = "[ev:"
-
-
-@dataclass
-class Finding:
-    """One problem in a report: its rule id, line and message."""
-
-    code: str  # IK1xx errors, IK2xx warnings
-    line: int  # 1-based line in the report file
-    message: str
-
-    @property
-    def is_error(self) -> bool:
-        """True for an error (IK1xx), False for a warning (IK2xx)."""
-        return self.code.startswith("IK1")
 
 
 @dataclass

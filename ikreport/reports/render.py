@@ -14,7 +14,8 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ikreport.errors import AmbiguousIdError, UnknownIdError
 from ikreport.formatting import Markdown, md_text, plural
-from ikreport.reports.citation_plugin import Finding, RenderState, citation_plugin, first_said
+from ikreport.reports.citation_plugin import RenderState, citation_plugin, first_said
+from ikreport.reports.findings import Finding
 from ikreport.reports.front_matter import front_matter_problem
 from ikreport.reports.raw_html import escape_raw_html, raw_html_plugin
 from ikreport.reports.resolver import RecordResolver

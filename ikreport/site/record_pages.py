@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import multiprocessing
 import os
 import select
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,6 +28,7 @@ from ikreport.store.compression import compress, inflate
 from ikreport.store.recordset import RecordSet
 from ikreport.errors import BuildError
 from ikreport.progress import Progress
+from ikreport import workers as workers_
 from ikreport.charts.render import ChartRenderer
 from ikreport.site.pages import record_page
 from ikreport.site.render import environment, render
@@ -150,29 +149,22 @@ def _env(templates: Path | None, bytecode_dir: Path | None) -> Any:
     return _ENVS[templates, bytecode_dir]
 
 
-def _workers(asked: int | None) -> int:
-    return asked or os.cpu_count() or 1
+def _pooled(pages: int, workers: int | None) -> bool:
+    """Whether ``pages`` pages are worth a pool of workers."""
+    return workers_.count(workers) > 1 and pages >= SERIAL_BELOW and workers_.can_fork_clean()
 
 
-def _pool_context(pages: int, workers: int | None) -> Any:
-    """The forkserver context when ``pages`` pages are worth a pool of workers, else None."""
-    if _workers(workers) <= 1 or pages < SERIAL_BELOW or "forkserver" not in multiprocessing.get_all_start_methods():
-        return None
-    context = multiprocessing.get_context("forkserver")
-    # The forkserver imports this module (and all a page needs) once, and each worker is a fork
-    # of it. Without it, each worker imported them while unpickling its initializer, and the
-    # builder, writing that worker's start-up arguments to it, waited: 0.7 s a worker, in turn.
-    context.set_forkserver_preload([__name__])
-    return context
+# The forkserver imports this module (and all a page needs) once, and each worker is a fork of
+# it; otherwise each worker imported them while unpickling its initializer, and the builder,
+# writing that worker's start-up arguments to it, waited for each in turn.
+PRELOAD = [__name__]
 
 
 def start_early(pages: int, workers: int | None = None) -> None:
     """Start the forkserver now if ``pages`` pages will need a pool: it imports what pages
-    need (0.7 s) while the builder checks the records, rather than after."""
-    if _pool_context(pages, workers) is not None:
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
+    need while the builder checks the records, rather than after."""
+    if _pooled(pages, workers):
+        workers_.start_server(PRELOAD)
 
 
 def render_record_pages(job: Job, record_ids: list[str], cache: Cache, workers: int | None = None,
@@ -184,8 +176,7 @@ def render_record_pages(job: Job, record_ids: list[str], cache: Cache, workers: 
     they render rather than before or after."""
     global _JOB, _CACHE
     total = len(record_ids)
-    context = _pool_context(total, workers)
-    if context is None:
+    if not _pooled(total, workers):
         if meanwhile is not None:
             meanwhile()
         _JOB, _CACHE = job, cache
@@ -202,8 +193,7 @@ def render_record_pages(job: Job, record_ids: list[str], cache: Cache, workers: 
     light = replace(job, records=None, summaries=recordset.summaries(job.records))  # not the records' data
     results = []
     try:
-        with ProcessPoolExecutor(max_workers=_workers(workers), mp_context=context, initializer=_init_worker,
-                                 initargs=(light, os.getpid())) as pool:
+        with workers_.pool(workers_.count(workers), _init_worker, (light, os.getpid()), PRELOAD) as pool:
             rendered = pool.map(_render_one, record_ids, chunksize=8)  # handed to the workers now
             if meanwhile is not None:
                 meanwhile()

@@ -1,0 +1,39 @@
+"""Worker processes, made one way: from a clean ``forkserver`` process, never by forking the
+caller, which may already hold threads (a fork of a process with threads can deadlock in the
+child: vl-convert did). A module named in ``preload`` is imported once by the forkserver, so
+each worker starts with it rather than importing it as it unpickles its first task."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+
+def can_fork_clean() -> bool:
+    """Whether this platform has the forkserver start method (not Windows)."""
+    return "forkserver" in multiprocessing.get_all_start_methods()
+
+
+def count(asked: int | None) -> int:
+    """The workers to use: those asked for, else one per core."""
+    return asked or os.cpu_count() or 1
+
+
+def pool(workers: int, initializer: Callable[..., object] | None = None, initargs: tuple[Any, ...] = (),
+         preload: list[str] | None = None) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes started from the forkserver."""
+    context = multiprocessing.get_context("forkserver")
+    if preload:
+        context.set_forkserver_preload(preload)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=initializer, initargs=initargs)
+
+
+def start_server(preload: list[str]) -> None:
+    """Start the forkserver now, importing ``preload``, so a pool made later need not wait for it."""
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
+    forkserver.ensure_running()
