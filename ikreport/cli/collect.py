@@ -126,7 +126,10 @@ def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, .
 @click.option("--from-babelstream", type=click.Path(dir_okay=False, path_type=Path),
               help="Import saved BabelStream output (counts read + write, as ikreport does).")
 @click.option("--from-nvbandwidth", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import saved nvbandwidth output; only device_local_copy measures device memory.")
+              help="Import saved nvbandwidth output, text or JSON (-j); only device_local_copy measures device memory.")
+@click.option("--from-bandwidthtest", type=click.Path(dir_okay=False, path_type=Path),
+              help="Import saved CUDA samples bandwidthTest output; its device-to-device figure already counts "
+                   "read + write.")
 @click.option("--backend", type=click.Choice(["cupy", "torch", "nvcc"]),
               help="How to measure [default: CuPy, else the shipped CUDA program via nvcc (both a copy kernel), "
                    "else PyTorch (a cudaMemcpy)].")
@@ -135,7 +138,8 @@ def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, .
 @click.option("--repeats", type=int, default=10, show_default=True, help="Timed copies per size.")
 @archive_option()
 @context_options
-def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | None, backend: str | None,
+def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | None, from_bandwidthtest: Path | None,
+                      backend: str | None,
                       sizes: tuple[int, ...], warmup: int, repeats: int, archive: Path,
                       limitations: tuple[str, ...], context_file: Path | None, **fields: Any) -> None:
     """Measure peak device-memory bandwidth with a device-to-device copy, or import a tool's output.
@@ -145,14 +149,16 @@ def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | No
     from ikreport.store.archive import Archive
     from ikreport.collect import bandwidth
 
-    if from_babelstream and from_nvbandwidth:
-        raise click.UsageError("give --from-babelstream or --from-nvbandwidth, not both")
+    if sum(x is not None for x in (from_babelstream, from_nvbandwidth, from_bandwidthtest)) > 1:
+        raise click.UsageError("give one of --from-babelstream, --from-nvbandwidth and --from-bandwidthtest")
     context = make_context(context_file, limitations, fields)
     store = Archive.create(archive)
     if from_babelstream:
         record_id = bandwidth.import_babelstream(store, from_babelstream, context)
     elif from_nvbandwidth:
         record_id = bandwidth.import_nvbandwidth(store, from_nvbandwidth, context)
+    elif from_bandwidthtest:
+        record_id = bandwidth.import_bandwidthtest(store, from_bandwidthtest, context)
     else:
         from ikreport.collect.bandwidth_run import DEFAULT_SIZES_MIB
 
