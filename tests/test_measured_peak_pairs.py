@@ -69,6 +69,15 @@ def test_bandwidthtest_quick_mode_names_its_device_and_result():
     assert device_to_device(parsed, "q.txt")["rows"] == [{"bytes": 32000000, "gbs": 1157.5, "line": 15}]
 
 
+def test_bandwidthtest_that_failed_its_own_check_says_so_first(tmp_path, env, run):
+    failed = tmp_path / "fail.txt"
+    failed.write_text(QUICK.replace("Result = PASS", "Result = FAIL"))
+    record = load(tmp_path / "arch", run("collect", "bandwidth", "--from-bandwidthtest", failed, "-a", tmp_path / "arch"))
+    assert record["data"]["validation"] == "failed: bandwidthTest printed Result = FAIL"
+    assert record["limitations"][0].startswith("bandwidthTest reported that its run failed (Result = FAIL)")
+    assert record["subject"]["gpu"] == "NVIDIA A100-SXM4-40GB"  # its Device 0 line
+
+
 def test_bandwidthtest_old_mb_figures_are_mebibytes():
     old = QUICK.replace("Bandwidth(GB/s)", "Bandwidth(MB/s)").replace("1157.5", "286102.3").replace("12.3", "6000.0")
     [row] = device_to_device(parse_bandwidthtest(old, "old.txt"), "old.txt")["rows"]

@@ -226,6 +226,7 @@ def import_bandwidthtest(archive: Archive, path: Path, context: Context) -> str:
     rows = sorted(block["rows"], key=lambda r: r["bytes"])
     largest, best = rows[-1], max(rows, key=lambda r: (r["gbs"], -r["bytes"]))
     transfers = [{"buffer_bytes": r["bytes"], "gbs": round(r["gbs"], 1)} for r in rows]
+    failed = parsed["result"] not in (None, "PASS")  # bandwidthTest checks its copies and prints PASS or FAIL
     data = {
         # the largest transfer is the one least served from L2: bandwidthTest's figure, as printed
         "peak_gbs": round(largest["gbs"], 1),
@@ -237,9 +238,11 @@ def import_bandwidthtest(archive: Archive, path: Path, context: Context) -> str:
         "convention": CONVENTION + " (bandwidthTest's own: it counts 2 x the size, a read and a write, and is "
                                    "stored as printed)",
         "transfers": transfers, "memory": block["memory"], "theoretical_gbs": None, "samples": [],
-        "validation": f"bandwidthTest printed Result = {parsed['result']}" if parsed["result"] else "no result printed",
+        "validation": ("failed: " if failed else "") + f"bandwidthTest printed Result = {parsed['result']}"
+        if parsed["result"] else "no result printed",
     }
-    limitations = [LIMIT_COPY, LIMIT_CE, "Imported from saved bandwidthTest output: clocks, driver and other "
+    limitations = [*(["bandwidthTest reported that its run failed (Result = FAIL): its copies did not all check "
+                      "out, so these figures cannot be trusted as a peak."] if failed else []), LIMIT_COPY, LIMIT_CE, "Imported from saved bandwidthTest output: clocks, driver and other "
                    "processes are not known.",
                    "bandwidthTest reports one figure per transfer size (the mean of its repeated copies), so "
                    "run-to-run spread is not known.", LIMIT_IMPORT_NO_THEORY]
