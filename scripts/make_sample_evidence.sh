@@ -36,8 +36,14 @@ $IK collect ncu --from-csv "$F/ncu_details_polyfhe_stallreason_opt_sm89_62kernel
 $IK collect ncu --from-csv "$F/ncu_details_xplacer_bfs_v100_2020_kerneltime.csv" -a "$A" \
   --title "Rodinia BFS on a V100 (ncu 2020.1)" --gpu "Tesla V100 (AWS p3.2xlarge)" \
   --workload "Rodinia 3.1 bfs, graph4096" --limitation "$SRC"
+$IK collect ncu --from-csv "$F/ncu_details_llmperfopt_k0008_bf16_copy_rtx5090.csv" -a "$A" \
+  --title "DeepSeek-OCR: PyTorch bf16 copy kernel on an RTX 5090 (kernel 8)" --model "DeepSeek-OCR" \
+  --engine "PyTorch (python3.12)" --gpu "NVIDIA GeForce RTX 5090" --limitation "$SRC" \
+  --limitation "The export says compute capability 12.0, not the model: the GPU is named from kernel 5 of the same run, whose roofline peak of 21,760 FFMA per cycle is 170 SMs x 128, which among 12.0 parts only the RTX 5090 has."
 B=tests/fixtures/bandwidth
 S=tests/fixtures/nvidia-smi
+$IK collect bandwidth --from-nvbandwidth "$B/nvbandwidth_wubh576_rtx5090x4_v0.8.json" -a "$A" \
+  --title "nvbandwidth device_local_copy on four RTX 5090 (JSON output)" --limitation "$SRC"
 $IK collect bandwidth --from-babelstream "$B/babelstream_alcfguide_a100_v4.0_trailingspaces_excerpt.txt" -a "$A" \
   --title "BabelStream 4.0 on an A100-SXM4-40GB (ALCF Polaris)" --limitation "$SRC"
 $IK collect env --from-nvidia-smi "$S/smi_table_evaldataset_h100x2.txt" -a "$A" \

@@ -183,11 +183,13 @@ def test_live_bandwidth_without_a_gpu_suggests_only_its_own_options(tmp_path, ru
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     result = run("collect", "bandwidth", "-a", tmp_path / "arch")  # no CuPy, PyTorch or nvcc here
     assert result.stderr == ("Error: nvcc: not found on PATH; install CuPy, PyTorch or the CUDA toolkit on the GPU "
-                             "machine, or import saved output with --from-babelstream FILE or --from-nvbandwidth FILE\n")
+                             "machine, or import saved output with --from-babelstream FILE, --from-nvbandwidth FILE or "
+                             "--from-bandwidthtest FILE\n")
     monkeypatch.setattr(bandwidth_run, "available_backend", lambda wanted: "cupy")  # CuPy, but no GPU
     result = run("collect", "bandwidth", "-a", tmp_path / "arch")
     assert result.stderr == ("Error: nvidia-smi: not found on PATH; a live measurement needs an NVIDIA GPU and its "
-                             "driver; or import saved output with --from-babelstream FILE or --from-nvbandwidth FILE\n")
+                             "driver; or import saved output with --from-babelstream FILE, --from-nvbandwidth FILE or "
+                             "--from-bandwidthtest FILE\n")
     assert "--from-nvidia-smi" not in result.stderr and files_under(tmp_path / "arch") == []
 
 

@@ -10,13 +10,15 @@ out of order, or whose MB/s its own minimum time does not give, is refused as da
 debugger or profiler (see run_wrappers.py) is read, its tool's lines skipped; one file holds
 one run (a second results table is refused).
 
-nvbandwidth (v0.2 to v0.8): a banner (version, CUDA and driver versions, ``Device N: NAME``,
+nvbandwidth (v0.2 to v0.8), its text output: a banner (version, CUDA and driver versions, ``Device N: NAME``,
 or ``Process N (host): device M: NAME`` in a multinode run), then per testcase ``Running
 NAME.``, a title, a matrix of GB/s and ``SUM NAME VALUE``. Lines may be indented (output
 pasted into docs or a log). Only ``device_local_copy`` measures a GPU's own memory (copied
 size counted once, by a copy engine: a cudaMemcpy); every other testcase measures a link
 (PCIe or C2C host<->device, NVLink or PCIe GPU<->GPU, NVLink across nodes in ``multinode_*``)
-and is never a memory peak, with or without a version line.
+and is never a memory peak, with or without a version line. Its JSON output (``-j``) is read
+by nvbandwidth_json.py into the same shape and judged by the same rules here; a testcase that
+nvbandwidth reports as failed gives no figure.
 
 Numbers are checked against plausible.py, naming the line: a bandwidth (as printed, or derived
 from the array size and a time) outside one GPU's memory bounds or not finite, and a negative
@@ -30,7 +32,7 @@ from typing import Any
 
 from ikreport.analysis.sniff import other_tool
 
-from ikreport.analysis import plausible, run_wrappers
+from ikreport.analysis import nvbandwidth_json, plausible, run_wrappers
 from ikreport.errors import BandwidthOutputError
 
 
@@ -136,6 +138,8 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
     said = other_tool(text, name, "nvbandwidth")
     if said:
         raise BandwidthOutputError(said)
+    if nvbandwidth_json.looks_like_json(text):
+        return _from_json(nvbandwidth_json.parse(text, name), name)
     # pasted into docs or a log, every line may carry the same indentation; none has meaning
     lines = [line.strip() for line in text.split("\n")]
     tests = _nvbandwidth_tests(lines, name)
@@ -158,7 +162,30 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
     if unfinished:
         raise BandwidthOutputError(f"{name}: testcase {unfinished[0]} has no SUM line; the output is truncated")
     return {"tool": "nvbandwidth", "version": f"v{major}.{minor}", "devices": devices, "tests": tests,
-            "run_under": run_wrappers.run_under(text)}
+            "run_under": run_wrappers.run_under(text), "output": "text"}
+
+
+def _from_json(parsed: dict[str, Any], name: str) -> dict[str, Any]:
+    """nvbandwidth -j output, read by nvbandwidth_json, checked as the text output is."""
+    version = re.fullmatch(r"v?(\d+)\.(\d+)", parsed["version"] or "")
+    if not version:
+        raise BandwidthOutputError(f"{name}: no nvbandwidth 'version' in the JSON; save nvbandwidth -j's whole output")
+    major, minor = int(version.group(1)), int(version.group(2))
+    if major != 0 or minor not in NVB_KNOWN:
+        raise BandwidthOutputError(f"{name}: nvbandwidth v{major}.{minor} is not a version ikreport reads "
+                                   "(v0.2 to v0.8); import a BabelStream run or measure with 'collect bandwidth'")
+    failed = [t for t in parsed["tests"] if t["name"] in LOCAL_TESTS and t["status"] != "Passed"]
+    if failed:
+        said = f": {failed[0]['error']}" if failed[0].get("error") else ""
+        raise BandwidthOutputError(f"{name}: nvbandwidth reports testcase {failed[0]['name']} as "
+                                   f"{failed[0]['status'] or 'not passed'}{said}; it gave no figure to import: "
+                                   "run it again")
+    if not parsed["tests"]:
+        raise BandwidthOutputError(f"{name}: every testcase was waived or none ran; run 'nvbandwidth -t "
+                                   "device_local_copy -j'")
+    return {"tool": "nvbandwidth", "version": f"v{major}.{minor}", "devices": parsed["devices"],
+            "tests": parsed["tests"], "run_under": [], "output": "json",
+            "cuda_runtime": parsed["cuda_runtime"], "driver": parsed["driver"]}
 
 
 def _nvbandwidth_tests(lines: list[str], name: str) -> list[dict[str, Any]]:
@@ -188,7 +215,8 @@ def _nvbandwidth_tests(lines: list[str], name: str) -> list[dict[str, Any]]:
         if row and current["title"] is not None:
             values = [None if v == "N/A" else float(v) for v in row.group(2).split()
                       if re.fullmatch(rf"N/A|{NUM}", v)]
-            current["cells"].append({"row": int(row.group(1)), "values": values, "line": number})
+            current["cells"].append({"row": int(row.group(1)), "values": values, "line": number,
+                                     "where": f"{name}:{number}"})
     return tests
 
 
@@ -218,10 +246,10 @@ def nvbandwidth_local_copies(parsed: dict[str, Any], name: str) -> list[dict[str
         raise BandwidthOutputError(_links_only(parsed["tests"], name))
     out = []
     for test in local:
-        values = [(v, cell["line"]) for cell in test["cells"] for v in cell["values"] if v is not None]
-        for gpu, (value, line) in enumerate(values):
+        values = [(v, cell["where"]) for cell in test["cells"] for v in cell["values"] if v is not None]
+        for gpu, (value, where) in enumerate(values):
             # the bound is on read + write, what the record publishes: nvbandwidth counts once
-            plausible.memory_gbs(2 * value, f"{name}:{line}", f"GPU {gpu}'s device-local copy, doubled to read+write",
+            plausible.memory_gbs(2 * value, where, f"GPU {gpu}'s device-local copy, doubled to read+write",
                                  FIX)
             out.append({"test": test["name"], "gpu_index": gpu, "device": parsed["devices"].get(gpu),
                         "copy_gbs_counted_once": value})

@@ -9,7 +9,9 @@ Accepts any text. Recognises, from marks each tool prints and the others do not:
   ncu wrote a report) with no CSV export in the file;
 - ``nvidia-smi -q`` (the ``NVSMI LOG`` banner), plain ``nvidia-smi`` (the ``NVIDIA-SMI …
   Driver Version`` banner) and ``nvidia-smi --query-gpu`` CSV (a first row of field names);
-- BabelStream (``BabelStream`` and ``Version:``) and nvbandwidth (``nvbandwidth Version:``).
+- BabelStream (``BabelStream`` and ``Version:``), nvbandwidth (``nvbandwidth Version:``, or
+  a JSON object whose first key is ``"nvbandwidth"``: its ``-j`` output) and the CUDA samples'
+  bandwidthTest (its ``[CUDA Bandwidth Test]`` banner or a ``… Bandwidth, N Device(s)`` block).
 
 ``identify`` says which; ``named`` gives the one line a reader raises: what the file is, and
 which option takes it. Readers ask only once their own format is not found, so a file is never
@@ -33,6 +35,9 @@ QUERY_HEADER = re.compile(r"^\s*[a-z][a-z0-9_.]*(?: \[[^\]\n]+\])?(?:, [a-z][a-z
                           re.MULTILINE)
 BABELSTREAM_VERSION = re.compile(r"^\s*Version:", re.MULTILINE)
 NVBANDWIDTH = re.compile(r"^\s*nvbandwidth Version:", re.MULTILINE)
+NVBANDWIDTH_JSON = re.compile(r'\A\ufeff?\s*\{\s*"nvbandwidth"\s*:')
+BANDWIDTHTEST = re.compile(r"^\s*(?:\[CUDA Bandwidth Test\]|(?:Host to Device|Device to Host|Device to Device) "
+                           r"Bandwidth, \d+ Device\(s\))", re.MULTILINE)
 
 # what each is called, and the option that takes it
 WHAT = {
@@ -47,6 +52,7 @@ WHAT = {
                   "'collect env --from-nvidia-smi'"),
     "babelstream": ("BabelStream output", "give it to 'collect bandwidth --from-babelstream'"),
     "nvbandwidth": ("nvbandwidth output", "give it to 'collect bandwidth --from-nvbandwidth'"),
+    "bandwidthtest": ("the CUDA samples' bandwidthTest output", "give it to 'collect bandwidth --from-bandwidthtest'"),
 }
 
 
@@ -56,8 +62,10 @@ def identify(text: str) -> str | None:
         return "ncu-csv"
     if SMI_Q.search(text) or SMI_TABLE.search(text):
         return "nvidia-smi"
-    if NVBANDWIDTH.search(text):
+    if NVBANDWIDTH.search(text) or NVBANDWIDTH_JSON.match(text):
         return "nvbandwidth"
+    if BANDWIDTHTEST.search(text):
+        return "bandwidthtest"
     if "BabelStream" in text and BABELSTREAM_VERSION.search(text):
         return "babelstream"
     # after the tools' banners (its words, "Version", "System", are common ones) and before

@@ -24,6 +24,9 @@ def collect() -> None:
               help="ARGS are one raw and/or one details CSV export to import (page detected from the header).")
 @click.option("--import", "report", type=click.Path(dir_okay=False, path_type=Path),
               help="Export and import an existing REPORT.ncu-rep (needs ncu, not a GPU).")
+@click.option("--check", is_flag=True,
+              help="Run the exact ncu command line a profile of ARGS would, keep nothing, and say in one line "
+                   "whether the installed ncu accepts every option (no GPU needed).")
 @click.option("--clock-control", type=click.Choice(["none", "base", "reset"]), default="none", show_default=True,
               help="none: the clocks the workload really runs at; base: locked base clocks.")
 @click.option("--cache-control", type=click.Choice(["all", "none"]), default="all", show_default=True)
@@ -43,9 +46,9 @@ def collect() -> None:
               help="Profile the command this many times, one record per run (compare takes runs as its unit).")
 @click.option("--ncu-version", help="With --from-csv: the ncu version that profiled, as you state it.")
 @click.option("--driver", help="With --from-csv: the NVIDIA driver version it ran under, as you state it.")
-@archive_option()
+@archive_option(unless="check")
 @context_options
-def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, archive: Path,
+def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, check: bool, archive: Path,
                 limitations: tuple[str, ...], context_file: Path | None, **options: Any) -> None:
     """Profile a command with Nsight Compute, or import an existing report or CSV export.
 
@@ -54,6 +57,7 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
     ikreport collect ncu --repeat 3 --archive evidence -- python step.py
     ikreport collect ncu --import step.ncu-rep --archive evidence
     ikreport collect ncu --from-csv raw.csv [details.csv] --archive evidence
+    ikreport collect ncu --check -- python step.py
 
     Every option that changes results is passed to ncu explicitly and recorded.
     Prints the new record's id as the last line (with --repeat, the ids joined by commas,
@@ -67,6 +71,9 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
     source = click.get_current_context().get_parameter_source
     given = {k: options[k] for k in ("clock_control", "cache_control", "replay_mode", "ncu_version", "driver")
              if options[k] is not None and source(k) != click.core.ParameterSource.DEFAULT}
+    if check and (from_csv or report is not None or options["repeat"] > 1):
+        raise click.UsageError("--check runs ncu's command line for a live profile; give it without --import, "
+                               "--from-csv and --repeat")
     if from_csv and report is not None:
         raise click.UsageError("give --import REPORT or --from-csv FILES, not both")
     if report is not None and args:
@@ -77,6 +84,11 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
     if not from_csv and ("ncu_version" in given or "driver" in given):
         raise click.UsageError("--ncu-version and --driver state how an imported CSV export was made; "
                                "give them with --from-csv (a live run or --import records what it sees)")
+    if check:
+        from ikreport.collect.ncu_run import check_command_line
+
+        click.echo(check_command_line(list(args), _ncu_options(options)))
+        return
     context = make_context(context_file, limitations, fields, given if from_csv else None)
     store = Archive.create(archive)
     if from_csv:
@@ -92,20 +104,27 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, arch
         with terminal_progress() as progress:
             record_id = import_report(store, context, report, progress)
     else:
-        from ikreport.collect.ncu_run import DEFAULT_SECTIONS, NcuOptions, run_profiles
+        from ikreport.collect.ncu_run import run_profiles
 
         if not args:
             raise click.UsageError("give the command to profile after '--', or --import / --from-csv")
-        ncu_options = NcuOptions(
-            clock_control=options["clock_control"], cache_control=options["cache_control"],
-            replay_mode=options["replay_mode"], target_processes=options["target_processes"],
-            set=options["section_set"], sections=tuple(options["sections"]) or (() if options["section_set"] else DEFAULT_SECTIONS),
-            metrics=tuple(options["metrics"]), kernel_name=options["kernel_name"], launch_skip=options["launch_skip"],
-            launch_count=options["launch_count"], nvtx_include=tuple(options["nvtx_include"]),
-        )
         with terminal_progress() as progress:
-            record_id = ",".join(run_profiles(store, context, list(args), ncu_options, options["repeat"], progress))
+            record_id = ",".join(run_profiles(store, context, list(args), _ncu_options(options), options["repeat"],
+                                              progress))
     click.echo(record_id)
+
+
+def _ncu_options(options: dict[str, Any]) -> Any:
+    """The live-profile options as ncu_run.NcuOptions (imported only when a profile runs)."""
+    from ikreport.collect.ncu_run import DEFAULT_SECTIONS, NcuOptions
+
+    return NcuOptions(
+        clock_control=options["clock_control"], cache_control=options["cache_control"],
+        replay_mode=options["replay_mode"], target_processes=options["target_processes"],
+        set=options["section_set"], sections=tuple(options["sections"]) or (() if options["section_set"] else DEFAULT_SECTIONS),
+        metrics=tuple(options["metrics"]), kernel_name=options["kernel_name"], launch_skip=options["launch_skip"],
+        launch_count=options["launch_count"], nvtx_include=tuple(options["nvtx_include"]),
+    )
 
 
 @collect.command("env")
@@ -126,7 +145,10 @@ def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, .
 @click.option("--from-babelstream", type=click.Path(dir_okay=False, path_type=Path),
               help="Import saved BabelStream output (counts read + write, as ikreport does).")
 @click.option("--from-nvbandwidth", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import saved nvbandwidth output; only device_local_copy measures device memory.")
+              help="Import saved nvbandwidth output, text or JSON (-j); only device_local_copy measures device memory.")
+@click.option("--from-bandwidthtest", type=click.Path(dir_okay=False, path_type=Path),
+              help="Import saved CUDA samples bandwidthTest output; its device-to-device figure already counts "
+                   "read + write.")
 @click.option("--backend", type=click.Choice(["cupy", "torch", "nvcc"]),
               help="How to measure [default: CuPy, else the shipped CUDA program via nvcc (both a copy kernel), "
                    "else PyTorch (a cudaMemcpy)].")
@@ -135,7 +157,8 @@ def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, .
 @click.option("--repeats", type=int, default=10, show_default=True, help="Timed copies per size.")
 @archive_option()
 @context_options
-def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | None, backend: str | None,
+def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | None, from_bandwidthtest: Path | None,
+                      backend: str | None,
                       sizes: tuple[int, ...], warmup: int, repeats: int, archive: Path,
                       limitations: tuple[str, ...], context_file: Path | None, **fields: Any) -> None:
     """Measure peak device-memory bandwidth with a device-to-device copy, or import a tool's output.
@@ -145,14 +168,16 @@ def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | No
     from ikreport.store.archive import Archive
     from ikreport.collect import bandwidth
 
-    if from_babelstream and from_nvbandwidth:
-        raise click.UsageError("give --from-babelstream or --from-nvbandwidth, not both")
+    if sum(x is not None for x in (from_babelstream, from_nvbandwidth, from_bandwidthtest)) > 1:
+        raise click.UsageError("give one of --from-babelstream, --from-nvbandwidth and --from-bandwidthtest")
     context = make_context(context_file, limitations, fields)
     store = Archive.create(archive)
     if from_babelstream:
         record_id = bandwidth.import_babelstream(store, from_babelstream, context)
     elif from_nvbandwidth:
         record_id = bandwidth.import_nvbandwidth(store, from_nvbandwidth, context)
+    elif from_bandwidthtest:
+        record_id = bandwidth.import_bandwidthtest(store, from_bandwidthtest, context)
     else:
         from ikreport.collect.bandwidth_run import DEFAULT_SIZES_MIB
 

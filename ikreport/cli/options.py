@@ -50,13 +50,16 @@ class FiniteFloatRange(click.FloatRange):
         return number
 
 
-def archive_option() -> Any:
+def archive_option(unless: str | None = None) -> Any:
     """The ``--archive``/``-a`` option, also read from IKREPORT_ARCHIVE; when neither is given,
-    the archive found from the working directory upward (see default_archive)."""
+    the archive found from the working directory upward (see default_archive). ``unless``: a
+    flag of the command that writes nothing, with which no archive is looked for."""
 
     def decorate(f: Any) -> Any:
         @functools.wraps(f)
         def command(*args: Any, archive: Path | None, **kwargs: Any) -> Any:
+            if unless is not None and kwargs.get(unless):
+                return f(*args, archive=archive, **kwargs)
             return f(*args, archive=default_archive(archive), **kwargs)
 
         return _archive_flag()(command)

@@ -25,6 +25,8 @@ from ikreport.collect import bandwidth_run
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.textfile import read_text
+from ikreport.analysis.bandwidthtest import device_to_device, parse_bandwidthtest
+from ikreport.formatting import fmt_gbs
 from ikreport.progress import Progress
 from ikreport.kinds.peak_bandwidth import NAME as PEAK_BANDWIDTH
 
@@ -175,11 +177,13 @@ def import_nvbandwidth(archive: Archive, path: Path, context: Context) -> str:
     local = nvbandwidth_local_copies(parsed, str(path))  # refuses link-only output
     per_gpu = [{**x, "gbs": round(2 * x["copy_gbs_counted_once"], 1)} for x in local]
     values = [x["gbs"] for x in per_gpu]
+    # the median of the figures as nvbandwidth printed them, doubled, then rounded once
+    median = round(statistics.median(2 * x["copy_gbs_counted_once"] for x in local), 1)
     devices = sorted({x["device"] for x in per_gpu if x["device"]})
     data = {
-        "peak_gbs": round(statistics.median(values), 1),
+        "peak_gbs": median,
         "peak_basis": f"median over {len(values)} GPU(s) of nvbandwidth device_local_copy, doubled to read+write",
-        "max_gbs": max(values), "median_gbs": round(statistics.median(values), 1), "sample_count": len(values),
+        "max_gbs": max(values), "median_gbs": median, "sample_count": len(values),
         "device": devices[0] if len(devices) == 1 else ", ".join(devices) or None,
         "method": "nvbandwidth device_local_copy", "copy_mechanism": CE_COPY,
         "backend": f"nvbandwidth {parsed['version']}",
@@ -187,7 +191,15 @@ def import_nvbandwidth(archive: Archive, path: Path, context: Context) -> str:
         "per_gpu": per_gpu, "theoretical_gbs": None, "samples": [],
         "link_tests_not_imported": sorted(t["name"] for t in parsed["tests"] if t["name"] != "device_local_copy"),
     }
-    limitations = [LIMIT_COPY, LIMIT_CE, "Imported from saved nvbandwidth output: clocks and other processes are not known.",
+    # a server's GPUs are boards of one model: their median is the peak, and the spread is said
+    several_gpus = [f"The peak is the median over the {len(values)} GPUs of one machine that nvbandwidth measured "
+                    f"({min(values):,.1f} to {max(values):,.1f} GB/s read + write); another board of the model "
+                    "can differ."] if len(values) > 1 else []
+    json_output = parsed["output"] == "json"
+    if json_output and parsed.get("driver"):
+        data["driver"] = str(parsed["driver"])
+    limitations = [LIMIT_COPY, LIMIT_CE, *several_gpus,
+                   "Imported from saved nvbandwidth output: clocks and other processes are not known.",
                    "nvbandwidth reports one figure per GPU (the mean of its loop), so run-to-run spread is not known.",
                    LIMIT_IMPORT_NO_THEORY, *run_wrappers.limitations(parsed["run_under"], "nvbandwidth")]
     if data["link_tests_not_imported"]:
@@ -196,9 +208,59 @@ def import_nvbandwidth(archive: Archive, path: Path, context: Context) -> str:
     return _record(
         archive, context, title=f"Peak memory bandwidth (nvbandwidth): {data['device'] or 'GPU'}",
         gpu=data["device"],
-        method={"tool": "nvbandwidth", "tool_version": parsed["version"], "command": None, "options": {},
-                "how": "imported from saved nvbandwidth output"},
+        method={"tool": "nvbandwidth", "tool_version": parsed["version"], "command": None,
+                "options": {"output": "json (-j)"} if json_output else {},
+                "how": "imported from saved nvbandwidth " + ("JSON output" if json_output else "output")},
         data=data, limitations=limitations,
-        sources=[{"role": "nvbandwidth-output", "id": blob, "size": len(raw), "media_type": "text/plain",
+        sources=[{"role": "nvbandwidth-output", "id": blob, "size": len(raw),
+                  "media_type": "application/json" if json_output else "text/plain", "name": path.name}],
+    )
+
+
+def import_bandwidthtest(archive: Archive, path: Path, context: Context) -> str:
+    """Store saved CUDA samples bandwidthTest output and its ``peak-bandwidth`` record (its
+    device-to-device figures, already read + write); return the record's id."""
+    raw, text = read_text(path, BandwidthOutputError)
+    parsed = parse_bandwidthtest(text, str(path))
+    block = device_to_device(parsed, str(path))
+    rows = sorted(block["rows"], key=lambda r: r["bytes"])
+    largest, best = rows[-1], max(rows, key=lambda r: (r["gbs"], -r["bytes"]))
+    transfers = [{"buffer_bytes": r["bytes"], "gbs": round(r["gbs"], 1)} for r in rows]
+    failed = parsed["result"] not in (None, "PASS")  # bandwidthTest checks its copies and prints PASS or FAIL
+    data = {
+        # the largest transfer is the one least served from L2: bandwidthTest's figure, as printed
+        "peak_gbs": round(largest["gbs"], 1),
+        "peak_basis": f"bandwidthTest's device-to-device figure at its largest transfer ({largest['bytes']:,} bytes)",
+        "max_gbs": round(best["gbs"], 1), "max_kernel": f"a {best['bytes']:,}-byte transfer",
+        "median_gbs": None, "sample_count": len(rows),
+        "device": parsed["device"], "method": "CUDA samples bandwidthTest, device to device (cudaMemcpy)",
+        "copy_mechanism": CE_COPY, "backend": "bandwidthTest" + (f" ({parsed['mode']} mode)" if parsed["mode"] else ""),
+        "convention": CONVENTION + " (bandwidthTest's own: it counts 2 x the size, a read and a write, and is "
+                                   "stored as printed)",
+        "transfers": transfers, "memory": block["memory"], "theoretical_gbs": None, "samples": [],
+        "validation": ("failed: " if failed else "") + f"bandwidthTest printed Result = {parsed['result']}"
+        if parsed["result"] else "no result printed",
+    }
+    limitations = [*(["bandwidthTest reported that its run failed (Result = FAIL): its copies did not all check "
+                      "out, so these figures cannot be trusted as a peak."] if failed else []), LIMIT_COPY, LIMIT_CE, "Imported from saved bandwidthTest output: clocks, driver and other "
+                   "processes are not known.",
+                   "bandwidthTest reports one figure per transfer size (the mean of its repeated copies), so "
+                   "run-to-run spread is not known.", LIMIT_IMPORT_NO_THEORY]
+    if best["bytes"] != largest["bytes"]:
+        limitations.append(f"A smaller transfer ({best['bytes']:,} bytes, {fmt_gbs(best['gbs'])}) measured more than "
+                           "the largest: a copy that small is served partly from the L2 cache, so it is shown only "
+                           "as the best figure, not as the memory peak.")
+    if parsed["device"] is None:
+        limitations.append("The output does not name the GPU (bandwidthTest's 'Device N:' line is not in it): the "
+                           "model is as the importer stated it.")
+    blob = archive.put_blob(raw)
+    gpu = parsed["device"]
+    return _record(
+        archive, context, title=f"Peak memory bandwidth (bandwidthTest): {context.gpu or gpu or 'GPU'}", gpu=gpu,
+        method={"tool": "bandwidthTest (CUDA samples)", "tool_version": None, "command": None,
+                "options": {"mode": parsed["mode"], "memory": block["memory"]},
+                "how": "imported from saved bandwidthTest output"},
+        data=data, limitations=limitations,
+        sources=[{"role": "bandwidthtest-output", "id": blob, "size": len(raw), "media_type": "text/plain",
                   "name": path.name}],
     )

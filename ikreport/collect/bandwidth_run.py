@@ -27,7 +27,12 @@ BACKENDS = ("cupy", "nvcc", "torch")  # the default order: kernel copies first
 KERNEL = "kernel"  # the SMs copy: close to what DRAM can stream
 MEMCPY = "cudaMemcpy"  # the driver copies, on a copy engine
 MECHANISM = {"cupy": KERNEL, "nvcc": KERNEL, "torch": MEMCPY}
-IMPORT_INSTEAD = "or import saved output with --from-babelstream FILE or --from-nvbandwidth FILE"
+# The GPU architectures the copy program is written for (Volta to Blackwell: the int4 loads and
+# CUDA events it uses are in all of them); a test compiles it for each one the installed nvcc
+# knows (CUDA 13 dropped sm_70).
+ARCHITECTURES = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
+IMPORT_INSTEAD = ("or import saved output with --from-babelstream FILE, --from-nvbandwidth FILE or "
+                  "--from-bandwidthtest FILE")
 NO_GPU_HINT = f"a live measurement needs an NVIDIA GPU and its driver; {IMPORT_INSTEAD}"
 
 

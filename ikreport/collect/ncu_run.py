@@ -21,6 +21,7 @@ from ikreport.analysis.ncu import read_exports
 from ikreport.analysis.ncu_session import parse_session
 from ikreport.store.archive import Archive
 from ikreport.collect import tools
+from ikreport.collect.ncu_outcome import Outcome, outcome
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.env import snapshot, write_env_record
 from ikreport.collect.ncu_import import launch_table_source, profile_limitations
@@ -106,28 +107,10 @@ def option_limitations(o: NcuOptions) -> list[str]:
     return out
 
 
-NCU_FAILURES = (
-    (re.compile(r"ERR_NVGPUCTRPERM"), "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run as "
-     "root, or load the driver with NVreg_RestrictProfilingToAdminUsers=0"),
-    (re.compile(r"No kernels were profiled"), "ncu profiled no kernels: check that the command launches CUDA "
-     "kernels and that --kernel-name, --launch-skip and --nvtx-include match some"),
-    (re.compile(r"did not match any section"), "a --section name is unknown to this ncu; 'ncu --list-sections' "
-     "lists them"),
-)
-
-
-def ncu_failure(result: tools.Result) -> str | None:
-    """The one-line message with the fix for a known ncu failure in its output; None when there is none."""
-    said = result.stdout + "\n" + result.stderr
-    for rx, message in NCU_FAILURES:
-        if rx.search(said):
-            line = next((ln.strip() for ln in said.splitlines() if rx.search(ln)), "")
-            return f"{message} (ncu said: {line})"
-    if result.returncode != 0:
-        line = next((ln.strip() for ln in said.splitlines() if "==ERROR==" in ln),
-                    said.strip().splitlines()[-1] if said.strip() else "no output")
-        return f"ncu failed with exit status {result.returncode}: {line}"
-    return None
+def ncu_failure(result: tools.Result, version: str | None = None) -> str | None:
+    """The one-line message with the fix for a failed ncu run (ncu_outcome.py); None when it worked."""
+    found = outcome(result, version)
+    return None if found.kind == "ok" else found.message
 
 
 def ncu_version() -> str | None:
@@ -137,18 +120,50 @@ def ncu_version() -> str | None:
     return m.group(1) if m else None
 
 
-def _export(report: Path, progress: Progress | None, pages_wanted: tuple[str, ...] = ("raw", "details")
-            ) -> dict[str, bytes]:
+def _export(report: Path, progress: Progress | None, pages_wanted: tuple[str, ...] = ("raw", "details"),
+            version: str | None = None) -> dict[str, bytes]:
+    """Each page of ``pages_wanted`` as ncu exports it. The session page is left out when the
+    installed ncu has none (before 2023.1 '--page session' is an option error)."""
     pages = {}
     for page in pages_wanted:
         if progress:
             progress.step(f"exporting the {page} page")
         result = tools.run(["ncu", "--import", str(report), "--csv", "--page", page], timeout=3600)
-        problem = ncu_failure(result)
-        if problem:
-            raise tools.ToolError(f"{report}: {problem}")
+        found = outcome(result, version)
+        if page == "session" and found.kind == "option":
+            continue
+        if found.kind != "ok":
+            raise tools.ToolError(f"{report}: {found.message}")
+        if not result.stdout.strip():
+            raise tools.ToolError(f"{report}: ncu exported an empty {page} page: the report holds no profiled "
+                                  "launch, or is damaged")
         pages[page] = result.stdout.encode("utf-8")
     return pages
+
+
+def profile_argv(options: NcuOptions, report: Path, command: list[str]) -> list[str]:
+    """The exact ncu command line a live profile runs: every option stated, the report kept."""
+    return ["ncu", *options.argv(), "--export", str(report), "--force-overwrite", *command]
+
+
+def check_command_line(command: list[str], options: NcuOptions) -> str:
+    """Run the ncu command line a profile of ``command`` would, keeping nothing, and say in one
+    line whether this ncu accepts it; ToolError naming the option when it does not. A target
+    that launches no kernel, or a machine without a GPU, still shows every option accepted."""
+    if not command:
+        raise tools.ToolError("give the command to check after '--': ikreport collect ncu --check -- python step.py")
+    tools.find("ncu")
+    version = ncu_version()
+    with tempfile.TemporaryDirectory(prefix="ikreport-ncu-check-") as tmp:
+        result = tools.run(profile_argv(options, Path(tmp) / "check.ncu-rep", command), timeout=3600)
+        wrote = (Path(tmp) / "check.ncu-rep").exists()
+    found: Outcome = outcome(result, version)
+    if not found.accepted:
+        raise tools.ToolError(found.message)
+    named = f"ncu {version or '(version unknown)'} accepts the command line 'collect ncu' builds"
+    if found.kind == "ok":
+        return f"{named}; it profiled the command{'' if wrote else ' but wrote no report'} (nothing was stored)"
+    return f"{named}; it profiled nothing ({found.said}): nothing was stored"
 
 
 def _changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
@@ -205,11 +220,11 @@ def run_profile(archive: Archive, context: Context, command: list[str], options:
     raw_before, before = snapshot("a live profile needs an NVIDIA GPU and its driver; or import an export with --from-csv")
     with tempfile.TemporaryDirectory(prefix="ikreport-ncu-") as tmp:
         report = Path(tmp) / "profile.ncu-rep"
-        argv = ["ncu", *options.argv(), "--export", str(report), "--force-overwrite", *command]
+        argv = profile_argv(options, report, command)
         if progress:
             progress.step("profiling with ncu: the workload runs once per replay pass, so this takes a while")
         result = tools.run(argv, timeout=None)
-        problem = ncu_failure(result)
+        problem = ncu_failure(result, version)
         if problem is None and not report.exists():
             problem = "ncu wrote no report: " + (result.stdout + result.stderr).strip().splitlines()[-1:][0] \
                 if (result.stdout + result.stderr).strip() else "ncu wrote no report"
@@ -259,17 +274,23 @@ def import_report(archive: Archive, context: Context, report: Path, progress: Pr
         raise tools.ToolError(f"{report}: no such file; give the path of an existing .ncu-rep report")
     tools.find("ncu", "install Nsight Compute, or export the report's CSV pages on a machine that has it "
                       "and import them with --from-csv")
-    pages = _export(report, progress, ("raw", "details", "session"))
-    # the session page says how the report was made, and which ncu made it: the local ncu
-    # only exported it, and may be another release
-    session = parse_session(pages["session"], f"{report.name} (session page)")
-    options = observed_options(session)
-    seen = ["ncu version"] * bool(session.version) + ["command"] * bool(session.command)
-    seen += [k.replace("_", " ") for k in sorted(options)]
-    method = {"tool": "ncu", "tool_version": session.version, "command": list(session.command or []) or None,
-              "options": options, "how": "imported from an existing .ncu-rep report; "
-              + (", ".join(seen) + " observed from its session page" if seen else "its session page says nothing"),
-              "exported_with": ncu_version()}
+    exporter = ncu_version()
+    pages = _export(report, progress, ("raw", "details", "session"), exporter)
+    if "session" in pages:
+        # the session page says how the report was made, and which ncu made it: the local ncu
+        # only exported it, and may be another release
+        session = parse_session(pages["session"], f"{report.name} (session page)")
+        options = observed_options(session)
+        seen = ["ncu version"] * bool(session.version) + ["command"] * bool(session.command)
+        seen += [k.replace("_", " ") for k in sorted(options)]
+        how = ", ".join(seen) + " observed from its session page" if seen else "its session page says nothing"
+        made_by, command = session.version, list(session.command or []) or None
+    else:
+        options, made_by, command = {}, None, None
+        how = (f"the installed ncu ({exporter or 'version unknown'}) has no session page, so the ncu version, "
+               "command and options the report was made with are not observed")
+    method = {"tool": "ncu", "tool_version": made_by, "command": command, "options": options,
+              "how": "imported from an existing .ncu-rep report; " + how, "exported_with": exporter}
     limits = [control_limitation(options, {}, "an existing report"),
               "The environment the report was made in is not known (no snapshots were taken).",
               "ncu serialises kernel launches, so overlap between kernels and launch gaps are not seen."]

@@ -132,6 +132,12 @@ def bandwidth_view(record: Record) -> tuple[Facts, Tables]:
                        "rows": [[k["function"], gbs(k["best_gbs"]),
                                  *(f"{k[t]:.5f}" if k.get(t) is not None else "n/a" for t in ("min_s", "max_s", "avg_s"))]
                                 for k in d["kernels"]]})
+    if d.get("transfers"):
+        tables.append({"title": "By transfer size",
+                       "note": "bandwidthTest's device-to-device figure, read + write as it prints it; a transfer "
+                               "that fits in L2 is partly served from it.",
+                       "columns": ["transfer (bytes)", "GB/s"],
+                       "rows": [[f"{r['buffer_bytes']:,}", gbs(r["gbs"])] for r in d["transfers"]]})
     if d.get("per_gpu"):
         tables.append({"title": "Per GPU", "note": "nvbandwidth's figure counts the copied size once; doubled here.",
                        "columns": ["GPU", "device", "nvbandwidth", "read + write"],
