@@ -133,7 +133,7 @@ def test_nvbandwidth_json_peak_is_the_median_over_the_servers_gpus_doubled(tmp_p
     record = load(arch, run("collect", "bandwidth", "--from-nvbandwidth", NVB_JSON, "-a", arch))
     d = record["data"]
     assert record["subject"]["gpu"] == "NVIDIA GeForce RTX 5090"  # bus and host dropped from the device list
-    assert [g["copy_gbs_counted_once"] for g in d["per_gpu"]] == [760.777, 761.047, 761.047, 760.912]
+    assert [g["counted_once_gbs"] for g in d["per_gpu"]] == [760.777, 761.047, 761.047, 760.912]
     # nvbandwidth counts each copied byte once: median 760.9795 x 2, rounded once
     assert d["peak_gbs"] == 1522.0 and d["driver"] == "570.86.16"
     assert d["backend"] == "nvbandwidth v0.8" and record["method"]["options"] == {"output": "json (-j)"}

@@ -39,6 +39,8 @@ def test_every_fixture_is_covered():
         "ncu_details_cudaroofline_v100pcie_cmdline_cycles_no_duration.csv",
         "ncu_details_learningnote_a100pcie_smsp_cycles_printfp.csv",
         "ncu_details_learningnote_a100pcie_smsp_cycles_printfp_profile_error.csv",
+        # tests/test_measured_peak_pairs.py (issue 29)
+        "ncu_details_llmperfopt_k0008_bf16_copy_rtx5090.csv", "ncu_details_llmperfopt_k0009_fmha_cutlass_bf16_rtx5090.csv",
     }
     assert names == tested
 

@@ -75,7 +75,7 @@ def test_every_numeric_field_of_the_sample_records_has_a_unit_or_is_a_count():
     """The class behind item 7: each numeric field name in the sample archive either formats
     with a unit or is one of the counts and ratios that have none (a comparison's verdicts are
     counted by their names)."""
-    unitless = {"ONLY IN A", "ONLY IN B", "FASTER", "SLOWER", "SAME", "UNDECIDED", "a_launches", "b_launches", "block", "bound_launches", "first_index", "gpu_count", "grid", "index",
+    unitless = {"ONLY IN A", "ONLY IN B", "FASTER", "SLOWER", "SAME", "UNDECIDED", "a_launches", "b_launches", "block", "bound_launches", "first_index", "gpu_count", "gpu_index", "grid", "index",
                 "kernel_count", "launch_count", "launches", "min_samples", "n_a", "n_b", "registers", "runs", "sms",
                 "blocks_per_sm",
                 "sample_count", "size", "value", "version", "waves"}

@@ -252,5 +252,5 @@ def nvbandwidth_local_copies(parsed: dict[str, Any], name: str) -> list[dict[str
             plausible.memory_gbs(2 * value, where, f"GPU {gpu}'s device-local copy, doubled to read+write",
                                  FIX)
             out.append({"test": test["name"], "gpu_index": gpu, "device": parsed["devices"].get(gpu),
-                        "copy_gbs_counted_once": value})
+                        "counted_once_gbs": value})
     return out

@@ -175,10 +175,10 @@ def import_nvbandwidth(archive: Archive, path: Path, context: Context) -> str:
     raw, text = read_text(path, BandwidthOutputError)
     parsed = parse_nvbandwidth(text, str(path))
     local = nvbandwidth_local_copies(parsed, str(path))  # refuses link-only output
-    per_gpu = [{**x, "gbs": round(2 * x["copy_gbs_counted_once"], 1)} for x in local]
+    per_gpu = [{**x, "gbs": round(2 * x["counted_once_gbs"], 1)} for x in local]
     values = [x["gbs"] for x in per_gpu]
     # the median of the figures as nvbandwidth printed them, doubled, then rounded once
-    median = round(statistics.median(2 * x["copy_gbs_counted_once"] for x in local), 1)
+    median = round(statistics.median(2 * x["counted_once_gbs"] for x in local), 1)
     devices = sorted({x["device"] for x in per_gpu if x["device"]})
     data = {
         "peak_gbs": median,

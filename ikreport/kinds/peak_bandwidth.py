@@ -141,7 +141,7 @@ def bandwidth_view(record: Record) -> tuple[Facts, Tables]:
     if d.get("per_gpu"):
         tables.append({"title": "Per GPU", "note": "nvbandwidth's figure counts the copied size once; doubled here.",
                        "columns": ["GPU", "device", "nvbandwidth", "read + write"],
-                       "rows": [[str(g["gpu_index"]), g["device"] or "n/a", gbs(g["copy_gbs_counted_once"]),
+                       "rows": [[str(g["gpu_index"]), g["device"] or "n/a", gbs(g["counted_once_gbs"]),
                                  gbs(g["gbs"])] for g in d["per_gpu"]]})
     return facts, tables
 

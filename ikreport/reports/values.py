@@ -73,7 +73,8 @@ def precision_unit(path: str, value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     name = path.rsplit(".", 1)[-1]
-    return next((suffix for suffix in PAGE_PRECISION if name.endswith(suffix)), None)
+    # the whole name may be the unit's, as a sample's "gbs" is
+    return next((suffix for suffix in PAGE_PRECISION if name.endswith(suffix) or name == suffix[1:]), None)
 
 
 def format_value(path: str, value: Any, digits: int | None = None) -> str:
