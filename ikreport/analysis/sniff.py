@@ -9,7 +9,11 @@ Accepts any text. Recognises, from marks each tool prints and the others do not:
   ncu wrote a report) with no CSV export in the file;
 - ``nvidia-smi -q`` (the ``NVSMI LOG`` banner), plain ``nvidia-smi`` (the ``NVIDIA-SMI …
   Driver Version`` banner) and ``nvidia-smi --query-gpu`` CSV (a first row of field names);
-- BabelStream (``BabelStream`` and ``Version:``) and nvbandwidth (``nvbandwidth Version:``).
+- BabelStream (``BabelStream`` and ``Version:``) and nvbandwidth (``nvbandwidth Version:``);
+- ``nsys stats`` CSV (a ``Time (%),Total Time (ns)`` or ``Start (ns),Duration (ns)`` header);
+- serving benchmarks: SGLang's JSONL (``e2e_latency_ms`` keys), vLLM's saved JSON
+  (``_ttft_ms`` keys otherwise), AIPerf's export (a ``Metric,avg,min,max`` CSV, or JSON with
+  ``records`` and ``input_config``).
 
 ``identify`` says which; ``named`` gives the one line a reader raises: what the file is, and
 which option takes it. Readers ask only once their own format is not found, so a file is never
@@ -33,6 +37,8 @@ QUERY_HEADER = re.compile(r"^\s*[a-z][a-z0-9_.]*(?: \[[^\]\n]+\])?(?:, [a-z][a-z
                           re.MULTILINE)
 BABELSTREAM_VERSION = re.compile(r"^\s*Version:", re.MULTILINE)
 NVBANDWIDTH = re.compile(r"^\s*nvbandwidth Version:", re.MULTILINE)
+NSYS_STATS = re.compile(r"^\ufeff?(?:Time ?\(%\),Total Time|Start \(ns\),Duration \(ns\))", re.MULTILINE)
+AIPERF_CSV = re.compile(r"^\ufeff?Metric,avg,min,max", re.MULTILINE)
 
 # what each is called, and the option that takes it
 WHAT = {
@@ -47,6 +53,10 @@ WHAT = {
                   "'collect env --from-nvidia-smi'"),
     "babelstream": ("BabelStream output", "give it to 'collect bandwidth --from-babelstream'"),
     "nvbandwidth": ("nvbandwidth output", "give it to 'collect bandwidth --from-nvbandwidth'"),
+    "nsys-stats": ("nsys stats CSV output", "give it to 'collect nsys --from-csv'"),
+    "sglang-serving": ("SGLang bench_serving output", "give it to 'collect serving --from-sglang'"),
+    "vllm-serving": ("a vLLM serving benchmark result", "give it to 'collect serving --from-vllm'"),
+    "aiperf-export": ("an AIPerf profile export", "give it to 'collect serving --from-aiperf'"),
 }
 
 
@@ -60,6 +70,11 @@ def identify(text: str) -> str | None:
         return "nvbandwidth"
     if "BabelStream" in text and BABELSTREAM_VERSION.search(text):
         return "babelstream"
+    serving = _serving(text)
+    if serving:
+        return serving
+    if NSYS_STATS.search(text):
+        return "nsys-stats"
     # after the tools' banners (its words, "Version", "System", are common ones) and before
     # the log: ncu prints its ==PROF== lines around a session page it exports
     if ncu_session_mark.marked(text):
@@ -68,6 +83,18 @@ def identify(text: str) -> str | None:
         return "ncu-log"
     if QUERY_HEADER.match(text.lstrip("\ufeff")):
         return "query-gpu"
+    return None
+
+
+def _serving(text: str) -> str | None:
+    """A serving benchmark's result, by the keys only its tool writes; None otherwise."""
+    head = text.lstrip("\ufeff \r\n\t")
+    if AIPERF_CSV.match(head) or (head.startswith("{") and '"records"' in text and '"input_config"' in text):
+        return "aiperf-export"
+    if head.startswith("{") and "e2e_latency_ms" in text:
+        return "sglang-serving"
+    if head.startswith("{") and "_ttft_ms" in text:
+        return "vllm-serving"
     return None
 
 
