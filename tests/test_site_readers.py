@@ -12,7 +12,7 @@ import pytest
 from ikreport.store.archive import Archive
 from readers_site import B200_WORKLOAD, CUTLASS_OLD, CUTLASS_TITLE, build_readers_site
 
-SAMPLE_COMPARISON = "04252e3d84fed7ad05610131826bd51bf18cea650c52ac7f9859883acd53a946"  # cites CUTLASS_OLD
+SAMPLE_COMPARISON = "d769de264fabad7a60528c2c6b9314dd3e4b9c86014d0558ecc3ef426abe958d"  # cites CUTLASS_OLD
 
 
 @pytest.fixture(scope="module")
