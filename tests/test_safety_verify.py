@@ -259,7 +259,8 @@ def with_manifest(site, change) -> None:
 RID = "0" * 64
 # the manifest lists every sample record: an appended one is the next index
 SAMPLE_RECORDS = len(list((ROOT / "sample_evidence" / "records").rglob("*.json")))
-NOT_ID, NOT_B = f"records[{SAMPLE_RECORDS}] is not a record id", "blobs[10].path is not b/"
+SAMPLE_BLOBS = sum(1 for p in (ROOT / "sample_evidence" / "blobs").rglob("*") if p.is_file())
+NOT_ID, NOT_B = f"records[{SAMPLE_RECORDS}] is not a record id", f"blobs[{SAMPLE_BLOBS}].path is not b/"
 
 
 @pytest.mark.parametrize("change, expect", [
@@ -269,8 +270,8 @@ NOT_ID, NOT_B = f"records[{SAMPLE_RECORDS}] is not a record id", "blobs[10].path
     pytest.param(lambda m: m["records"].append(42), NOT_ID, id='record-id-int'),
     pytest.param(lambda m: m["records"].append("../../etc/shadow"), NOT_ID, id='record-id-dotdot'),
     pytest.param(lambda m: m["records"].append("ABC"), NOT_ID, id='record-id-not-hex'),
-    pytest.param(lambda m: m["blobs"].append([]), "blobs[10].id is not a blob id", id='blob-not-object'),
-    pytest.param(lambda m: m["blobs"].append({"path": "b/x"}), "blobs[10].id is not a blob id", id='blob-no-id'),
+    pytest.param(lambda m: m["blobs"].append([]), f"blobs[{SAMPLE_BLOBS}].id is not a blob id", id='blob-not-object'),
+    pytest.param(lambda m: m["blobs"].append({"path": "b/x"}), f"blobs[{SAMPLE_BLOBS}].id is not a blob id", id='blob-no-id'),
     pytest.param(lambda m: m["blobs"].append({"id": RID, "path": "/etc/shadow"}), NOT_B, id='blob-etc-shadow'),
     pytest.param(lambda m: m["blobs"].append({"id": RID, "path": "/dev/zero"}), NOT_B, id='blob-dev-zero'),
     pytest.param(lambda m: m["blobs"].append({"id": RID, "path": f"b/../../../etc/{RID}"}), NOT_B, id='blob-dotdot'),
@@ -324,7 +325,7 @@ def test_verify_site_over_http_refuses_paths_out_of_the_site(site, tmp_path, run
     with_manifest(site, lambda m: m["blobs"].append({"id": RID, "path": "../../etc/passwd"}))
     with serve(site, tmp_path) as url:
         result = run("verify", "--site", url)
-    assert result.exit_code == 1 and "blobs[10].path is not b/" in result.stdout
+    assert result.exit_code == 1 and NOT_B in result.stdout
     assert len(result.stdout.splitlines()) == 1
 
 

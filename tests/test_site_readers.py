@@ -12,7 +12,7 @@ import pytest
 from ikreport.store.archive import Archive
 from readers_site import B200_WORKLOAD, CUTLASS_OLD, CUTLASS_TITLE, build_readers_site
 
-SAMPLE_COMPARISON = "d769de264fabad7a60528c2c6b9314dd3e4b9c86014d0558ecc3ef426abe958d"  # cites CUTLASS_OLD
+SAMPLE_COMPARISON = "ca789aafa5c5b1bf38d8f01584a0f9f60a93a043c4b8128d21430e1c06cf895f"  # cites CUTLASS_OLD
 
 
 @pytest.fixture(scope="module")
