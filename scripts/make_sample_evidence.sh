@@ -12,6 +12,7 @@ A=${1:-sample_evidence}
 F=tests/fixtures/ncu
 GPU="NVIDIA GeForce RTX 5090"
 OCR="DeepSeek-OCR on OmniDocBench pages, 64 new tokens"
+# kernel 1 states no workload: its profile and kernel 3's are of different kernels, never a series
 GPU_STATED="The export says only compute capability 12.0; the GPU model is stated from the env.json the source keeps beside its Nsight Systems run of the same session."
 SRC="Real tool output from a public repository (see tests/fixtures/SOURCES.md); ikreport did not run this profile."
 
@@ -27,7 +28,7 @@ $IK collect ncu --from-csv "$F/ncu_details_llmperfopt_k0003_cmdline_plus_section
   --engine "PyTorch (python3.12)" --gpu "$GPU" --workload "$OCR" --limitation "$SRC" --limitation "$GPU_STATED"
 $IK collect ncu --from-csv "$F/ncu_details_llmperfopt_k0001_metrics.csv" -a "$A" \
   --title "DeepSeek-OCR: cuBLAS bf16 GEMV (kernel 1)" --model "DeepSeek-OCR" \
-  --engine "PyTorch (python3.12)" --gpu "$GPU" --workload "$OCR" --limitation "$SRC" --limitation "$GPU_STATED"
+  --engine "PyTorch (python3.12)" --gpu "$GPU" --limitation "$SRC" --limitation "$GPU_STATED"
 $IK collect ncu --from-csv "$F/ncu_details_nsightful_copy_blocked_base_units.csv" -a "$A" \
   --title "Numba blocked copy kernel (nsightful test export, base units)" \
   --engine "Numba CUDA" --workload "copy of 262,144 int64 per call, blocked access" --limitation "$SRC"
