@@ -26,6 +26,14 @@ class NvidiaSmiError(IkreportError):
     """Saved nvidia-smi output that cannot be read."""
 
 
+class NsysStatsError(IkreportError):
+    """An nsys stats CSV that cannot be read."""
+
+
+class ServingOutputError(IkreportError):
+    """A saved serving-benchmark result (vLLM, SGLang, AIPerf) that cannot be read."""
+
+
 class ArchiveError(IkreportError):
     """An archive that is missing, unreadable, or unwritable."""
 

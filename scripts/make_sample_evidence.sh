@@ -10,6 +10,10 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1796169600}  # 2026-12-02T00:00:00
 IK=${IK:-.venv/bin/ikreport}
 A=${1:-sample_evidence}
 F=tests/fixtures/ncu
+GPU="NVIDIA GeForce RTX 5090"
+OCR="DeepSeek-OCR on OmniDocBench pages, 64 new tokens"
+# kernel 1 states no workload: its profile and kernel 3's are of different kernels, never a series
+GPU_STATED="The export says only compute capability 12.0; the GPU model is stated from the env.json the source keeps beside its Nsight Systems run of the same session."
 SRC="Real tool output from a public repository (see tests/fixtures/SOURCES.md); ikreport did not run this profile."
 
 $IK collect ncu --from-csv "$F/ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv" -a "$A" \
@@ -21,12 +25,10 @@ $IK collect ncu --from-csv "$F/ncu_raw_pmpp_06_gtx1650ti_preamble.csv" -a "$A" \
   --workload "4096 blocks x 128 threads, identical arithmetic per atom" --limitation "$SRC"
 $IK collect ncu --from-csv "$F/ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv" -a "$A" \
   --title "DeepSeek-OCR: CUTLASS bf16 WMMA GEMM (kernel 3)" --model "DeepSeek-OCR" \
-  --engine "PyTorch (python3.12)" --limitation "$SRC" \
-  --limitation "The source says compute capability 12.0 (an RTX 50-series GPU); the exact model is not in the export."
+  --engine "PyTorch (python3.12)" --gpu "$GPU" --workload "$OCR" --limitation "$SRC" --limitation "$GPU_STATED"
 $IK collect ncu --from-csv "$F/ncu_details_llmperfopt_k0001_metrics.csv" -a "$A" \
   --title "DeepSeek-OCR: cuBLAS bf16 GEMV (kernel 1)" --model "DeepSeek-OCR" \
-  --engine "PyTorch (python3.12)" --limitation "$SRC" \
-  --limitation "The source says compute capability 12.0 (an RTX 50-series GPU); the exact model is not in the export."
+  --engine "PyTorch (python3.12)" --gpu "$GPU" --limitation "$SRC" --limitation "$GPU_STATED"
 $IK collect ncu --from-csv "$F/ncu_details_nsightful_copy_blocked_base_units.csv" -a "$A" \
   --title "Numba blocked copy kernel (nsightful test export, base units)" \
   --engine "Numba CUDA" --workload "copy of 262,144 int64 per call, blocked access" --limitation "$SRC"
@@ -50,5 +52,13 @@ $IK collect env --from-nvidia-smi "$S/smi_table_evaldataset_h100x2.txt" -a "$A" 
   --title "Two H100 80GB HBM3, driver 570.133.20 (nvidia-smi table)" --limitation "$SRC"
 $IK collect env --from-nvidia-smi "$S/smi_q_gpukernellab_rtx3060laptop.txt" -a "$A" \
   --title "RTX 3060 Laptop GPU under WDDM, driver 610.88 (nvidia-smi -q)" --limitation "$SRC"
+$IK collect nsys --from-csv tests/fixtures/nsys/nsys_kern_sum_llmperfopt_dsocr_allstage_rtx5090.csv -a "$A" \
+  --title "DeepSeek-OCR on an RTX 5090: kernel time in a real run (nsys, 20 pages)" --model "DeepSeek-OCR" \
+  --engine "PyTorch (python3.12)" --gpu "$GPU" --workload "$OCR" --limitation "$SRC" \
+  --limitation "The run covers 20 pages; the ncu profiles of this session replayed one launch of one page."
+$IK collect serving --from-aiperf tests/fixtures/serving/aiperf_example_run1_gptoss20b_profile_export_aiperf.csv -a "$A" \
+  --title "AIPerf: gpt-oss-20b, 100 requests at concurrency 100, streaming chat" --model "openai/gpt-oss-20b" \
+  --workload "chat, 550 input tokens, up to 250 output tokens, concurrency 100" --limitation "$SRC" \
+  --limitation "From another machine than every profile here (its GPU is not stated), so no kernel figure is set against it."
 profile() { $IK list -a "$A" | grep " ncu-profile " | grep "$1" | cut -c1-12; }
 $IK compare "$(profile "GEMV (kernel 1)")" "$(profile "GEMM (kernel 3)")" -a "$A" >/dev/null

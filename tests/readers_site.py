@@ -22,7 +22,7 @@ from ikreport.store.archive import Archive
 
 ROOT = Path(__file__).resolve().parents[1]
 NCU = ROOT / "tests" / "fixtures" / "ncu"
-CUTLASS_OLD = "e9e67ccc70b90b674269dbb79ca1ad11031b6d897f01e3c0e045a86722c57a62"  # cited by the sample report
+CUTLASS_OLD = "ba98cb69600d9af788208bdecdab244551d37054bde0aa2ff26cf12322644c34"  # cited by the sample report
 CUTLASS_TITLE = "DeepSeek-OCR: CUTLASS bf16 WMMA GEMM (kernel 3)"
 CUTLASS = NCU / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"
 B200 = NCU / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"

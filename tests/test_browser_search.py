@@ -128,7 +128,7 @@ def test_listing_pages_carry_the_rest_of_each_table(visit, in_pieces):  # noqa: 
     pager.locator("a", has_text=str(count)).click()
     assert page.url == url + f"l/profiles-{count}.html"
     assert page.locator("#table-profiles tbody tr").count() == len(profiles) - 3 * (count - 1)
-    page.locator("#table-profiles tbody tr td:nth-child(2) a").click()  # a record page, through ../
+    page.locator("#table-profiles tbody tr td:nth-child(2) a").first.click()  # a record page, through ../
     assert "/e/" in page.url and page.locator("h1").is_visible()
 
 

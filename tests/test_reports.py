@@ -65,6 +65,7 @@ def test_markdown_twin_resolves_citations_and_lists_limitations():
     ("data.clocks.sm_hz", 1099255000, "1.10 GHz"), ("data.clocks.dram_hz", 877000000, "877 MHz"),
     ("data.clocks.max_sm_khz", 1965000, "1.97 GHz"), ("data.rows.0.avg_s", 0.00123, "1.23 ms"),
     ("a.flops_per_s", 5.44e13, "54.4 TFLOP/s"), ("a.precision_flops_per_s", 9.58e11, "958 GFLOP/s"),
+    ("data.request_throughput", 9.55, "9.55 requests/s"), ("data.output_throughput", 2320.72, "2,320.72 tokens/s"),
     ("a.flops", 1.2e12, "1.2 TFLOP"), ("a.arithmetic_intensity", 12.345, "12.3 FLOP/byte"),
 ])
 def test_values_are_formatted_by_their_field_name(path, value, shown):
@@ -75,7 +76,8 @@ def test_every_numeric_field_of_the_sample_records_has_a_unit_or_is_a_count():
     """The class behind item 7: each numeric field name in the sample archive either formats
     with a unit or is one of the counts and ratios that have none (a comparison's verdicts are
     counted by their names)."""
-    unitless = {"ONLY IN A", "ONLY IN B", "FASTER", "SLOWER", "SAME", "UNDECIDED", "a_launches", "b_launches", "block", "bound_launches", "first_index", "gpu_count", "gpu_index", "grid", "index",
+    unitless = {"ONLY IN A", "ONLY IN B", "FASTER", "SLOWER", "SAME", "UNDECIDED", "a_launches", "b_launches", "block", "bound_launches", "completed", "failed", "instances",
+                "total_input_tokens", "total_output_tokens", "first_index", "gpu_count", "gpu_index", "grid", "index",
                 "kernel_count", "launch_count", "launches", "min_samples", "n_a", "n_b", "registers", "runs", "sms",
                 "blocks_per_sm",
                 "sample_count", "size", "value", "version", "waves"}

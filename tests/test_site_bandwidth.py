@@ -86,7 +86,8 @@ def test_bandwidth_and_environment_pages(site):
 def test_sample_site_has_bandwidth_and_environment_pages():
     archive = Archive.open(ROOT / "sample_evidence")
     kinds = {archive.load(r)["kind"] for r in archive.record_ids()}
-    assert kinds == {"ncu-profile", "peak-bandwidth", "environment", "comparison"}
+    assert kinds == {"ncu-profile", "peak-bandwidth", "environment", "comparison", "serving-benchmark",
+                     "nsys-kernel-summary"}
 
 
 def test_roofline_roofs_are_cited_or_labelled(tmp_path, monkeypatch):

@@ -12,7 +12,7 @@ import pytest
 from ikreport.store.archive import Archive
 from readers_site import B200_WORKLOAD, CUTLASS_OLD, CUTLASS_TITLE, build_readers_site
 
-SAMPLE_COMPARISON = "04252e3d84fed7ad05610131826bd51bf18cea650c52ac7f9859883acd53a946"  # cites CUTLASS_OLD
+SAMPLE_COMPARISON = "ca789aafa5c5b1bf38d8f01584a0f9f60a93a043c4b8128d21430e1c06cf895f"  # cites CUTLASS_OLD
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,10 @@ Accepts any text. Recognises, from marks each tool prints and the others do not:
 - BabelStream (``BabelStream`` and ``Version:``), nvbandwidth (``nvbandwidth Version:``, or
   a JSON object whose first key is ``"nvbandwidth"``: its ``-j`` output) and the CUDA samples'
   bandwidthTest (its ``[CUDA Bandwidth Test]`` banner or a ``… Bandwidth, N Device(s)`` block).
+- ``nsys stats`` CSV (a ``Time (%),Total Time (ns)`` or ``Start (ns),Duration (ns)`` header);
+- serving benchmarks: SGLang's JSONL (``e2e_latency_ms`` keys), vLLM's saved JSON
+  (``_ttft_ms`` keys otherwise), AIPerf's export (a ``Metric,avg,min,max`` CSV, or JSON with
+  ``records`` and ``input_config``).
 
 ``identify`` says which; ``named`` gives the one line a reader raises: what the file is, and
 which option takes it. Readers ask only once their own format is not found, so a file is never
@@ -38,6 +42,8 @@ NVBANDWIDTH = re.compile(r"^\s*nvbandwidth Version:", re.MULTILINE)
 NVBANDWIDTH_JSON = re.compile(r'\A\ufeff?\s*\{\s*"nvbandwidth"\s*:')
 BANDWIDTHTEST = re.compile(r"^\s*(?:\[CUDA Bandwidth Test\]|(?:Host to Device|Device to Host|Device to Device) "
                            r"Bandwidth, \d+ Device\(s\))", re.MULTILINE)
+NSYS_STATS = re.compile(r"^\ufeff?(?:Time ?\(%\),Total Time|Start \(ns\),Duration \(ns\))", re.MULTILINE)
+AIPERF_CSV = re.compile(r"^\ufeff?Metric,avg,min,max", re.MULTILINE)
 
 # what each is called, and the option that takes it
 WHAT = {
@@ -53,6 +59,10 @@ WHAT = {
     "babelstream": ("BabelStream output", "give it to 'collect bandwidth --from-babelstream'"),
     "nvbandwidth": ("nvbandwidth output", "give it to 'collect bandwidth --from-nvbandwidth'"),
     "bandwidthtest": ("the CUDA samples' bandwidthTest output", "give it to 'collect bandwidth --from-bandwidthtest'"),
+    "nsys-stats": ("nsys stats CSV output", "give it to 'collect nsys --from-csv'"),
+    "sglang-serving": ("SGLang bench_serving output", "give it to 'collect serving --from-sglang'"),
+    "vllm-serving": ("a vLLM serving benchmark result", "give it to 'collect serving --from-vllm'"),
+    "aiperf-export": ("an AIPerf profile export", "give it to 'collect serving --from-aiperf'"),
 }
 
 
@@ -68,6 +78,11 @@ def identify(text: str) -> str | None:
         return "bandwidthtest"
     if "BabelStream" in text and BABELSTREAM_VERSION.search(text):
         return "babelstream"
+    serving = _serving(text)
+    if serving:
+        return serving
+    if NSYS_STATS.search(text):
+        return "nsys-stats"
     # after the tools' banners (its words, "Version", "System", are common ones) and before
     # the log: ncu prints its ==PROF== lines around a session page it exports
     if ncu_session_mark.marked(text):
@@ -76,6 +91,18 @@ def identify(text: str) -> str | None:
         return "ncu-log"
     if QUERY_HEADER.match(text.lstrip("\ufeff")):
         return "query-gpu"
+    return None
+
+
+def _serving(text: str) -> str | None:
+    """A serving benchmark's result, by the keys only its tool writes; None otherwise."""
+    head = text.lstrip("\ufeff \r\n\t")
+    if AIPERF_CSV.match(head) or (head.startswith("{") and '"records"' in text and '"input_config"' in text):
+        return "aiperf-export"
+    if head.startswith("{") and "e2e_latency_ms" in text:
+        return "sglang-serving"
+    if head.startswith("{") and "_ttft_ms" in text:
+        return "vllm-serving"
     return None
 
 

@@ -135,3 +135,25 @@ def visible_titles(titles: Mapping[str, str], limit: int = MAX_TITLE) -> dict[st
     for text in shown.values():
         count[text] = count.get(text, 0) + 1
     return {rid: f"{text} ({rid[:8]})" if count[text] > 1 else text for rid, text in shown.items()}
+
+
+CAST = re.compile(r"\((?:bool|int|unsigned int|long|unsigned long|char|short)\)(?=-?\d)")
+QUALIFIER = re.compile(r"\b[A-Za-z_]\w*::(?!type\b)")
+
+
+@lru_cache(maxsize=4096)
+def match_key(name: str) -> str:
+    """One kernel's name as two tools print it alike: ncu's 'void Kernel2<…>(Params)' and nsys's
+    'void cutlass::Kernel2<…>(T1::Params)' are one kernel. The return type, the parameter list,
+    namespace qualifiers, value casts ('(bool)1' is '1') and spaces are left out; the template
+    arguments, which tell instances apart, are kept."""
+    s = _strip(re.sub(r"^std::", "", name.strip()))
+    depth = 0
+    for i, ch in enumerate(s):
+        depth += (ch == "<") - (ch == ">")
+        if ch == "(" and depth == 0 and i > 0:
+            s = s[:i]
+            break
+    s = CAST.sub("", s)
+    s = QUALIFIER.sub("", s)
+    return "".join(s.split())

@@ -187,3 +187,59 @@ def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | No
             record_id = bandwidth.measure_bandwidth(store, context, sizes_mib=list(sizes or DEFAULT_SIZES_MIB),
                                                     warmup=warmup, repeats=repeats, backend=backend, progress=progress)
     click.echo(record_id)
+
+
+@collect.command("serving")
+@click.option("--from-vllm", type=click.Path(dir_okay=False, path_type=Path),
+              help="Import vLLM's saved serving benchmark JSON (benchmark_serving.py --save-result, vllm bench serve).")
+@click.option("--from-sglang", type=click.Path(dir_okay=False, path_type=Path),
+              help="Import SGLang bench_serving JSONL output: one record per line (run).")
+@click.option("--from-aiperf", type=click.Path(dir_okay=False, path_type=Path),
+              help="Import AIPerf's profile_export_aiperf.csv or profile_export_aiperf.json.")
+@archive_option()
+@context_options
+def collect_serving(from_vllm: Path | None, from_sglang: Path | None, from_aiperf: Path | None, archive: Path,
+                    limitations: tuple[str, ...], context_file: Path | None, **fields: Any) -> None:
+    """Import a serving benchmark's saved result as serving-benchmark records.
+
+    Prints the new records' ids joined by commas as the last line (an SGLang file holds a run a line).
+    """
+    from ikreport.collect.serving_import import import_serving
+    from ikreport.store.archive import Archive
+
+    given = [(fmt, path) for fmt, path in (("vllm", from_vllm), ("sglang", from_sglang), ("aiperf", from_aiperf)) if path]
+    if len(given) != 1:
+        raise click.UsageError("give one of --from-vllm, --from-sglang or --from-aiperf")
+    fmt, path = given[0]
+    context = make_context(context_file, limitations, fields)
+    click.echo(",".join(import_serving(Archive.create(archive), path, fmt, context)))
+
+
+@collect.command("nsys", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--from-csv", "from_csv", type=click.Path(dir_okay=False, path_type=Path),
+              help="Import saved 'nsys stats --format csv' output (cuda_gpu_kern_sum, cuda_gpu_kern_gb_sum or "
+                   "cuda_gpu_trace).")
+@archive_option()
+@context_options
+def collect_nsys(args: tuple[str, ...], from_csv: Path | None, archive: Path, limitations: tuple[str, ...],
+                 context_file: Path | None, **fields: Any) -> None:
+    """Record per-kernel times of a real run with Nsight Systems, or import nsys stats CSV output.
+
+    \b
+    ikreport collect nsys --archive evidence -- python serve_step.py
+    ikreport collect nsys --from-csv cuda_gpu_kern_sum.csv --archive evidence
+    """
+    from ikreport.collect import nsys_import
+    from ikreport.store.archive import Archive
+
+    if from_csv is not None and args:
+        raise click.UsageError("give --from-csv FILE or a command after '--', not both")
+    if from_csv is None and not args:
+        raise click.UsageError("give the command to profile after '--', or --from-csv FILE")
+    context = make_context(context_file, limitations, fields)
+    store = Archive.create(archive)
+    if from_csv is not None:
+        click.echo(nsys_import.import_csv(store, from_csv, context))
+    else:
+        click.echo(nsys_import.profile(store, list(args), context))

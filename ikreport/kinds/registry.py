@@ -4,7 +4,8 @@ part (schema, data links, facts) beside the module as <module>.schema.json (see 
 
 from __future__ import annotations
 
-from ikreport.kinds import comparison, environment, ncu_profile, peak_bandwidth, supersession
+from ikreport.kinds import (comparison, environment, ncu_profile, nsys_kernel_summary, peak_bandwidth, serving_benchmark,
+                            supersession)
 from ikreport.kinds.base import ChartMakers, Kind
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
@@ -13,6 +14,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     environment.KIND,
     comparison.KIND,
     supersession.KIND,
+    serving_benchmark.KIND,
+    nsys_kernel_summary.KIND,
 )}
 
 

@@ -4,7 +4,8 @@ A path is dot-separated keys and list indices: ``data.peak_gbs``, ``data.kernels
 ``subject.gpu``. The unit comes from the field name's suffix, the naming rule every record
 kind follows (``_gbs`` GB/s, ``_us`` µs, ``_s`` and ``_ns`` as durations, ``_pct`` %, ``_hz``
 and ``_khz`` as GHz or MHz, ``_mhz`` MHz, ``flops_per_s`` FLOP/s, ``flops`` FLOP,
-``arithmetic_intensity`` FLOP/byte, ``_w`` W, ``_mib`` MiB, ``_bytes`` bytes), so a report
+``arithmetic_intensity`` FLOP/byte, ``request_throughput`` requests/s and other
+``_throughput`` tokens/s, ``_w`` W, ``_mib`` MiB, ``_bytes`` bytes), so a report
 never types a unit either. A ``_ci`` field is an interval, a
 pair of numbers, and reads ``0.792–0.803`` (a comparison's ``data.kernels.0.ratio_ci``).
 """
@@ -110,6 +111,10 @@ CONVERTED: tuple[tuple[str, Any], ...] = (
     ("_s", lambda v: fmt_duration_us(v * 1e6)),
     ("_flops", lambda v: fmt_flops(v).replace("/s", "")),
     ("_arithmetic_intensity", lambda v: f"{v:,.3g} FLOP/byte"),
+    # a serving benchmark's throughputs, as the load generators name them
+    ("request_throughput", lambda v: f"{fmt_number(v)} requests/s"),
+    ("request_goodput", lambda v: f"{fmt_number(v)} requests/s"),
+    ("_throughput", lambda v: f"{fmt_number(v)} tokens/s"),
 )
 UNIT_SUFFIXES = ("_gbs", "_us", "_pct", "_flops_per_s", "_khz", "_mhz", "_hz", "_ns", "_ms", "_s", "_w", "_mib",
                  "_bytes", "_mb")

@@ -1,0 +1,167 @@
+"""Serving benchmarks and Nsight Systems kernel summaries as records (issue 30): the importers on
+real public outputs and on small cases, refusals, and the claim across ncu and nsys records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES
+from ikreport.analysis import serving, sniff
+from ikreport.analysis.nsys_stats import parse_stats_csv
+from ikreport.cli.main import cli
+from ikreport.commands.verify import verify_archive
+from ikreport.errors import NsysStatsError, ServingOutputError
+from ikreport.kinds.engine import claims_for
+from ikreport.store import recordset
+from ikreport.store.archive import Archive
+
+NSYS = FIXTURES / "nsys" / "nsys_kern_sum_llmperfopt_dsocr_allstage_rtx5090.csv"
+SGLANG = FIXTURES / "serving" / "sglang_h200bench_llama33_70b_online_6runs.jsonl"
+SGLANG_INF = FIXTURES / "serving" / "sglang_h200bench_deepseek_dpmla_inf_rate.jsonl"
+AIPERF = FIXTURES / "serving" / "aiperf_example_run1_gptoss20b_profile_export_aiperf.csv"
+NCU_GEMM = FIXTURES / "ncu" / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"
+VLLM = {"date": "20250530-203806", "backend": "vllm", "model_id": "m/x", "num_prompts": 4, "request_rate": "inf",
+        "max_concurrency": 2, "completed": 3, "request_throughput": 2.5, "output_throughput": 80.0,
+        "mean_ttft_ms": 120.0, "median_ttft_ms": 110.0, "p99_ttft_ms": 150.0, "p99.9_ttft_ms": 151.0,
+        "mean_tpot_ms": 20.0, "ttfts": [0.1, 0.12, 0.0, 0.15], "itls": [[0.02, 0.02], [0.02], [], [0.03]],
+        "input_lens": [8, 8, 8, 8], "output_lens": [3, 2, 0, 2], "errors": ["", "", "timeout", ""]}
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_the_real_nsys_summary_keeps_every_kernel_largest_first():
+    parsed = parse_stats_csv(NSYS.read_text("utf-8"), str(NSYS))
+    kernels = parsed["kernels"]
+    assert parsed["report"] == "cuda_gpu_kern_sum" and len(kernels) == 113
+    assert kernels[0].total_ns == 1231822285 and kernels[0].instances == 329035 and kernels[0].med_ns == 3712.0
+    assert "gemvx::kernel" in kernels[0].name and kernels[0].nvtx_range is None
+    assert [k.total_ns for k in kernels] == sorted((k.total_ns for k in kernels), reverse=True)
+
+
+def test_a_gpu_trace_is_summarised_per_kernel_and_nvtx_ranges_are_kept_apart():
+    trace = ("Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Name\n"
+             "10,100,1,4,1,1,128,1,1,[decode]gemm_k\n20,300,2,4,1,1,128,1,1,[decode]gemm_k\n"
+             "30,50,3,,,,,,,[CUDA memcpy HtoD]\n40,200,4,1,1,1,32,1,1,add_k\n")
+    kernels = parse_stats_csv(trace, "t.csv")["kernels"]
+    assert [(k.name, k.nvtx_range, k.total_ns, k.instances, k.med_ns) for k in kernels] == [
+        ("gemm_k", "decode", 400.0, 2, 200.0), ("add_k", None, 200.0, 1, 200.0)]
+
+
+def test_a_cut_nsys_row_is_refused_with_its_line():
+    text = NSYS.read_text("utf-8").splitlines()
+    with pytest.raises(NsysStatsError, match=r"^x\.csv:3: 4 fields"):
+        parse_stats_csv("\n".join(text[:2] + ["6.1,302283088,37853,7985.7"]), "x.csv")
+
+
+def test_sglang_runs_keep_unknowns_as_unknown_and_an_unbounded_rate():
+    runs = serving.parse_sglang(SGLANG.read_text("utf-8"), str(SGLANG))
+    assert len(runs) == 7 and [r["line"] for r in runs] == list(range(1, 8))
+    first = runs[0]
+    assert first["settings"]["request_rate"] == 1.0 and first["settings"]["max_concurrency"] is None
+    assert first["figures"]["median_ttft_ms"] == pytest.approx(85.745, abs=1e-3)
+    assert "mean_ttft_ms" not in first["figures"] and first["settings"]["failed"] is None  # never 0
+    inf = serving.parse_sglang(SGLANG_INF.read_text("utf-8"), str(SGLANG_INF))[0]
+    assert inf["settings"]["request_rate"] == "inf"
+
+
+def test_aiperf_csv_blocks_give_percentiles_and_failed_requests():
+    run = serving.parse_aiperf(AIPERF.read_text("utf-8"), str(AIPERF))
+    f = run["figures"]
+    assert (f["mean_ttft_ms"], f["p99_ttft_ms"], f["median_itl_ms"]) == (2343.22, 3833.39, 27.62)
+    assert (f["request_throughput"], run["settings"]["completed"], run["settings"]["failed"]) == (9.55, 89, 11)
+
+
+def test_aiperf_json_reads_the_same_figures_and_its_settings():
+    doc = {"records": {"ttft": {"unit": "ms", "avg": 10.0, "p50": 9.0, "p99": 20.0},
+                       "request_count": {"avg": 5.0}, "request_throughput": {"avg": 2.0}},
+           "input_config": {"endpoint": {"model_names": ["m"], "type": "chat"}, "loadgen": {"concurrency": 4}}}
+    run = serving.parse_aiperf(json.dumps(doc), "a.json")
+    assert run["figures"]["median_ttft_ms"] == 9.0 and run["settings"]["max_concurrency"] == 4
+    assert run["settings"]["model"] == "m" and run["figures"]["output_throughput"] is None
+
+
+def test_vllm_per_request_samples_leave_out_failed_and_tokenless_requests():
+    run = serving.parse_vllm(json.dumps(VLLM), "v.json")
+    assert run["samples"]["ttft_ms"] == [100.0, 120.0, 150.0] and run["samples"]["errored"] == 1
+    assert run["figures"]["p99_9_ttft_ms"] == 151.0  # a dot would cut a citation's path
+    assert run["settings"]["request_rate"] == "inf" and run["settings"]["failed"] == 1
+
+
+def test_a_cut_json_file_and_a_cut_jsonl_line_are_refused_with_file_and_line(tmp_path):
+    with pytest.raises(ServingOutputError, match=r"^v\.json:1: not complete JSON"):
+        serving.parse_vllm(json.dumps(VLLM)[:50], "v.json")
+    lines = SGLANG.read_text("utf-8").splitlines()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(lines[:2] + [lines[2][:40]] + lines[3:]) + "\n", "utf-8")
+    archive = tmp_path / "a"
+    result = invoke("collect", "serving", "--from-sglang", str(cut), "-a", str(archive))
+    assert result.exit_code == 1 and f"{cut}:3: not complete JSON" in result.output
+    assert not list((archive / "records").rglob("*.json"))  # nothing half-written
+
+
+def test_the_wrong_file_for_an_option_is_named_as_what_it_is(tmp_path):
+    result = invoke("collect", "serving", "--from-vllm", str(AIPERF), "-a", str(tmp_path / "a"))
+    assert result.output.strip().endswith("this is an AIPerf profile export; give it to 'collect serving --from-aiperf'")
+    result = invoke("collect", "nsys", "--from-csv", str(SGLANG), "-a", str(tmp_path / "a"))
+    assert "this is SGLang bench_serving output; give it to 'collect serving --from-sglang'" in result.output
+    result = invoke("collect", "serving", "--from-aiperf", str(NSYS), "-a", str(tmp_path / "a"))
+    assert "this is nsys stats CSV output; give it to 'collect nsys --from-csv'" in result.output
+    assert sniff.identify(NCU_GEMM.read_text("utf-8")) == "ncu-csv"
+
+
+def test_imported_serving_records_verify_and_say_what_the_numbers_do_not_show(tmp_path):
+    archive = tmp_path / "a"
+    vllm = tmp_path / "v.json"
+    vllm.write_text(json.dumps(VLLM), "utf-8")
+    result = invoke("collect", "serving", "--from-vllm", str(vllm), "-a", str(archive), "--gpu", "H100")
+    assert result.exit_code == 0, result.output
+    ids = invoke("collect", "serving", "--from-sglang", str(SGLANG), "-a", str(archive)).output.strip().split(",")
+    assert len(ids) == 7
+    records = recordset.load(Archive.open(archive))
+    record = records.records[result.output.strip()]
+    assert record["data"]["mean_ttft_ms"] == 120.0 and record["subject"]["engine"] == "vllm"
+    limits = " ".join(record["limitations"])
+    assert "Client-side timing" in limits and "One run" in limits and "1 requests failed" in limits
+    assert "keeps each request's latencies" in limits
+    assert "does not say how many requests failed" in " ".join(records.records[ids[0]]["limitations"])
+    assert verify_archive(Archive.open(archive)) == []
+
+
+def _archive_with(tmp_path: Path, nsys_gpu: str, ncu_gpu: str, workload: str = "OCR, 64 new tokens") -> recordset.RecordSet:
+    archive = tmp_path / "a"
+    for args in (("nsys", "--from-csv", str(NSYS), "--gpu", nsys_gpu),
+                 ("ncu", "--from-csv", str(NCU_GEMM), "--gpu", ncu_gpu)):
+        result = invoke("collect", *args, "-a", str(archive), "--workload", workload, "--model", "DeepSeek-OCR")
+        assert result.exit_code == 0, result.output
+    return recordset.load(Archive.open(archive))
+
+
+def _beside(records: recordset.RecordSet):
+    (nsys_id,) = records.by_kind["nsys-kernel-summary"]
+    return [c for c in claims_for(nsys_id, records.records[nsys_id], records) if c.rule == "nsys-beside-ncu"]
+
+
+def test_a_kernel_ncu_calls_memory_bound_is_given_its_share_of_real_kernel_time(tmp_path):
+    records = _archive_with(tmp_path, "NVIDIA GeForce RTX 5090", "nvidia geforce rtx 5090")
+    (claim,) = _beside(records)
+    assert claim.text.startswith("cutlass::Kernel2<…> takes 6.1% of kernel time in this real run (rank 3 of 113")
+    assert "ncu calls it memory-bound at 61.8% of peak memory throughput" in claim.text
+    assert len(claim.cites) == 2 and len(claim.limitations) == 2  # both records' limitations beside it
+
+
+def test_no_claim_across_kinds_when_the_gpu_or_workload_differ(tmp_path):
+    assert _beside(_archive_with(tmp_path / "g", "NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 4090")) == []
+    records = _archive_with(tmp_path / "w", "NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 5090")
+    assert len(_beside(records)) == 1
+    other = tmp_path / "w2"
+    invoke("collect", "nsys", "--from-csv", str(NSYS), "-a", str(other), "--gpu", "NVIDIA GeForce RTX 5090",
+           "--workload", "prefill only")
+    invoke("collect", "ncu", "--from-csv", str(NCU_GEMM), "-a", str(other), "--gpu", "NVIDIA GeForce RTX 5090",
+           "--workload", "decode only")
+    assert _beside(recordset.load(Archive.open(other))) == []
