@@ -24,6 +24,7 @@ TWO_RUNS = BW / "bandwidthtest_jdh4_tiger_della_two_runs_excerpt.txt"
 NVB_JSON = BW / "nvbandwidth_wubh576_rtx5090x4_v0.8.json"
 BABEL_PCIE = BW / "babelstream_yoolatbec_a100pcie_v4.0_validation_failed_excerpt.txt"
 K0008 = NCU / "ncu_details_llmperfopt_k0008_bf16_copy_rtx5090.csv"
+K0009 = NCU / "ncu_details_llmperfopt_k0009_fmha_cutlass_bf16_rtx5090.csv"
 A100_PCIE = NCU / "ncu_details_cudaroofline_a100pcie_cmdline_cycles_no_duration.csv"
 QUICK = """[CUDA Bandwidth Test] - Starting...
 Running on...
@@ -194,6 +195,16 @@ def test_rtx5090_copy_kernel_against_nvbandwidth_of_another_server(tmp_path, env
     assert claim.text == ("vectorized_elementwise_kernel<…> moves 864.8 GB/s to and from DRAM, 56.8% of the measured "
                           "peak of 1.52 TB/s on this GPU model (first launch).")
     assert CAVEAT_OTHER_MACHINE in claim.caveats
+
+
+def test_rtx5090_attention_kernel_reads_its_own_memory_throughput(tmp_path, env, run):
+    arch = tmp_path / "arch"
+    record = load(arch, run("collect", "ncu", "--from-csv", K0009, "-a", arch, "--gpu", "NVIDIA GeForce RTX 5090"))
+    [launch] = record["data"]["launches"]
+    assert launch["kernel"].startswith("fmha_cutlassF_bf16_aligned_64x64_rf_sm80(AttentionKernel<bfloat16_t, Sm80,")
+    # Memory Workload Analysis: 657.28 GB/s; SpeedOfLight: memory 37.26 %, SM 36.75 %, 160.74 us
+    assert (launch["dram_gbs"], launch["memory_pct"], launch["sm_pct"], launch["duration_us"]) == (657.3, 37.26, 36.75,
+                                                                                                  160.74)
 
 
 def test_a100_pcie_profile_against_bandwidthtest(tmp_path, env, run):
