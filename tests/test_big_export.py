@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu.read import read_exports
 from ikreport.collect import big_export, ncu_import
 from ikreport.collect.big_export import stream_export
 from ikreport.collect.context import Context
@@ -105,7 +105,7 @@ def test_a_file_changed_while_it_was_imported_is_not_stored(tmp_path, monkeypatc
     """The bytes the archive keeps are those hashed and gzipped in the first read; the rows are
     read from the file after. A file changed between the two would give a record of other bytes
     than its blob: refused, nothing stored."""
-    from ikreport.analysis import ncu
+    from ikreport.analysis.ncu import read as ncu
 
     changed = tmp_path / "changed.csv"
     changed.write_bytes(B200.read_bytes())
@@ -140,7 +140,7 @@ def test_a_streamed_export_is_hashed_and_gzipped_in_one_read(tmp_path, monkeypat
 
 
 def test_the_launch_csv_written_in_slices_is_the_whole_table(monkeypatch):
-    from ikreport.analysis import ncu_summary
+    from ikreport.analysis.ncu import summary as ncu_summary
 
     whole = read_exports({str(B200): B200.read_bytes()}).csv()
     monkeypatch.setattr(ncu_summary, "CSV_SLICE", 5)  # 16 launches: four slices, the last one short
@@ -162,7 +162,7 @@ def lines_by_hand(data: bytes) -> tuple[int, int | None, bool]:
 @pytest.mark.parametrize("window", [61, 4096, 1 << 20])
 @pytest.mark.parametrize("fixture", [B200, GTX], ids=["b200", "gtx1650ti"])
 def test_the_vectorised_line_scan_finds_what_a_line_by_line_count_finds(fixture, window, monkeypatch):
-    from ikreport.analysis import ncu_export
+    from ikreport.analysis.ncu import export as ncu_export
 
     monkeypatch.setattr(ncu_export, "SCAN_BYTES", window)  # window edges inside lines, quotes, line ends
     data = fixture.read_bytes()
@@ -182,7 +182,7 @@ def test_the_vectorised_line_scan_finds_what_a_line_by_line_count_finds(fixture,
 
 @pytest.mark.parametrize("window", [1, 2, 3, 4, 5])
 def test_the_line_scan_carries_a_line_across_window_edges(window, monkeypatch):
-    from ikreport.analysis import ncu_export
+    from ikreport.analysis.ncu import export as ncu_export
 
     monkeypatch.setattr(ncu_export, "SCAN_BYTES", window)
     for case in (b'"a"\n"b"\n\n"c",""\n', b'"a"\n"b\n"c"\n', b'"ab","c"\n"d', b'"a"\nx"\n', b'""\r\n\r\n"a""b"', b"\n\n", b'"'):

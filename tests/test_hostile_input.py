@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from conftest import FIXTURES, NCU
 from ikreport.store import records
 from ikreport.analysis.bandwidth_tools import parse_babelstream, parse_nvbandwidth
-from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu.read import read_exports
 from ikreport.analysis.nvidia_smi import parse_nvidia_smi
 from ikreport.errors import IkreportError
 from reliability.fuzz import check_markdown, check_ncu, mutate

@@ -4,7 +4,7 @@ alike where a reader must tell them apart. Names come from the real exports in t
 import pytest
 
 from conftest import ncu_text
-from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu.read import read_exports
 from ikreport.claims.kernel_names import (cut, distinct_kernel_labels, first_argument_kernel, profile_title,
                                           short_kernel, short_title, visible_titles)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import NCU, ncu_text
-from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu.read import read_exports
 from ikreport.errors import MismatchedExportsError, NcuExportError
 
 

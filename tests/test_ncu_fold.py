@@ -15,12 +15,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import NCU
-from ikreport.analysis import ncu_raw
-from ikreport.analysis.ncu import read_exports
-from ikreport.analysis.ncu_clocks import Tally
-from ikreport.analysis.ncu_fold import LONGEST_LAUNCHES, Fold
-from ikreport.analysis.ncu_summary import derive
-from ikreport.analysis.ncu_table import LaunchTable
+from ikreport.analysis.ncu import raw as ncu_raw
+from ikreport.analysis.ncu.read import read_exports
+from ikreport.analysis.ncu.clocks import Tally
+from ikreport.analysis.ncu.fold import LONGEST_LAUNCHES, Fold
+from ikreport.analysis.ncu.summary import derive
+from ikreport.analysis.ncu.table import LaunchTable
 from ikreport.collect import big_export, ncu_import
 from ikreport.collect.context import Context
 from ikreport.errors import ImplausibleValueError, TruncatedExportError

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ikreport.analysis.ncu import read_exports
-from ikreport.analysis.ncu_roofline import flop_term
+from ikreport.analysis.ncu.read import read_exports
+from ikreport.analysis.ncu.roofline import flop_term
 from ikreport.collect.ncu_import import LIMIT_NO_SOL, profile_limitations
 from ikreport.errors import ImplausibleValueError
 from ikreport.kinds.ncu_profile import _bound_text

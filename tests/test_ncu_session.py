@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from ikreport.analysis.ncu import read_exports
-from ikreport.analysis.ncu_clocks import clock_fact
-from ikreport.analysis.ncu_session import is_session_page, parse_session
+from ikreport.analysis.ncu.read import read_exports
+from ikreport.analysis.ncu.clocks import clock_fact
+from ikreport.analysis.ncu.session import is_session_page, parse_session
 from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError, NcuExportError, TruncatedExportError
 from ikreport.kinds.ncu_profile import clock_claims

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ikreport.analysis.ncu import read_exports
-from ikreport.analysis.ncu_summary import bound_label, memory_side, occupancy_limiter
+from ikreport.analysis.ncu.read import read_exports
+from ikreport.analysis.ncu.summary import bound_label, memory_side, occupancy_limiter
 from ikreport.analysis.units import to_number, unit_kind
 from ikreport.errors import MismatchedExportsError, NcuExportError, TruncatedExportError
 
@@ -295,7 +295,7 @@ def test_raw_page_numbers_are_read_as_the_one_number_rule_reads_each_cell(cells)
     import numpy as np
     import pyarrow as pa
 
-    from ikreport.analysis.ncu_raw import _numbers
+    from ikreport.analysis.ncu.raw import _numbers
     from ikreport.analysis.units import parse_number
 
     values = _numbers(pa.chunked_array([pa.array(cells, pa.string())]))

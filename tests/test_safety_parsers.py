@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURES
-from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu.read import read_exports
 from ikreport.cli.main import cli
 from ikreport.errors import ImplausibleValueError, TruncatedExportError
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ikreport.analysis.ncu import read_exports
+from ikreport.analysis.ncu.read import read_exports
 from ikreport.cli.main import cli
 
 NCU = Path(__file__).parent / "fixtures" / "ncu"

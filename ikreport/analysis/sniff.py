@@ -4,7 +4,7 @@ Accepts any text. Recognises, from marks each tool prints and the others do not:
 
 - an ncu CSV export: a header row that starts ``"ID",`` and holds ``"Kernel Name"``;
 - ncu's session page (``--page session``): no such header, and a quoted row that names one of
-  its titles or settings (``ncu_session_mark``), even with ``==PROF==`` lines around it;
+  its titles or settings (``is_session_page``), even with ``==PROF==`` lines around it;
 - ncu's console log: lines that start ``==PROF==`` (and ``==PROF== Report: PATH.ncu-rep`` when
   ncu wrote a report) with no CSV export in the file;
 - ``nvidia-smi -q`` (the ``NVSMI LOG`` banner), plain ``nvidia-smi`` (the ``NVIDIA-SMI …
@@ -24,11 +24,13 @@ refused for a mark it merely quotes.
 
 from __future__ import annotations
 
+import csv
 import re
 
-from ikreport.analysis import ncu_session_mark
 
-NCU_CSV = re.compile(r'^\ufeff?"ID",[^\n]*"Kernel Name"', re.MULTILINE)
+# an ncu CSV export's header line: the one spelling of it (ncu/export.py reads bytes with it)
+NCU_HEADER = r'"ID",[^\n]*"Kernel Name"'
+NCU_CSV = re.compile("^\ufeff?" + NCU_HEADER, re.MULTILINE)
 NCU_LOG = re.compile(r"^==PROF== ", re.MULTILINE)
 NCU_REPORT = re.compile(r"^==PROF== Report: (?P<path>.+\.ncu-rep)\s*$", re.MULTILINE)
 SMI_Q = re.compile(r"NVSMI LOG|^GPU [0-9A-Fa-f]{4,8}:", re.MULTILINE)
@@ -85,7 +87,7 @@ def identify(text: str) -> str | None:
         return "nsys-stats"
     # after the tools' banners (its words, "Version", "System", are common ones) and before
     # the log: ncu prints its ==PROF== lines around a session page it exports
-    if ncu_session_mark.marked(text):
+    if is_session_page(text):
         return "ncu-session"
     if NCU_LOG.search(text):
         return "ncu-log"
@@ -124,3 +126,44 @@ def named(text: str, name: str) -> str | None:
         if report:
             fix = f"the report is {report['path']}: give it with 'collect ncu --import {report['path']}'"
     return f"{name}: this is {what}; {fix}"
+
+
+# -- ncu's session page: its words, the one home of them (ncu/session.py parses with them) --
+
+BLOCKS = ("launch settings", "session", "device attributes", "process", "system", "profiler")
+# every spelling of the profiling ncu's version, the one that ran on the target first: the
+# host's version is the one that wrote the export, which may be newer
+VERSION_KEYS = ("nsight compute target", "nsight compute target version", "target version", "profiler version",
+                "ncu version", "nsight compute version", "nsight compute", "version", "nsight compute host",
+                "nsight compute host version", "host version")
+COMMAND_KEYS = ("command line", "profiler command line", "command")
+OPTION_KEYS = {"clock control": "clock_control", "cache control": "cache_control", "replay mode": "replay_mode"}
+MARKERS = {*BLOCKS, *VERSION_KEYS, *COMMAND_KEYS, *OPTION_KEYS}
+
+
+def session_key(text: str) -> str:
+    """'Clock_Control ' -> 'clock control'; 'device__attribute_display_name' -> 'display name'."""
+    text = re.sub(r"^device__attribute_", "", text.strip(), flags=re.IGNORECASE)
+    return " ".join(text.replace("_", " ").lower().split())
+
+
+def session_text(data: bytes | str) -> str:
+    """The page as text, without a UTF-8 BOM."""
+    return data.decode("utf-8-sig", "replace") if isinstance(data, bytes) else data.lstrip("\ufeff")
+
+
+def session_rows(data: bytes | str) -> list[list[str]]:
+    """The CSV rows of the lines that start with a quote: ncu's ``==PROF==`` lines and the blank
+    lines between blocks are not part of the page. Raises csv.Error on a line csv cannot read
+    (a cell over its 128 kB limit, say)."""
+    return [row for row in csv.reader(ln for ln in session_text(data).splitlines() if ln.startswith('"')) if row]
+
+
+def is_session_page(data: bytes | str) -> bool:
+    """True when a row of at most two cells names a session-page title or setting. A raw or
+    details export's rows have many cells, but a caller that may hold one tests its header first.
+    A text csv cannot read is no session page (this test runs on any file a reader was given)."""
+    try:
+        return any(session_key(row[0]) in MARKERS for row in session_rows(data) if len(row) <= 2)
+    except csv.Error:
+        return False

@@ -2,7 +2,7 @@
 
 A raw export of hundreds of thousands of launches is hundreds of MB; holding it whole to hash
 and store it cost more memory than all the rest of an import. Here the file is read once in
-line-aligned chunks, checked by ``analysis/ncu_stream.py``, hashed and gzipped into a spool as
+line-aligned chunks, checked by ``analysis/ncu/stream.py``, hashed and gzipped into a spool as
 they pass (the bytes the archive will keep are the bytes hashed); the page reader then reads
 the rows from the file, and the archive copies the spool. The file's inode and times, noted
 before the first read, must be the same after the rows were read: a file changed meanwhile
@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
-from ikreport.analysis.ncu_export import Export
-from ikreport.analysis.ncu_stream import locate_stream
+from ikreport.analysis.ncu.export import Export
+from ikreport.analysis.ncu.stream import locate_stream
 from ikreport.store.compression import GzipSpool
 
 STREAM_BYTES = 16 << 20  # exports at least this big are streamed (a 20,000-launch one: 177 -> 152 MB peak)

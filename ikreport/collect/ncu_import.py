@@ -15,8 +15,8 @@ from typing import Any
 
 from ikreport.claims.kernel_names import profile_title
 from ikreport.store import records
-from ikreport.analysis.ncu import Profile, read_exports
-from ikreport.analysis.ncu_summary import SOL_RULE
+from ikreport.analysis.ncu.read import Profile, read_exports
+from ikreport.analysis.ncu.summary import SOL_RULE
 from ikreport.store.archive import Archive, sha256
 from ikreport.collect.context import Context, utc_now
 from ikreport.collect.ncu_session import (SESSION_ROLE, check_session, control_limitation, method, observed_options,

@@ -17,8 +17,8 @@ from typing import Any
 from ikreport.claims.kernel_names import profile_title
 from ikreport.formatting import plural
 from ikreport.store import records
-from ikreport.analysis.ncu import read_exports
-from ikreport.analysis.ncu_session import parse_session
+from ikreport.analysis.ncu.read import read_exports
+from ikreport.analysis.ncu.session import parse_session
 from ikreport.store.archive import Archive
 from ikreport.collect import tools
 from ikreport.collect.ncu_outcome import Outcome, outcome

@@ -4,16 +4,16 @@ An importer may give ncu's session page (``--page session``) beside the raw and 
 exports, in any order: it is told apart by its content, kept as a blob, and its values are
 recorded as observed. Options the importer states (``--clock-control`` …) are kept as stated;
 a stated value that the session page contradicts is refused, since one of the two is wrong.
-The clocks the counters show (analysis/ncu_clocks.py) are kept beside them.
+The clocks the counters show (analysis/ncu/clocks.py) are kept beside them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ikreport.analysis.ncu import Profile
-from ikreport.analysis.ncu_clocks import clock_summary
-from ikreport.analysis.ncu_session import Session, is_session_page, parse_session
+from ikreport.analysis.ncu.read import Profile
+from ikreport.analysis.ncu.clocks import clock_summary
+from ikreport.analysis.ncu.session import Session, is_session_page, parse_session
 from ikreport.errors import MismatchedExportsError, NcuExportError
 
 OBSERVED = "observed from the session page"

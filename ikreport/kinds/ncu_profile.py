@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ikreport.analysis.ncu_clocks import clock_fact
-from ikreport.analysis.ncu_summary import FULL_OCCUPANCY_PCT, LABELS, SOL_RULE, TIE, bound_label
+from ikreport.analysis.ncu.clocks import clock_fact
+from ikreport.analysis.ncu.summary import FULL_OCCUPANCY_PCT, LABELS, SOL_RULE, TIE, bound_label
 from ikreport.claims.datasheet import base_sm_clock_hz, max_sm_clock_hz
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim

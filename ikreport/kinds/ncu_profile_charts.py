@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ikreport.analysis.ncu_summary import HIGH_PCT, LATENCY_PCT, bound_label
+from ikreport.analysis.ncu.summary import HIGH_PCT, LATENCY_PCT, bound_label
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel
 from ikreport.formatting import fmt_duration_us, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, BarChart, ChartMakers, PageContext, XYChart

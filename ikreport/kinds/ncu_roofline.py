@@ -1,6 +1,6 @@
 """The ``ncu-profile`` kind's roofline: the claim that places a kernel on ncu's roofline, the
 memory side filled from ncu's roofline DRAM peak, and the roofline chart with roofs of the
-kernel's own data type (see analysis/ncu_roofline.py for how FLOPs are weighted, after ncu's
+kernel's own data type (see analysis/ncu/roofline.py for how FLOPs are weighted, after ncu's
 SpeedOfLight_RooflineChart and SpeedOfLight_Hierarchical{Single,Double,Half,Tensor}RooflineChart
 section files). Part of kinds/ncu_profile.py, split off along the roofline seam; it reads only
 a record's ``data`` and formats numbers with ``formatting``."""

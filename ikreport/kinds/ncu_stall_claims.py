@@ -1,11 +1,11 @@
 """The ``ncu-profile`` kind's warp-stall claim: a kernel's top stalls as shares of warp-active
 cycles, as ncu defines them, with the coverage of the captured warp states and the states the
-export lacks (the arithmetic is analysis/ncu_stalls.py). Records imported before ikreport kept
+export lacks (the arithmetic is analysis/ncu/stalls.py). Records imported before ikreport kept
 every state read right too: their top stalls are given without a coverage."""
 
 from __future__ import annotations
 
-from ikreport.analysis.ncu_stalls import UNITS
+from ikreport.analysis.ncu.stalls import UNITS
 from ikreport.formatting import fmt_number, fmt_pct, plural
 
 CAVEAT_STALLS = ("Warp states as ncu defines them, for the kernel's first launch: each cycle, each active warp is "
@@ -41,7 +41,7 @@ def stall_shares(first: dict) -> list[dict] | None:
 
 def stalls_text(short: str, first: dict) -> str | None:
     """The stall claim of a kernel's first launch: its top stalls as % of warp-active cycles with
-    the coverage of the captured states and the states the export lacks (analysis/ncu_stalls.py);
+    the coverage of the captured states and the states the export lacks (analysis/ncu/stalls.py);
     in the metric's own unit, with no share, where the export cannot give one."""
     top = first.get("top_stalls") or []
     if not top:

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from ikreport.store import records  # noqa: E402
-from ikreport.analysis.ncu import read_exports  # noqa: E402
+from ikreport.analysis.ncu.read import read_exports  # noqa: E402
 from ikreport.claims.model import RecordSet  # noqa: E402
 from ikreport.errors import IkreportError  # noqa: E402
 from ikreport.reports.render import render_report  # noqa: E402

@@ -24,7 +24,7 @@ it has). One exception: when the export has no memory % but has the DRAM byte ra
 DRAM peak ncu's roofline section uses, the memory side is that rate over that peak, and the
 record says so (``memory_source`` 'ncu-roofline').
 
-Roofline (analysis/ncu_roofline.py): FLOPs per data type from the SASS and tensor counters,
+Roofline (analysis/ncu/roofline.py): FLOPs per data type from the SASS and tensor counters,
 else ncu's roofline section's achieved FLOP/s; the kernel's data type is the one with the most
 FLOPs, and its roof is the peak ncu's roofline section gives for that type. Arithmetic
 intensity divides FLOPs by ``dram__bytes.sum`` where the export has it, else by DRAM bytes
@@ -45,10 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from ikreport.analysis.ncu_clocks import durations_ns
-from ikreport.analysis.ncu_roofline import PRECISIONS
-from ikreport.analysis.ncu_stalls import breakdown
-from ikreport.analysis.ncu_table import LaunchTable
+from ikreport.analysis.ncu.clocks import durations_ns
+from ikreport.analysis.ncu.roofline import PRECISIONS
+from ikreport.analysis.ncu.stalls import breakdown
+from ikreport.analysis.ncu.table import LaunchTable
 
 # ncu's SOLBottleneck thresholds, as its rule file (sections/SpeedOfLight.py, 2021-2025 releases) names
 # them: latency_bound_threshold, no_bound_threshold, balanced_threshold. Its findings quote them
@@ -326,7 +326,7 @@ def _resident_blocks(f: dict[str, np.ndarray], i: int) -> float | None:
 
 
 def launch_stalls(t: LaunchTable, i: int) -> Summary:
-    """Launch row ``i``'s warp stalls as ncu defines them (analysis/ncu_stalls.py):
+    """Launch row ``i``'s warp stalls as ncu defines them (analysis/ncu/stalls.py):
     ``top_stalls`` (each with its % of warp-active cycles as ``share_pct``, None where the export
     cannot give it) and ``stall_states`` (source, captured and missing states, coverage)."""
     values = {reason: float(v[i]) for reason, v in t.stalls.items() if not np.isnan(v[i])}

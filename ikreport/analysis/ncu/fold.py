@@ -1,6 +1,6 @@
 """Fold a profile's launches, a block of rows at a time, into what its record says.
 
-Accepts LaunchTable blocks (analysis/ncu_table.py) in profiling order, each with its Derived
+Accepts LaunchTable blocks (analysis/ncu/table.py) in profiling order, each with its Derived
 columns (ncu_summary.derive): the raw page's blocks as pyarrow's streaming reader yields them,
 or one whole table (a details page, or raw and details merged). The same figures come out
 whatever the blocks, to the byte: per-kernel sums are added launch by launch in profiling
@@ -25,10 +25,10 @@ from typing import Any, BinaryIO, Protocol, cast
 
 import numpy as np
 
-from ikreport.analysis.ncu_clocks import CLOCK_FIELDS, Tally, too_short
-from ikreport.analysis.ncu_export import Page
-from ikreport.analysis.ncu_summary import LABELS, UNKNOWN, Derived, Summary, launch_csv, launch_summary
-from ikreport.analysis.ncu_table import LaunchTable
+from ikreport.analysis.ncu.clocks import CLOCK_FIELDS, Tally, too_short
+from ikreport.analysis.ncu.export import Page
+from ikreport.analysis.ncu.summary import LABELS, UNKNOWN, Derived, Summary, launch_csv, launch_summary
+from ikreport.analysis.ncu.table import LaunchTable
 
 # A record holds every launch's summary up to INLINE_LAUNCHES, else the LONGEST_LAUNCHES
 # longest and cites the per-launch CSV (kinds/ncu_profile_data.py): the fold keeps those summaries.

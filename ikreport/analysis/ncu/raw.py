@@ -24,11 +24,11 @@ import pyarrow.csv as pacsv
 
 from ikreport.analysis.arrow import (CastOptions, MatchSubstringOptions, ReplaceSubstringOptions, bool_values, call,
                                      float_values, null_string)
-from ikreport.analysis.ncu_export import Export, csv_row
-from ikreport.analysis.ncu_launch import dims_product
-from ikreport.analysis.ncu_metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, stall_reason
-from ikreport.analysis.ncu_roofline import INT_OPS, counted_twice, flop_term, metric_label, raw_section_columns
-from ikreport.analysis.ncu_table import LaunchTable, check_plausible
+from ikreport.analysis.ncu.export import Export, csv_row
+from ikreport.analysis.ncu.launch import dims_product
+from ikreport.analysis.ncu.metrics import FIELD_KIND, RAW_FIELDS, STALL_PATTERNS, stall_reason
+from ikreport.analysis.ncu.roofline import INT_OPS, counted_twice, flop_term, metric_label, raw_section_columns
+from ikreport.analysis.ncu.table import LaunchTable, check_plausible
 from ikreport.analysis.units import NOT_AVAILABLE, NUMBER_RX, unit_factor
 from ikreport.errors import NcuExportError, TruncatedExportError
 

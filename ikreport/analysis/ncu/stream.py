@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ikreport.analysis.ncu_export import BOM, HEADER_RX, Export, check_lines, check_utf8, locate, scan_lines
+from ikreport.analysis.ncu.export import BOM, HEADER_RX, Export, check_lines, check_utf8, locate, scan_lines
 
 # a chunk may start with a row (a quote) or a blank line; anything else is chatter
 ROW_STARTS = (b'"', b"\n", b"\r")

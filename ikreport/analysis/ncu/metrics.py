@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ikreport.analysis.ncu_roofline import COUNT_FIELDS, RATE_FIELDS, SECTION_FIELDS
+from ikreport.analysis.ncu.roofline import COUNT_FIELDS, RATE_FIELDS, SECTION_FIELDS
 from ikreport.analysis.units import Kind
 
 # What each field must be; fields not listed are counts (registers, grid size, waves...).
@@ -67,7 +67,7 @@ RAW_FIELDS: dict[str, tuple[str, ...]] = {
     "l1_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active",),
     "l2_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",),
     # the clocks the launch ran at, and its length in cycles (what ncu's SpeedOfLight section
-    # shows as SM Frequency, DRAM Frequency and Elapsed Cycles): see analysis/ncu_clocks.py
+    # shows as SM Frequency, DRAM Frequency and Elapsed Cycles): see analysis/ncu/clocks.py
     # (GPC, SM and SM sub-partition counters run on the one SM clock)
     "sm_hz": ("gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second",
               "smsp__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.max.per_second",
@@ -126,7 +126,7 @@ DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "cycles": _sol("Elapsed Cycles"),
 }
 
-# counts summed from several metrics and the roofline sections' values (analysis/ncu_roofline.py)
+# counts summed from several metrics and the roofline sections' values (analysis/ncu/roofline.py)
 FIELDS: tuple[str, ...] = (tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if f not in RAW_FIELDS)
                            + COUNT_FIELDS + SECTION_FIELDS)
 

@@ -12,7 +12,7 @@ What it reads: the ncu version that profiled, the profiler's command line, ``--c
 ``--cache-control`` and ``--replay-mode`` (from their own rows, else from the command line),
 the driver version, and the device's name and top SM clock. A session page has no ``"ID",...,"Kernel Name"`` header,
 which is how ``is_session_page`` tells it from a raw or details page, whatever its file name, and
-rows that ``ncu_session_mark`` (the page's words, which ``sniff`` uses too) recognises.
+rows that ``sniff`` (which holds the page's words) recognises.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ikreport.analysis.ncu_export import HEADER_RX
-from ikreport.analysis import ncu_session_mark as mark
-from ikreport.analysis.ncu_session_mark import BLOCKS, COMMAND_KEYS, OPTION_KEYS, VERSION_KEYS
+from ikreport.analysis.ncu.export import HEADER_RX
+from ikreport.analysis import sniff
+from ikreport.analysis.sniff import BLOCKS, COMMAND_KEYS, OPTION_KEYS, VERSION_KEYS
 from ikreport.analysis.units import parse_number
 from ikreport.errors import NcuExportError, TruncatedExportError
 
@@ -75,7 +75,7 @@ def is_session_page(data: bytes | str) -> bool:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if HEADER_RX.search(raw) is not None:
         return False
-    return mark.marked(data)
+    return sniff.is_session_page(data)
 
 
 def _option(key: str, value: str, name: str) -> str:
@@ -104,22 +104,22 @@ VERSION = re.compile(r"\b\d{4}\.\d+(?:\.\d+)*\b")
 
 def parse_session(data: bytes | str, name: str) -> Session:
     """The settings one session page holds; NcuExportError naming ``name`` when it holds none."""
-    _check_whole(mark.text_of(data), name)
+    _check_whole(sniff.session_text(data), name)
     block = ""
     entries: list[tuple[str, str, str]] = []
     try:
-        page = mark.rows(data)
+        page = sniff.session_rows(data)
     except csv.Error as exc:
         raise NcuExportError(f"{name}: not a CSV file ncu wrote ({exc}); {FIX}") from exc
     for row in page:
         cells = [c.strip() for c in row]
-        title = mark.key(cells[0])
+        title = sniff.session_key(cells[0])
         if title in BLOCKS and (len(cells) == 1 or not cells[1] or title == "device attributes"):
             block = cells[0]
             continue
         if len(cells) >= 2 and cells[0]:
             entries.append((block, cells[0], cells[1]))
-    values = {mark.key(k): v for _, k, v in entries}
+    values = {sniff.session_key(k): v for _, k, v in entries}
     # "2025.2.1.0 (build 35987062) (public-release)", "Nsight Compute 2024.3.1" -> the dotted number
     version = next((found[0] for k in VERSION_KEYS if (found := VERSION.search(values.get(k, "")))), None)
     line = next((values[k] for k in COMMAND_KEYS if values.get(k)), None)

@@ -23,14 +23,14 @@ from typing import Literal
 
 import numpy as np
 
-from ikreport.analysis.sniff import other_tool
+from ikreport.analysis.sniff import NCU_HEADER, other_tool
 from ikreport.errors import NcuExportError, TruncatedExportError
 
 Page = Literal["raw", "details"]
 DETAILS_COLUMNS = ("ID", "Kernel Name", "Section Name", "Metric Name", "Metric Unit", "Metric Value")
 
 
-HEADER_RX = re.compile(rb'^"ID",[^\n]*"Kernel Name"', re.MULTILINE)
+HEADER_RX = re.compile(b"^" + NCU_HEADER.encode(), re.MULTILINE)
 BOM = b"\xef\xbb\xbf"
 CHATTER_RX = re.compile(rb'\n[^"\r\n]')  # a line that starts with anything but a quote
 
@@ -52,7 +52,7 @@ class Export:
     # ncu's own ==ERROR==/==WARNING== lines anywhere in the file (at most MAX_MESSAGES), e.g.
     # '==ERROR== Failed to profile "kernel"': the export is then partial, and the record says so
     messages: tuple[str, ...] = ()
-    # a big export streamed from its file (analysis/ncu_stream.py): ``body`` is then only its
+    # a big export streamed from its file (analysis/ncu/stream.py): ``body`` is then only its
     # first chunk's body, and readers read the rows from ``file`` at byte ``file_offset``
     file: str | None = None
     file_offset: int = 0

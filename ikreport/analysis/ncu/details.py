@@ -22,11 +22,11 @@ import csv
 import io
 from collections.abc import Iterator
 
-from ikreport.analysis.ncu_export import Export
-from ikreport.analysis.ncu_launch import Launch, dims_product
-from ikreport.analysis.ncu_table import LaunchTable, check_plausible
-from ikreport.analysis.ncu_metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, stall_reason
-from ikreport.analysis.ncu_roofline import INT_OPS, counted_twice, flop_term, section_values
+from ikreport.analysis.ncu.export import Export
+from ikreport.analysis.ncu.launch import Launch, dims_product
+from ikreport.analysis.ncu.table import LaunchTable, check_plausible
+from ikreport.analysis.ncu.metrics import DETAIL_FIELDS, FIELD_KIND, FIELDS, RAW_FIELDS, best_stalls, stall_reason
+from ikreport.analysis.ncu.roofline import INT_OPS, counted_twice, flop_term, section_values
 from ikreport.analysis.units import is_missing, parse_number, to_number, unit_factor
 from ikreport.errors import TruncatedExportError
 

@@ -1,6 +1,6 @@
 """Clocks from ncu's counters: the clock a profile ran at, and durations derived from cycles.
 
-Accepts the columns of a LaunchTable (analysis/ncu_table.py), in base units:
+Accepts the columns of a LaunchTable (analysis/ncu/table.py), in base units:
 
 - ``sm_hz``: SM clock in Hz, from the raw column ``gpc__cycles_elapsed.avg.per_second`` or the
   details page's ``SM Frequency`` row (ncu's SpeedOfLight section reads that same metric);

@@ -2,7 +2,7 @@
 
 The single entry point for importers: ``read_exports({"name.csv": text, ...})`` detects
 each export's page, parses it, merges raw with details, and folds the launches into the
-profile (analysis/ncu_fold.py). One export alone is folded a block of rows at a time as it is
+profile (analysis/ncu/fold.py). One export alone is folded a block of rows at a time as it is
 read, so a big raw export is never whole in memory; a raw and a details page are read whole,
 merged, and folded as one block.
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from ikreport.analysis.ncu_details import parse_details
-from ikreport.analysis.ncu_export import Export, Page, locate
-from ikreport.analysis.ncu_fold import ByteSink, Fold, Profile
-from ikreport.analysis.ncu_raw import raw_blocks
-from ikreport.analysis.ncu_summary import derive
-from ikreport.analysis.ncu_table import LaunchTable, check_same_run, merge
+from ikreport.analysis.ncu.details import parse_details
+from ikreport.analysis.ncu.export import Export, Page, locate
+from ikreport.analysis.ncu.fold import ByteSink, Fold, Profile
+from ikreport.analysis.ncu.raw import raw_blocks
+from ikreport.analysis.ncu.summary import derive
+from ikreport.analysis.ncu.table import LaunchTable, check_same_run, merge
 from ikreport.errors import NcuExportError
 
 __all__ = ["Profile", "read_exports", "read_page", "summarise"]

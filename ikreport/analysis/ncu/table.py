@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from ikreport.analysis import plausible
-from ikreport.analysis.ncu_launch import Launch
-from ikreport.analysis.ncu_metrics import FIELD_KIND, FIELDS, STALL_PATTERNS
-from ikreport.analysis.ncu_roofline import FLOP_RATE_FIELDS
+from ikreport.analysis.ncu.launch import Launch
+from ikreport.analysis.ncu.metrics import FIELD_KIND, FIELDS, STALL_PATTERNS
+from ikreport.analysis.ncu.roofline import FLOP_RATE_FIELDS
 from ikreport.errors import MismatchedExportsError
 
 TEXT = ("device", "cc", "grid_dims", "block_dims", "kernel_time")
