@@ -12,6 +12,7 @@ import re
 import pytest
 
 from conftest import FIXTURES
+from ikreport.store.archive import Archive
 
 SGLANG = FIXTURES / "serving" / "sglang_h200bench_llama33_70b_online_6runs.jsonl"
 NCU_GEMM = FIXTURES / "ncu" / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"
@@ -81,3 +82,87 @@ def test_sglang_lines_at_different_loads_form_no_series(run, tmp_path):
     assert out.exit_code == 0, out.output
     site = build(run, tmp_path)  # rates 8 and 4 come twice, but once on the random and once on the sharegpt dataset
     assert not (site / "h").exists() and "## History" not in (site / "index.md").read_text()
+
+
+def records_in(arch) -> list[str]:
+    return sorted(p.name for p in (arch / "records").rglob("*.json"))
+
+
+def test_compare_of_two_runs_with_per_request_latencies_gives_a_verdict_with_its_interval(collect, run, tmp_path):
+    from ikreport.commands.verify import verify_archive
+
+    a, b = collect(0, vllm_result(100.0)), collect(1, vllm_result(130.0))
+    out = run("compare", a[:10], b, "-a", tmp_path / "arch")
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    (ttft,) = [x for x in lines if x.startswith("| time to first token |")]
+    assert re.fullmatch(r"\| time to first token \| 40 \| 40 \| 100 \| 130 \| 1\.300 \[1\.2\d\d, 1\.3\d\d\] \| SLOWER \|",
+                        ttft), ttft
+    assert "| time per output token | 40 | 40 | 10.02 | 10.02 | 1.000 [" in out.stdout and "| SAME |" in out.stdout
+    assert "One run a side: the interval is over the requests of one run" in out.stdout
+    made = lines[-1]
+    archive = Archive.open(tmp_path / "arch")
+    record = archive.load(made)
+    assert record["data"]["unit"] == "request" and record["cites"] == sorted([a, b])
+    assert any(x.startswith("Client-side timing") for x in record["limitations"])
+    assert verify_archive(archive) == []  # the comparison schema takes it
+    again = run("compare", a, b, "-a", tmp_path / "arch")
+    assert again.stdout.splitlines()[-1] == made  # a fixed seed and no clock: the same record
+    page = (build(run, tmp_path) / "e" / f"{made}.md").read_text()
+    assert "## Latencies" in page and "| time to first token | 40 | 40 | 100 ms | 130 ms | 1.300 \\[" in page
+    assert "Time to first token: 130 ms in B against 100 ms in A (median of 40 requests in A and 40 in B" in page
+
+
+def test_a_run_without_per_request_latencies_leaves_the_comparison_undecided_and_says_why(collect, run, tmp_path):
+    a, b = collect(0, vllm_result(100.0)), collect(1, vllm_result(130.0, samples=False))
+    out = run("compare", a, b, "-a", tmp_path / "arch")
+    assert out.exit_code == 0, out.output
+    assert "| time to first token | 40 | 0 | 100 | 130 | 1.300 | UNDECIDED |" in out.stdout
+    assert (f"- time to first token: UNDECIDED: record {b[:12]} kept no per-request latencies; the tool's percentiles "
+            "cannot give an interval" in out.stdout)
+    record = Archive.open(tmp_path / "arch").load(out.stdout.splitlines()[-1])
+    assert {m["verdict"] for m in record["data"]["metrics"]} == {"UNDECIDED"}
+    assert f"Record {b[:12]} kept no per-request latencies; the tool's percentiles cannot give an interval." in \
+        record["limitations"]
+
+
+def test_the_real_sglang_runs_kept_no_latencies_and_differ_in_load(run, tmp_path):
+    arch = tmp_path / "arch"
+    out = run("collect", "serving", "--from-sglang", SGLANG, "-a", arch, "--gpu", "NVIDIA H200")
+    first, second = out.stdout.strip().split(",")[:2]
+    out = run("compare", first, second, "-a", arch, "--no-record")
+    assert out.exit_code == 0, out.output
+    assert (f"records {first[:12]} and {second[:12]} kept no per-request latencies; the tool's percentiles cannot "
+            "give an interval") in out.stdout
+    assert "**Not like-for-like: no difference is called.**" in out.stdout
+    assert "- request rate: A 1, B 2 (differs)" in out.stdout.splitlines()
+    assert "- model: not recorded for A or B" in out.stdout.splitlines()  # the file names no model: state it
+    assert "- Re-import A stating how it was made: `--model VALUE` (VALUE: what it ran with)" in out.stdout
+
+
+def test_runs_of_another_model_or_gpu_are_not_like_for_like(collect, run, tmp_path):
+    a = collect(0, vllm_result(100.0))
+    other_model = collect(1, vllm_result(130.0, model="Qwen/Qwen2.5-7B"))
+    other_gpu = collect(2, vllm_result(130.0), gpu="NVIDIA H200")
+    out = run("compare", a, other_model, "-a", tmp_path / "arch", "--no-record")
+    assert "- model: A meta-llama/Llama-3.1-8B-Instruct, B Qwen/Qwen2.5-7B (differs)" in out.stdout
+    assert "| time to first token | 40 | 40 | 100 | 130 | 1.300 [" in out.stdout and "| SLOWER |" not in out.stdout
+    assert out.stdout.count("| UNDECIDED |") == 2 and "- Model differs: compare runs made the same way." in out.stdout
+    out = run("compare", a, other_gpu, "-a", tmp_path / "arch", "--no-record")
+    assert "- gpu: A NVIDIA H100, B NVIDIA H200 (differs)" in out.stdout and out.stdout.count("| UNDECIDED |") == 2
+
+
+def test_compare_refuses_an_ncu_profile_against_a_serving_run_in_one_line(collect, run, tmp_path):
+    serving = collect(0, vllm_result(100.0))
+    arch = tmp_path / "arch"
+    profile = run("collect", "ncu", "--from-csv", NCU_GEMM, "-a", arch, "--gpu", "NVIDIA H100").stdout.strip()
+    before = records_in(arch)
+    for a, b in ((profile, serving), (serving, profile)):
+        out = run("compare", a, b, "-a", arch)
+        assert out.exit_code == 1 and out.stdout == ""
+        (line,) = out.stderr.splitlines()
+        kinds = {a: "an ncu-profile", b: "a serving-benchmark"} if a == profile else {
+            a: "a serving-benchmark", b: "an ncu-profile"}
+        assert line == (f"Error: {a[:12]} is {kinds[a]} record and {b[:12]} is {kinds[b]} record; compare takes "
+                        "records of one kind")
+    assert records_in(arch) == before
