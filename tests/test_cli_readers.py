@@ -217,7 +217,8 @@ def test_grammar_of_messages_and_banner(sample, tmp_path, run):
     gemv = sample_id(run, sample, "ncu-profile", "GEMV (kernel 1)")
     env = sample_id(run, sample, "environment", "RTX 3060")
     refused = run("compare", env, gemv, "-a", sample)
-    assert refused.stderr == (f"Error: {env}: is an environment record; compare takes ncu-profile records\n")
+    assert refused.stderr == (f"Error: {env}: is an environment record; compare takes ncu-profile records or "
+                              "serving-benchmark records\n")
     h100 = sample_id(run, sample, "environment", "H100")
     assert run("supersede", env, "--by", h100, "--reason", "Wrong box.", "-a", sample).exit_code == 0
     again = run("collect", "ncu", "--from-csv", NCU / "ncu_details_llmperfopt_k0001_metrics.csv", "-a", sample,

@@ -27,6 +27,7 @@ import numpy as np
 CONFIDENCE = 0.95
 RESAMPLES = 9999
 SEED = 20260101  # fixed: a comparison record is a pure function of what it cites
+METHOD = f"bootstrap (BCa) of the ratio of medians, {RESAMPLES} resamples, seed {SEED}"  # as records state it
 # what 'ikreport compare' calls a change by default, and history pages always
 DEFAULT_THRESHOLD_PCT = 5.0
 DEFAULT_MIN_SAMPLES = 3

@@ -1,8 +1,8 @@
-"""The chart of a history page (site/history.py): each profile's median duration of a kernel
-with its interval bar, in order of collection, changes coloured and each point linking to its
-record. Drawn straight to SVG with charts/bars.py's axes and look, as the bar charts are: laying
-out one such chart in vl-convert took 0.1 s, and a series' page has one per kernel, made again
-whenever a profile joins the series. Kept apart from history.py so that charts/render.py can list
+"""The charts of a history page (site/history.py): each profile's median duration of a kernel
+with its interval bar, or each run's figure (a serving benchmark's), in order of collection,
+changes coloured and each point linking to its record. Drawn straight to SVG with charts/bars.py's
+axes and look, as the bar charts are: laying out one such chart in vl-convert took 0.1 s, and a
+series' page has one per kernel, made again whenever a profile joins the series. Kept apart from history.py so that charts/render.py can list
 it without a cycle."""
 
 from __future__ import annotations
@@ -23,7 +23,22 @@ TICKS = HEIGHT // 40
 def draw_history(rows: list[dict[str, Any]]) -> str:
     """The SVG of a kernel's history: rows of {label, median_us, low_us, high_us, change, href,
     description}, in order of collection."""
-    lo, hi, ticks = _scale([v for r in rows for v in (r["low_us"], r["high_us"], r["median_us"])])
+    return _draw(rows, ("median_us", "low_us", "high_us"), "median duration (µs), 95% interval",
+                 "profile, in order of collection")
+
+
+def draw_run_history(rows: list[dict[str, Any]]) -> str:
+    """The SVG of a figure's history over runs (a serving benchmark's median time to first
+    token): rows of {label, value, change, href, description, axis}, in order of collection,
+    a point each, no interval bar; the value axis is titled by the first row's ``axis``. Rows
+    without a ``change`` (a figure no change is called for) draw no legend of changes."""
+    return _draw(rows, ("value", "", ""), rows[0]["axis"], "run, in order of collection")
+
+
+def _draw(rows: list[dict[str, Any]], fields: tuple[str, str, str], y_title: str, x_title: str) -> str:
+    """Points in order along the axis, with an interval bar where ``fields`` names its ends."""
+    mid_f, low_f, high_f = fields
+    lo, hi, ticks = _scale([r[f] for r in rows for f in (low_f, high_f, mid_f) if f])
 
     def y(value: float) -> float:
         return HEIGHT - (value - lo) / (hi - lo) * HEIGHT
@@ -43,7 +58,7 @@ def draw_history(rows: list[dict[str, Any]]) -> str:
         _text(plot, f"{value:,.{digits}f}", -7, y(value) + 3.5, "end", LABEL_PX, SANS)
     _line(plot, 0, 0, 0, HEIGHT)
     _line(plot, 0, HEIGHT, plot_w, HEIGHT)
-    title = _text(plot, "median duration (µs), 95% interval", -AXIS_W + 12, HEIGHT / 2, "middle", TITLE_PX, SANS)
+    title = _text(plot, y_title, -AXIS_W + 12, HEIGHT / 2, "middle", TITLE_PX, SANS)
     title.set("transform", f"rotate(-90 {_n(-AXIS_W + 12)} {_n(HEIGHT / 2)})")
     title.set("font-weight", "bold")
     for i, row in enumerate(rows):
@@ -51,12 +66,15 @@ def draw_history(rows: list[dict[str, Any]]) -> str:
         _text(plot, row["label"], x, HEIGHT + 15, "middle", LABEL_PX, MONO)
         point = ET.SubElement(plot, "a", {XLINK_HREF: row["href"], "aria-label": _xml_text(row["description"])})
         ET.SubElement(point, "title").text = _xml_text(row["description"])
-        ET.SubElement(point, "line", {"x1": _n(x), "x2": _n(x), "y1": _n(y(row["low_us"])), "y2": _n(y(row["high_us"])),
-                                      "stroke": "#888", "stroke-width": "2"})
-        ET.SubElement(point, "circle", {"cx": _n(x), "cy": _n(y(row["median_us"])), "r": "4.4",
-                                        "fill": CHANGES.get(row["change"], CHANGES["no change"])})
-    label = _text(plot, "profile, in order of collection", plot_w / 2, HEIGHT + 32, "middle", TITLE_PX, SANS)
+        if low_f:
+            ET.SubElement(point, "line", {"x1": _n(x), "x2": _n(x), "y1": _n(y(row[low_f])), "y2": _n(y(row[high_f])),
+                                          "stroke": "#888", "stroke-width": "2"})
+        ET.SubElement(point, "circle", {"cx": _n(x), "cy": _n(y(row[mid_f])), "r": "4.4",
+                                        "fill": CHANGES.get(row.get("change", ""), CHANGES["no change"])})
+    label = _text(plot, x_title, plot_w / 2, HEIGHT + 32, "middle", TITLE_PX, SANS)
     label.set("font-weight", "bold")
+    if not any("change" in row for row in rows):
+        return ET.tostring(svg, encoding="unicode")  # a figure no change is called for: no legend of changes
     legend = ET.SubElement(svg, "g", {"transform": f"translate({legend_x},{PAD})"})
     _text(legend, "change from the one before", 0, 9, "start", TITLE_PX, SANS).set("font-weight", "bold")
     for n, (change, colour) in enumerate(CHANGES.items()):
@@ -79,4 +97,4 @@ def _scale(values: list[float]) -> tuple[float, float, list[float]]:
     return lo, hi, [lo + i * step for i in range(count + 1)]
 
 
-CHARTS = {"history": draw_history}
+CHARTS = {"history": draw_history, "run-history": draw_run_history}

@@ -260,6 +260,10 @@ def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: in
     95% interval and a FASTER / SLOWER / SAME / UNDECIDED verdict, and writes a comparison
     record citing every run (its id is the last line; --no-record writes none). When the
     sides were not made alike, it says which flags or --context keys would make them so.
+
+    Two serving-benchmark records (one a side) are compared by time to first token and time per
+    output token, the requests of each run as the unit; a run that kept no per-request latencies
+    leaves the verdict UNDECIDED, and records of two kinds are refused.
     """
     from ikreport.store.archive import Archive
     from ikreport.commands.compare import compare as run

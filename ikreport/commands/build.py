@@ -167,7 +167,7 @@ def _archive_pages(archive: Archive, checked: Checked, series: list[Series], env
                 and isinstance(kept.get("charts"), dict)):
             page = history_page(s, records, archive.read_blob, charts, cache)
             html, md = render(env, page)
-            kept = {"html": html, "md": md, "charts": {k["chart"].key: _stamp(k["chart"].svg) for k in page.context["kernels"]}}
+            kept = {"html": html, "md": md, "charts": {k["chart"].key: _stamp(k["chart"].svg) for k in page.context["sections"]}}
             cache.put_json("history page", key, kept)
         files.add(f"{s.path}.html", kept["html"])
         files.add(f"{s.path}.md", kept["md"])
@@ -197,7 +197,7 @@ def _stamp(text: str) -> list[Any]:
 def _history_chart_again(series: Series, records: RecordSet, archive: Archive, charts: ChartRenderer, key: str) -> bytes:
     """A history page's chart made again, when the cache lost it since the page was kept."""
     page = history_page(series, records, archive.read_blob, charts, Cache(None))
-    return next(k["chart"].svg for k in page.context["kernels"] if k["chart"].key == key).encode("utf-8")
+    return next(k["chart"].svg for k in page.context["sections"] if k["chart"].key == key).encode("utf-8")
 
 
 def _kept_or(kept: Callable[[], bytes | None], again: Callable[[str, int | str], bytes], record_id: str,

@@ -1,4 +1,5 @@
-"""Compare ncu profiles, one or several runs a side, kernel by kernel (pure, except ``compare_records``).
+"""Compare ncu profiles, one or several runs a side, kernel by kernel (pure, except ``compare_records``);
+two serving benchmarks go to commands/compare_serving.py, and records of two kinds are refused.
 
 A is "before", B is "after". Kernels match by name and launch configuration (grid and block
 size); a kernel whose configuration changed is matched by name and the order in which the
@@ -17,18 +18,20 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ikreport.analysis.ratio_interval import (CONFIDENCE, DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, RESAMPLES, SEED,
-                                              call, ratio_interval)
+from ikreport.analysis.ratio_interval import (CONFIDENCE, DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, METHOD, call,
+                                              ratio_interval)
 from ikreport.commands import like_for_like
+from ikreport.commands.compare_serving import compare_serving_records, markdown_table as serving_table
 from ikreport.errors import CompareError, RecordError
 from ikreport.formatting import md_code, plural, with_article
 from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, lacking_text, ratio_text, sample_units
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
+from ikreport.kinds.serving_benchmark import NAME as SERVING_BENCHMARK
 from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.kinds.ncu_profile_data import launch_rows
 
-INTERVAL = f"bootstrap (BCa) of the ratio of medians, {RESAMPLES} resamples, seed {SEED}"
+INTERVAL = METHOD
 LIMIT_ONE_RUN = ("One run a side: the interval is over launches within one run, which are not independent, so "
                  "run-to-run variance is not captured; compare several runs a side (collect ncu --repeat N).")
 NOT_LIKE = "the profiles are not like-for-like"
@@ -158,14 +161,6 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _difference(d: dict[str, Any]) -> str:
-    """'A NVIDIA H100, B NVIDIA H200 (differs)'; 'not recorded for A (B: base)'."""
-    if d["a"] is not None and d["b"] is not None:
-        return f"A {d['a']}, B {d['b']} ({d['why']})"
-    known = [f"{x}: {v}" for x, v in (("A", d["a"]), ("B", d["b"])) if v is not None]
-    return d["why"] + (f" ({known[0]})" if known else "")
-
-
 def markdown_table(result: dict[str, Any]) -> str:
     """The comparison as the Markdown ``ikreport compare`` prints: how each side was made, then one row per kernel."""
     unit, runs_a, runs_b = result["unit"], result["a_runs"], result["b_runs"]
@@ -186,7 +181,7 @@ def markdown_table(result: dict[str, Any]) -> str:
     lines.append("")
     if not result["like_for_like"]:
         lines.append("**Not like-for-like: no difference is called.**")
-        lines += [f"- {d['field']}: {_difference(d)}" for d in result["differences"]]
+        lines += [f"- {d['field']}: {like_for_like.difference_text(d)}" for d in result["differences"]]
         lines += [""] + like_for_like.remedy(result["differences"])
         lines.append("")
     lines += [f"| kernel | A {side} | B {side} | A median (µs) | B median (µs) | B/A [{result['confidence_pct']}% interval] | verdict |",
@@ -208,27 +203,46 @@ def markdown_table(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _load_side(archive: Archive, ids: Sequence[str]) -> tuple[list[str], list[Record], list[Record | None]]:
+COMPARED = (NCU_PROFILE, SERVING_BENCHMARK)  # the kinds compare takes, a kind a comparison
+
+
+def _load(archive: Archive, ids: Sequence[str]) -> tuple[list[str], list[Record]]:
     resolved = [archive.resolve(i) for i in ids]
-    profiles = [archive.load(rid) for rid in resolved]
-    for rid, rec in zip(resolved, profiles):
-        if rec["kind"] != NCU_PROFILE:
-            raise RecordError(f"{rid[:12]}: is {with_article(rec['kind'])} record; compare takes {NCU_PROFILE} records")
-    envs = [archive.load(r["environment"]) if r.get("environment") else None for r in profiles]
-    return resolved, profiles, envs
+    loaded = [archive.load(rid) for rid in resolved]
+    for rid, rec in zip(resolved, loaded):
+        if rec["kind"] not in COMPARED:
+            raise RecordError(f"{rid[:12]}: is {with_article(rec['kind'])} record; compare takes {NCU_PROFILE} records "
+                              f"or {SERVING_BENCHMARK} records")
+    return resolved, loaded
+
+
+def _one_kind(ids: list[str], loaded: list[Record]) -> str:
+    """The kind every record given is of; a one-line refusal naming two records' kinds when not."""
+    first = loaded[0]["kind"]
+    for rid, rec in zip(ids, loaded):
+        if rec["kind"] != first:
+            raise CompareError(f"{ids[0][:12]} is {with_article(first)} record and {rid[:12]} is "
+                               f"{with_article(rec['kind'])} record; compare takes records of one kind")
+    return str(first)
 
 
 def compare_records(archive: Archive, a: Sequence[str], b: Sequence[str], threshold_pct: float,
                     min_samples: int, write: bool = True) -> tuple[str | None, dict[str, Any]]:
     """Write the ``comparison`` record (no wall-clock time: same inputs, same id); with
     ``write`` false, only what it would hold (its id None)."""
-    a_ids, ra, env_a = _load_side(archive, a)
-    b_ids, rb, env_b = _load_side(archive, b)
+    a_ids, ra = _load(archive, a)
+    b_ids, rb = _load(archive, b)
     every = a_ids + b_ids
     twice = sorted({rid for rid in every if every.count(rid) > 1})
     if twice:
         raise CompareError(f"{twice[0][:12]}: is given twice; a record compared with itself shows nothing, "
                            "give different runs for A and B")
+    if _one_kind(every, ra + rb) == SERVING_BENCHMARK:
+        if len(a_ids) > 1 or len(b_ids) > 1:
+            raise CompareError(f"compare takes one {SERVING_BENCHMARK} record a side (the requests of one run are "
+                               "the unit); give one id for A and one for B")
+        return compare_serving_records(archive, a_ids[0], ra[0], b_ids[0], rb[0], threshold_pct, min_samples, write)
+    env_a, env_b = ([archive.load(r["environment"]) if r.get("environment") else None for r in side] for side in (ra, rb))
     result = compare_runs(ra, rb, env_a, env_b, threshold_pct, min_samples, archive.read_blob)
     result = {"a": a_ids[0], "b": b_ids[0], "a_runs": a_ids, "b_runs": b_ids, **result}
     side = sample_units(result)
@@ -259,4 +273,4 @@ def compare(archive: Archive, a: Sequence[str], b: Sequence[str], threshold_pct:
     """What ``ikreport compare`` prints: the Markdown table, and the id of the comparison record
     it wrote (None with ``write`` false: nothing is written)."""
     record_id, result = compare_records(archive, a, b, threshold_pct, min_samples, write)
-    return markdown_table(result), record_id
+    return (serving_table(result) if "metrics" in result else markdown_table(result)), record_id

@@ -1,4 +1,5 @@
-"""Whether profiles were made the same way: each method field, and where its value comes from.
+"""Whether profiles (or serving runs) were made the same way: each method field, and where its
+value comes from.
 
 A field's value is **observed** when a tool ikreport ran (or a file the tool wrote) says it,
 **stated** when the person importing an export gave it (``collect ncu --from-csv
@@ -103,26 +104,57 @@ def method_fields(record: Record, env: Record | None) -> dict[str, tuple[str | N
     return out
 
 
+# a serving benchmark's fields: what the run was of (GPU and model must be recorded), then its load,
+# which must be equal where either file records it
+SERVING_FIELDS = ("gpu", "model", "engine", "workload", "load generator", "dataset", "request rate", "max concurrency",
+                  "input tokens", "output tokens")
+SERVING_LENIENT = SERVING_FIELDS[2:]
+SERVING_DATA = {"load generator": "tool", "dataset": "dataset", "request rate": "request_rate",
+                "max concurrency": "max_concurrency", "input tokens": "input_len", "output tokens": "output_len"}
+
+
+def serving_fields(record: Record) -> dict[str, tuple[str | None, str]]:
+    """field -> (value, source) for one serving benchmark: the load as the tool's file says it
+    (observed), the model and engine observed where the file's agree with the subject's, and
+    the GPU and workload as the importer stated them (a load generator's file names neither)."""
+    subject, data = record["subject"], record["data"]
+    out: dict[str, tuple[str | None, str]] = {}
+    for field, said in (("gpu", None), ("model", data.get("model")), ("engine", data.get("backend")),
+                        ("workload", None)):
+        given = subject.get(field)
+        out[field] = ((str(given), "observed" if given == said else "stated") if given
+                      else (str(said), "observed") if said else (None, "missing"))
+    for field, key in SERVING_DATA.items():
+        value = data.get(key)
+        out[field] = (str(value), "observed") if value is not None else (None, "missing")
+    return out
+
+
 Side = dict[str, tuple[str | None, str, bool]]  # field -> (value, source, the same in every run)
 
 
-def side(runs: Sequence[dict[str, tuple[str | None, str]]]) -> Side:
+def side(runs: Sequence[dict[str, tuple[str | None, str]]], fields: Sequence[str] = FIELDS) -> Side:
     """One side's fields over its runs: the values joined when the runs differ, and the
     weakest source (one run missing a field leaves the side missing it)."""
     out = {}
-    for f in FIELDS:
+    for f in fields:
         values = sorted({v for r in runs if (v := r[f][0]) is not None})
         how = min((r[f][1] for r in runs), key=STRENGTH.__getitem__)
         out[f] = (" / ".join(values) if values and how != "missing" else None, how, len(values) <= 1)
     return out
 
 
-def compare_fields(a: Side, b: Side) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(every field with its value and source a side, the fields that differ or are missing)."""
+def compare_fields(a: Side, b: Side, names: Sequence[str] = FIELDS,
+                   lenient: Sequence[str] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(every field with its value and source a side, the fields that differ or are missing).
+    A ``lenient`` field recorded on neither side is no difference (a setting neither file
+    records); recorded on one side only, it is one, as every other field is."""
     fields, diffs = [], []
-    for f in FIELDS:
+    for f in names:
         (va, ha, same_a), (vb, hb, same_b) = a[f], b[f]
         fields.append({"field": f, "a": va, "a_source": ha, "b": vb, "b_source": hb})
+        if va is None and vb is None and f in lenient:
+            continue
         if va is None or vb is None:
             lacking = " or ".join(x for x, v in (("A", va), ("B", vb)) if v is None)
             diffs.append({"field": f, "a": va, "b": vb, "why": f"not recorded for {lacking}"})
@@ -133,10 +165,19 @@ def compare_fields(a: Side, b: Side) -> tuple[list[dict[str, Any]], list[dict[st
     return fields, diffs
 
 
+def difference_text(d: Mapping[str, Any]) -> str:
+    """'A NVIDIA H100, B NVIDIA H200 (differs)'; 'not recorded for A (B: base)'."""
+    if d["a"] is not None and d["b"] is not None:
+        return f"A {d['a']}, B {d['b']} ({d['why']})"
+    known = [f"{x}: {v}" for x, v in (("A", d["a"]), ("B", d["b"])) if v is not None]
+    return d["why"] + (f" ({known[0]})" if known else "")
+
+
 # field -> (the import flag that states it, its key in a --context file)
 STATE_WITH = {"gpu": ("--gpu", "gpu"), "driver": ("--driver", "driver"), "ncu version": ("--ncu-version", "ncu_version"),
               "clock control": ("--clock-control", "clock_control"), "cache control": ("--cache-control", "cache_control"),
-              "replay mode": ("--replay-mode", "replay_mode")}
+              "replay mode": ("--replay-mode", "replay_mode"), "model": ("--model", "model"),
+              "engine": ("--engine", "engine"), "workload": ("--workload", "workload")}
 # fields ncu's session page records, so giving it beside the export makes them observed
 ON_SESSION_PAGE = ("driver", "ncu version", "clock control", "cache control", "replay mode")
 
@@ -144,11 +185,15 @@ ON_SESSION_PAGE = ("driver", "ncu version", "clock control", "cache control", "r
 def remedy(diffs: Sequence[Mapping[str, Any]]) -> list[str]:
     """What would make the sides of ``compare_fields``'s differences comparable, one sentence a
     side that lacks a field: the import flags (or --context keys) that state them, with the
-    other side's value where it has one; and a sentence for fields recorded on both sides
-    but different, which no flag can mend."""
+    other side's value where it has one (a field no flag states, a serving run's load, a
+    sentence of its own); and a sentence for fields recorded on both sides but different,
+    which no flag can mend."""
     out = []
     for side, other in (("A", "b"), ("B", "a")):
-        lacking = [d for d in diffs if d[side.lower()] is None]
+        lacking = [d for d in diffs if d[side.lower()] is None and d["field"] in STATE_WITH]
+        out += [f"- {d['field'].capitalize()}: not recorded for {side}, whose file does not say it and no flag states "
+                "it: compare runs whose files record it." for d in diffs
+                if d[side.lower()] is None and d["field"] not in STATE_WITH]
         if not lacking:
             continue
         flags = " ".join(f"{STATE_WITH[d['field']][0]} {d[other] if d[other] is not None else 'VALUE'}" for d in lacking)

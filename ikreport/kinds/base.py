@@ -85,6 +85,48 @@ def _no_lines(record: Mapping[str, Any], records: RecordSet) -> list[str]:
     return []
 
 
+def _nothing_shared(record: Mapping[str, Any]) -> dict[str, str]:
+    return {}
+
+
+@dataclass(frozen=True)
+class SeriesContext:
+    """A series as a kind's history hook sees it (site/history.py gives it): its records in
+    order of collection, the time each stands at, and what its page may use."""
+
+    records: RecordSet
+    ids: tuple[str, ...]
+    when: tuple[str, ...]  # each record's place in time ('' when unknown); equal times have no known order
+    path: str  # the page's path, for cache keys and links
+    read_blob: Callable[[str], bytes]
+    cache: Any  # a store.cache.Cache: what follows from a record, or a pair, is kept by their ids
+    charts: Any  # a charts.render.ChartRenderer: render(chart, title, alt, rows) -> Chart
+    link: Callable[[str], dict[str, str]]  # a record's short id, title and links, from the page
+
+    def at(self, n: int) -> str:
+        """The time the ``n``-th record stands at ('' when unknown)."""
+        return self.when[n] if self.when else ""
+
+
+@dataclass(frozen=True)
+class History:
+    """How records of a kind form series on history pages: site/history.py finds the series
+    (current records sharing GPU and workload, and engine and model where recorded, two or
+    more) and orders them; this says what else they must share and what the page shows."""
+
+    # the page's sections, each {"name", "kernel", "anchor", "chart", "columns", "rows",
+    # "changes"}: a chart and a table of one measure over the series
+    sections: Callable[[SeriesContext], list[dict[str, Any]]]
+    note: str  # what a point is and how a change is called
+    member: str = "profile"  # what one record of a series is called
+    members: str = "profiles"
+    # fields beyond the subject that a series' records share, as readers write them (a serving
+    # run's load): records that differ in one are in different series
+    shared: Callable[[Mapping[str, Any]], dict[str, str]] = _nothing_shared
+    no_change: str = "No change between neighbouring profiles: no interval lies wholly beyond the threshold."
+    version: str = "1"  # bump when what ``sections`` computes changes, to drop kept pages
+
+
 @dataclass(frozen=True)
 class Kind:
     """Everything specific to one record kind but its data part (its schema, data links and
@@ -105,6 +147,7 @@ class Kind:
     index_row: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
     # the GPU `list` and the index name, from the facts and the subject's GPU (a comparison across GPUs names both)
     gpu_shown: Callable[[Mapping[str, Any], str | None], str | None] = lambda facts, gpu: gpu
+    history: History | None = None  # how its records form series on history pages; None: they form none
 
 
 def na(value: Any, unit: str = "") -> str:

@@ -1,4 +1,5 @@
-"""The ``comparison`` kind: profiles compared kernel by kernel (commands/compare.py writes it) —
+"""The ``comparison`` kind: profiles compared kernel by kernel (commands/compare.py writes it), or two
+serving runs latency by latency (kinds/comparison_serving.py reads those) —
 its claims (the overall count and each kernel's ratio, interval and verdict, citing the
 comparison and every profile), its page and its ratio chart.
 
@@ -16,7 +17,9 @@ from typing import Any
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel, short_title
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural
+from ikreport.kinds import comparison_serving as serving
 from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, na, rows_data
+from ikreport.kinds.comparison_text import field_text, ratio_text
 from ikreport.kinds.ncu_profile import ONE_RUN
 from ikreport.terminal import safe_text as t
 
@@ -56,14 +59,6 @@ def _cites(record_id: str, data: dict[str, Any]) -> list[str]:
     return [record_id, *runs(data, "a"), *runs(data, "b")]
 
 
-def ratio_text(k: dict[str, Any]) -> str:
-    """'0.800 [0.792, 0.803]': a kernel's B/A with its interval, as pages and claims print it."""
-    if k["ratio"] is None:
-        return "n/a"
-    ci = k.get("ratio_ci")
-    return f"{k['ratio']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-
-
 def lacking_text(k: dict[str, Any], a_runs: list[str], b_runs: list[str]) -> str:
     """'not in A's run 2 [1a2b3c4d]; not in B's runs 1 [..] and 3 [..]': the runs of a side of
     several that lack a kernel ('' when every run has it)."""
@@ -77,15 +72,12 @@ def lacking_text(k: dict[str, Any], a_runs: list[str], b_runs: list[str]) -> str
     return "; ".join(parts)
 
 
-def field_text(value: str | None, source: str) -> str:
-    """'none (stated)', or 'missing': one side's method field as tables print it."""
-    return f"{value} ({source})" if value is not None else "missing"
-
-
 def comparison_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
     """The count of verdicts, then one claim per matched kernel (the first MAX_KERNEL_CLAIMS)."""
     data = record["data"]
     cites = _cites(record_id, data)
+    if "metrics" in data:
+        return serving.claims(record_id, record, records, cites)
     caveat = CAVEAT_VERDICT if "version" in data else CAVEAT_VERDICT_V1
     counts = ", ".join(f"{n} {v}" for v, n in data["verdicts"].items()) or "no kernels"
     text = f"Of {plural(len(data['kernels']), 'kernel', 'kernels')}: {counts}."
@@ -122,6 +114,8 @@ def _sides(d: dict[str, Any], page: PageContext) -> Facts:
 def comparison_view(record: Record, page: PageContext) -> tuple[Facts, Tables]:
     """The page's facts (A, B, the rule) and tables (method fields, what differs, each kernel's verdict)."""
     d = record["data"]
+    if "metrics" in d:
+        return serving.facts_tables(d)
     units = sample_units(d)
     facts = _sides(d, page)
     if "version" in d:
@@ -201,6 +195,11 @@ def _answered(data: dict[str, Any]) -> dict[str, str]:
 
 
 def _ratio_chart(record: Record, page: PageContext) -> list[Any]:
+    if "metrics" in record["data"]:
+        rows = serving.chart_rows(record["data"])
+        alt = (f"Chart of the B/A ratio of median latencies for {plural(len(rows), 'latency', 'latencies')}, "
+               "with its interval where there is one; below 1 is faster in B.")
+        return [page.charts.render("comparison-interval", "B/A median latency", alt, rows)] if rows else []
     kernels = [k for k in _kernels(record["data"]) if k["ratio"] is not None][:MAX_CHART_KERNELS]
     rows = [{"label": label, "ratio": k["ratio"], "verdict": k["verdict"],
              "low": (k["ratio_ci"] or [k["ratio"]] * 2)[0], "high": (k["ratio_ci"] or [k["ratio"]] * 2)[1]}
@@ -241,6 +240,8 @@ def show(record: Mapping[str, Any], records: RecordSet) -> list[str]:
     """``ikreport show``'s lines: the sides, the rule, the verdict counts, then each kernel's
     B/A ratio with its interval, the samples a side and the verdict (the first MAX_SHOW_KERNELS)."""
     d = record["data"]
+    if "metrics" in d:
+        return serving.show(d)
     units = sample_units(d)
     a_runs, b_runs = runs(d, "a"), runs(d, "b")
     lines = [f"  A (before): {plural(len(a_runs), 'run', 'runs')}: {', '.join(r[:12] for r in a_runs)}",

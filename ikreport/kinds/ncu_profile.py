@@ -23,6 +23,7 @@ from ikreport.kinds.ncu_measured_peak import (CAVEAT_MEASURED_FILL, measured_fil
 from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, measured_peak_for, same_machine
 from ikreport.kinds.ncu_profile_data import LAUNCH_TABLE_ROLE, first_launch
+from ikreport.kinds.ncu_profile_history import HISTORY
 from ikreport.terminal import safe_text as t
 
 NAME = "ncu-profile"
@@ -406,4 +407,4 @@ def _environment_changes(record: Record) -> Tables:
 
 KIND = Kind(NAME, show=show, rules=(profile_claims, clock_claims, of_peak_claims), view=view,
             charts={"roofline": ROOFLINE, **CHARTS},
-            page_inputs=measured_peak_for, index_row=index_row)
+            page_inputs=measured_peak_for, index_row=index_row, history=HISTORY)

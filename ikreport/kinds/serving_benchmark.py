@@ -11,6 +11,7 @@ from typing import Any
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_number, plural
 from ikreport.kinds.base import Facts, Kind, PageContext, Tables, na, rows_data
+from ikreport.kinds.serving_history import HISTORY
 from ikreport.terminal import safe_text as t
 
 NAME = "serving-benchmark"
@@ -117,5 +118,5 @@ def show(record: Mapping[str, Any], records: RecordSet) -> list[str]:
     return lines
 
 
-KIND = Kind(NAME, rules=(serving_claims,), view=view, show=show,
+KIND = Kind(NAME, rules=(serving_claims,), view=view, show=show, history=HISTORY,
             charts={"serving-latency-samples": (_latency_samples, rows_data)})

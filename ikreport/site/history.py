@@ -1,13 +1,14 @@
-"""History pages: one per series of ncu profiles of the same GPU and workload (and engine and
-model, where recorded), the regression tracking asv gives benchmark suites, for ncu evidence.
+"""History pages: one per series of records of one kind and the same GPU and workload (and engine
+and model, where recorded, and whatever else the kind says its series share), the regression
+tracking asv gives benchmark suites, for this evidence.
 
-Per kernel, each profile's median duration with its 95% interval, in order of collection,
-and the points where the time changed: between neighbours the same rule as ``compare``
-(analysis/ratio_interval.py, launches as the unit), naming the first record after a change.
-Profiles collected in the same second have no known order (records carry collection time to the
+Which kinds form series, and what their pages show, is the kind's ``history`` (kinds/base.py
+``History``: per kernel for ncu profiles, kinds/ncu_profile_history.py; per latency figure for
+serving benchmarks, kinds/serving_history.py). This module finds the series and orders them.
+Records collected in the same second have no known order (records carry collection time to the
 second): they are listed by id, no change is marked between two of them, and each is compared with
-the profiles of the time before, a change marked only when it is one against every one of them.
-A superseded profile is left out; the record that corrects it stands at its place (its collection
+the records of the time before, a change marked only when it is one against every one of them.
+A superseded record is left out; the record that corrects it stands at its place (its collection
 time), and the page says so.
 """
 
@@ -15,52 +16,46 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from ikreport import links
-from ikreport.analysis.ratio_interval import (DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, beyond, call, median_interval,
-                                              ratio_interval)
-from ikreport.claims.kernel_names import short_kernel
-from ikreport.formatting import distinct_digits, fmt_duration_us, plural, short
-from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
+from ikreport.formatting import plural, short
+from ikreport.kinds.base import History, SeriesContext
+from ikreport.kinds.ncu_profile_history import kernel_history as _kernel_history
+from ikreport.kinds.registry import KINDS
 from ikreport.charts.render import ChartRenderer
 from ikreport.site.model import Page
-from ikreport.store.cache import Cache, loads
-from ikreport.kinds.ncu_profile_data import durations_by_kernel
+from ikreport.store.cache import Cache
 from ikreport.store.recordset import RecordSet
 
 _SECOND = re.compile(r":(\d\d)Z$")
-HISTORY_VERSION = "3"  # bump when what kernel_history computes changes, to drop kept histories
 SERIES_KEYS = ("gpu", "workload", "engine", "model")
-MAX_KERNELS = 8  # the kernels taking the most time over the series
-THRESHOLD_PCT = DEFAULT_THRESHOLD_PCT  # as 'ikreport compare' calls a change
-MIN_LAUNCHES = DEFAULT_MIN_SAMPLES
-NOTE = ("Each point is a profile's median duration of the kernel with its distribution-free 95% interval (order "
-        "statistics) over that profile's launches; with fewer than six launches the interval is their whole range. "
-        "A change is marked where the interval of the B/A ratio between a profile and the one "
-        f"before lies wholly beyond {THRESHOLD_PCT:g}%, as 'ikreport compare' calls FASTER or SLOWER with one run a "
-        "side: launches within a run are the unit, so run-to-run variance can look like a change.")
+LABELS = {"gpu": "GPU"}  # subject fields as readers write them
 
 
 @dataclass(frozen=True)
 class Series:
-    """Profiles sharing GPU, workload, engine and model, in order of collection."""
+    """Records of one kind sharing GPU, workload, engine and model, in order of collection."""
 
-    subject: dict[str, str]  # the shared subject fields that are recorded
+    subject: dict[str, str]  # the shared subject fields that are recorded, then what the kind adds
     records: tuple[str, ...]
     when: tuple[str, ...] = ()  # each record's place in time: its collection time, or that of what it corrects
     corrects: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (record, the superseded records it stands for)
+    kind: str = ""
 
     def at(self, n: int) -> str:
         """The time the ``n``-th record stands at ('' when unknown)."""
         return self.when[n] if self.when else ""
+
+    @property
+    def history(self) -> History:
+        """What the series' kind says of its history page."""
+        found = KINDS[self.kind].history
+        assert found is not None, self.kind  # find_series makes series only of kinds with a history
+        return found
 
     @property
     def path(self) -> str:
@@ -75,40 +70,53 @@ class Series:
 
     @property
     def title(self) -> str:
-        """'decode attention on NVIDIA B200 (PyTorch, Llama)'."""
+        """'decode attention on NVIDIA B200 (PyTorch, Llama)'; what else the kind's series share
+        follows the engine and model ('…; request rate 4 requests/s')."""
         extra = ", ".join(self.subject[k] for k in ("engine", "model") if k in self.subject)
-        return f"{self.subject['workload']} on {self.subject['gpu']}" + (f" ({extra})" if extra else "")
+        shared = "; ".join(f"{k} {v}" for k, v in self.subject.items() if k not in SERIES_KEYS)
+        inside = "; ".join(x for x in (extra, shared) if x)
+        return f"{self.subject['workload']} on {self.subject['gpu']}" + (f" ({inside})" if inside else "")
 
 
 def find_series(records: RecordSet) -> list[Series]:
-    """Every series of two or more current profiles that name their GPU and workload."""
-    profiles = records.by_kind.get(NCU_PROFILE, [])
-    corrects = _corrected(records, profiles)
+    """Every series of two or more current records of a kind with a history that name their GPU
+    and workload: the kinds in the registry's order, each's series by subject."""
+    out = []
+    for name, kind in KINDS.items():
+        if kind.history is not None:
+            out += _series_of(records, name, kind.history)
+    return out
+
+
+def _series_of(records: RecordSet, name: str, history: History) -> list[Series]:
+    members = records.by_kind.get(name, [])
+    corrects = _corrected(records, members)
     rows = []
-    for rid in profiles:
+    for rid in members:
         record = records.records[rid]
         subject = record["subject"]
         if subject.get("gpu") and subject.get("workload") and records.superseded_by(rid) is None:
             # a correction stands where the record it corrects stood, not at the later time it was made
             when = min([records.records[r]["collected_at"] or "" for r in (rid, *corrects.get(rid, ()))])
-            key = tuple(subject.get(k) or "" for k in SERIES_KEYS)
+            key = (tuple(subject.get(k) or "" for k in SERIES_KEYS), tuple(history.shared(record).items()))
             # a time to the second sorts before the milliseconds of that second (it was truncated),
-            # never after; the id only makes the order of profiles of the same second reproducible
+            # never after; the id only makes the order of records of the same second reproducible
             rows.append((key, _SECOND.sub(r":\1.000Z", when), rid, when))
     out = []
-    for key, group in itertools.groupby(sorted(rows), key=lambda row: row[0]):
-        members = list(group)
-        if len(members) >= 2:
-            ids = tuple(row[2] for row in members)
-            out.append(Series({k: v for k, v in zip(SERIES_KEYS, key) if v}, ids, tuple(row[3] for row in members),
-                              tuple((r, corrects[r]) for r in ids if r in corrects)))
+    for (key, shared), group in itertools.groupby(sorted(rows), key=lambda row: row[0]):
+        found = list(group)
+        if len(found) >= 2:
+            ids = tuple(row[2] for row in found)
+            out.append(Series({**{k: v for k, v in zip(SERIES_KEYS, key) if v}, **dict(shared)}, ids,
+                              tuple(row[3] for row in found), tuple((r, corrects[r]) for r in ids if r in corrects),
+                              name))
     return out
 
 
-def _corrected(records: RecordSet, profiles: list[str]) -> dict[str, tuple[str, ...]]:
-    """Current profile -> the superseded profiles it finally replaces (following chains)."""
+def _corrected(records: RecordSet, members: list[str]) -> dict[str, tuple[str, ...]]:
+    """Current record -> the superseded records it finally replaces (following chains)."""
     out: dict[str, list[str]] = {}
-    for rid in profiles:
+    for rid in members:
         last, seen = rid, {rid}
         while (new := records.superseded_by(last)) is not None and new not in seen:  # a cycle is IK109's business
             last = new
@@ -120,169 +128,57 @@ def _corrected(records: RecordSet, profiles: list[str]) -> dict[str, tuple[str, 
 
 def kernel_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
                    cache: Cache | None = None) -> list[dict[str, Any]]:
-    """Per kernel (most total time first): each profile's median and interval, and the changes.
-    What follows from one profile (each kernel's total, launches, median and interval) and what
-    follows from a pair (the change between them) is kept in the build ``cache`` by their ids, so
-    a profile that joins a series costs its own launch table and its own change, not the series'."""
-    cache = cache or Cache(None)
-    durations = _Durations(records, read_blob)
-    stats = _profile_stats(series.records, durations, cache)
-    totals: dict[str, float] = {}
-    for by_kernel in stats:
-        for kernel, (total, *_rest) in by_kernel.items():
-            totals[kernel] = totals.get(kernel, 0.0) + total
-    top = sorted(totals, key=lambda k: (-totals[k], k))[:MAX_KERNELS]
-    out = []
-    for kernel in top:
-        points: list[dict[str, Any]] = []
-        groups: list[list[tuple[str, int, float]]] = []  # (id, launches, median) of the profiles of each time, in time order
-        for order, by_kernel in enumerate(stats):
-            if kernel not in by_kernel:
-                continue
-            _total, launches, median, low, high = by_kernel[kernel]
-            when = series.at(order)
-            point = {"order": order, "id": series.records[order], "median_us": median, "low_us": low,
-                     "high_us": high, "launches": launches, "change": "", "ratio": None, "ratio_ci": None,
-                     "since": None}
-            if groups and points[-1]["when"] == when:
-                groups[-1].append((point["id"], launches, median))
-            else:
-                groups.append([(point["id"], launches, median)])
-            if len(groups) > 1:
-                point.update(_change_from(kernel, groups[-2], (point["id"], launches, median), durations, cache))
-            points.append({**point, "when": when})
-        out.append({"kernel": kernel, "points": [{k: v for k, v in p.items() if k != "when"} for p in points]})
-    return out
-
-
-class _Durations:
-    """Each profile's launch durations by kernel, read once (from its launch table if it has one)."""
-
-    def __init__(self, records: RecordSet, read_blob: Callable[[str], bytes]) -> None:
-        self.records, self.read_blob = records, read_blob
-        self.read: dict[str, dict[str, list[float]]] = {}
-
-    def __call__(self, rid: str) -> dict[str, list[float]]:
-        if rid not in self.read:
-            complete = self.records.facts(rid).get("launches_complete")
-            self.read[rid] = durations_by_kernel(self.records.records[rid], self.read_blob, complete)
-        return self.read[rid]
-
-
-def _profile_stats(ids: tuple[str, ...], durations: _Durations, cache: Cache) -> list[dict[str, list[Any]]]:
-    """Per profile, kernel -> [total µs, launches, median, low, high]; kept by the profile's id."""
-    space = f"kernel stats {HISTORY_VERSION}"
-    kept = {rid: value for rid, raw in cache.get_many(space, ids).items() if isinstance(value := loads(raw), dict)}
-    new = {}
-    for rid in ids:
-        if rid not in kept:
-            new[rid] = {kernel: [math.fsum(values), len(values), *median_interval(values)]
-                        for kernel, values in durations(rid).items()}
-    cache.put_many(space, [(rid, orjson.dumps(value)) for rid, value in new.items()])
-    return [kept[rid] if rid in kept else new[rid] for rid in ids]
-
-
-def _change_from(kernel: str, before: list[tuple[str, int, float]], this: tuple[str, int, float],
-                 durations: _Durations, cache: Cache) -> dict[str, Any]:
-    """The change from the profiles of the time before: one only when the rule calls the same
-    change against each of them (their order among themselves is unknown). The bootstrap runs
-    only where the medians say a change is possible, and its answer is kept by the ids."""
-    rid, launches, median = this
-    if not all(beyond(n, m, launches, median, THRESHOLD_PCT, MIN_LAUNCHES) for _, n, m in before):
-        return {}  # SAME or UNDECIDED against one of them, whatever the interval: no change
-    space = f"kernel change {HISTORY_VERSION} {THRESHOLD_PCT:g} {MIN_LAUNCHES}"
-    key = hashlib.sha256(repr((kernel, [b for b, _, _ in before], rid)).encode()).hexdigest()
-    kept = cache.get_json(space, key)
-    if isinstance(kept, dict):
-        return kept
-    verdicts = set()
-    for earlier, _, _ in before:
-        interval = ratio_interval(durations(earlier)[kernel], durations(rid)[kernel])
-        verdicts.add(call(interval, THRESHOLD_PCT, MIN_LAUNCHES, "launches")[0])
-    (verdict,) = verdicts if len(verdicts) == 1 else ("",)
-    change = {} if verdict not in ("FASTER", "SLOWER") else {
-        "change": verdict, "ratio": interval.ratio, "ratio_ci": [interval.low, interval.high], "since": earlier}
-    cache.put_json(space, key, change)
-    return change
-
-
-def kept_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
-                 cache: Cache) -> list[dict[str, Any]]:
-    """``kernel_history``, kept in the build cache: records never change, so the history of the
-    same records is the same, and a rebuild need not bootstrap every profile again."""
-    key = hashlib.sha256(json.dumps([HISTORY_VERSION, THRESHOLD_PCT, MIN_LAUNCHES, MAX_KERNELS,
-                                     series.records]).encode()).hexdigest()
-    found = cache.get_json("history", key)
-    if isinstance(found, list):
-        return found
-    history = kernel_history(series, records, read_blob, cache)
-    cache.put("history", key, json.dumps(history, sort_keys=True).encode())
-    return history
+    """A profile series' per-kernel history (kinds/ncu_profile_history.py ``kernel_history``)."""
+    return _kernel_history(series.records, series.when, records, read_blob, cache)
 
 
 def history_key(series: Series, records: RecordSet, templates: str) -> str:
     """A digest of everything a series' page shows: the series, the titles and times of its
-    profiles and of those they correct, the supersessions that correct them, the templates and
-    ikreport's code (its kernel histories follow from the profiles, whose ids name their bytes)."""
+    records and of those they correct, the supersessions that correct them, the templates and
+    ikreport's code (what the page computes follows from the records, whose ids name their bytes)."""
     from ikreport.site.page_cache import code_digest  # a leaf module, imported here to keep history.py below it
 
     olds = [old for _, group in series.corrects for old in group]
     edges = [(old, getattr(records.supersession_of(old), "by", None)) for old in olds]
-    deps = (HISTORY_VERSION, series, [(rid, records.records[rid]["title"], records.records[rid]["collected_at"])
-                                      for rid in (*series.records, *olds)],
+    deps = (series.history.version, series, [(rid, records.records[rid]["title"], records.records[rid]["collected_at"])
+                                             for rid in (*series.records, *olds)],
             [(old, by, records.facts(by).get("reason") if by else None) for old, by in edges], templates, code_digest())
     return hashlib.sha256(repr(deps).encode()).hexdigest()
 
 
 def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
                  charts: ChartRenderer, cache: Cache | None = None) -> Page:
-    """A series' page: its profiles, and per kernel a chart, a table and the changes found."""
+    """A series' page: its records, and per measure the kind gives (a kernel's duration, a
+    latency figure) a chart, a table and the changes found."""
     path = series.path
+    history = series.history
 
     def link(rid: str) -> dict[str, str]:
         return {"short": short(rid), "title": records.records[rid]["title"],
                 "href": links.url(links.record_file(rid), path), "md_href": links.url(links.record_file(rid, "md"), path)}
 
-    place = {rid: i for i, rid in enumerate(series.records)}
-    kernels = []
-    for n, k in enumerate(kept_history(series, records, read_blob, cache or Cache(None))):
-        name = short_kernel(k["kernel"])
-        # one precision for the kernel's table, at which different times never read the same
-        us = distinct_digits([p[f] for p in k["points"] for f in ("median_us", "low_us", "high_us")], fmt_duration_us)
-        rows = [{"label": f"#{p['order'] + 1}", "median_us": p["median_us"],
-                 "low_us": p["low_us"] if p["low_us"] is not None else p["median_us"],
-                 "high_us": p["high_us"] if p["high_us"] is not None else p["median_us"],
-                 "change": p["change"] or "no change", "href": links.url(links.record_file(p["id"]), path),
-                 "description": f"#{p['order'] + 1}: median {fmt_duration_us(p['median_us'], us)}, 95% interval "
-                                f"{_span(p['low_us'], p['high_us'], us)}, {p['change'] or 'no change'}"}
-                for p in k["points"]]
-        chart = charts.render("history", f"{name}: median duration by profile, in order of collection", (
-            f"Points with interval bars: the median duration of {name} in each of "
-            f"{plural(len(rows), 'profile', 'profiles')}, numbered in order of collection; changes are coloured."), rows)
-        table = [[f"#{p['order'] + 1}", link(p["id"]), records.records[p["id"]]["collected_at"] or "",
-                  fmt_duration_us(p["median_us"], us), _span(p["low_us"], p["high_us"], us), str(p["launches"]),
-                  _change(p)] for p in k["points"]]
-        changes = [{"text": f"{name}: {p['change']} from #{place[p['since']] + 1} to #{p['order'] + 1}, B/A "
-                            f"{p['ratio']:.3f} [{p['ratio_ci'][0]:.3f}, {p['ratio_ci'][1]:.3f}]; first record after "
-                            "the change:", **link(p["id"])} for p in k["points"] if p["change"]]
-        kernels.append({"name": name, "kernel": k["kernel"], "anchor": f"k-{n + 1}", "chart": chart, "rows": table,
-                        "changes": changes})
+    context = SeriesContext(records, series.records, series.when, path, read_blob, cache or Cache(None), charts, link)
+    sections = history.sections(context)
     return Page(path=path, template="history", title=f"History: {series.title}", root="../", context={
-        "series": series.title, "note": NOTE,  # subject: field names as readers write them, GPU first
-        "subject": [({"gpu": "GPU"}.get(k, k), series.subject[k]) for k in SERIES_KEYS if k in series.subject],
+        "series": series.title, "note": history.note, "members": history.members,
+        "members_title": history.members.capitalize(), "no_change": history.no_change,
+        "subject": [(LABELS.get(k, k), v) for k, v in _subject_order(series.subject)],
         "order_notes": _order_notes(series, records),
         "records": [{"n": f"#{i + 1}", **link(rid), "when": records.records[rid]["collected_at"] or ""}
                     for i, rid in enumerate(series.records)],
-        "kernels": kernels, "changes": [c for k in kernels for c in k["changes"]],
+        "sections": sections, "changes": [c for k in sections for c in k["changes"]],
     })
 
 
-def _span(low: float | None, high: float | None, digits: int | None) -> str:
-    return "n/a" if low is None or high is None else f"{fmt_duration_us(low, digits)} – {fmt_duration_us(high, digits)}"
+def _subject_order(subject: dict[str, str]) -> list[tuple[str, str]]:
+    """The subject fields GPU first, as SERIES_KEYS lists them, then what the kind adds."""
+    return [(k, subject[k]) for k in SERIES_KEYS if k in subject] + [
+        (k, v) for k, v in subject.items() if k not in SERIES_KEYS]
 
 
 def _order_notes(series: Series, records: RecordSet) -> list[str]:
-    """What the order of the series rests on: profiles of the same second, and corrections."""
+    """What the order of the series rests on: records of the same second, and corrections."""
+    one = series.history.member
     notes = []
     n = 0
     while n < len(series.records):
@@ -290,7 +186,7 @@ def _order_notes(series: Series, records: RecordSet) -> list[str]:
         if last > n:
             notes.append(f"#{n + 1} to #{last + 1} share the collection time {series.at(n) or '(none)'}: their order "
                          "is not known (they are listed by record id), so no change is marked between them; each is "
-                         "compared with every profile of the time before.")
+                         f"compared with every {one} of the time before.")
         n = last + 1
     place = {rid: i for i, rid in enumerate(series.records)}
     for rid, olds in series.corrects:
@@ -300,18 +196,11 @@ def _order_notes(series: Series, records: RecordSet) -> list[str]:
             notes.append(f"#{place[rid] + 1} [{short(rid)}] corrects [{short(old)}], collected "
                          f"{records.records[old]['collected_at'] or '(no time)'}, which is superseded"
                          + (f" ({reason})" if reason else "") + ": it stands at that place in the series, and the "
-                         "superseded profile is left out.")
+                         f"superseded {one} is left out.")
     return notes
 
 
-def _change(point: dict[str, Any]) -> str:
-    if not point["change"]:
-        return ""
-    low, high = point["ratio_ci"]
-    return f"{point['change']} (B/A {point['ratio']:.3f} [{low:.3f}, {high:.3f}] against {short(point['since'])})"
-
-
 def series_links(series: list[Series], page: str) -> list[dict[str, str]]:
-    """The index's list of series: title, profile count and the links to its history page."""
-    return [{"title": s.title, "count": str(len(s.records)), "href": links.url(f"{s.path}.html", page),
-             "md_href": links.url(f"{s.path}.md", page)} for s in series]
+    """The index's list of series: title, record count and the links to its history page."""
+    return [{"title": s.title, "count": plural(len(s.records), s.history.member, s.history.members),
+             "href": links.url(f"{s.path}.html", page), "md_href": links.url(f"{s.path}.md", page)} for s in series]
