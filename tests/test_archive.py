@@ -169,17 +169,13 @@ def test_reads_never_follow_a_link_out_of_the_archive(archive, tmp_path):
     assert any("unexpected entry in the archive" in p for p in verify_archive(archive))
 
 
-def test_verify_parses_a_record_once_but_rehashes_it_every_time(archive, tmp_path, monkeypatch):
+def test_verify_with_a_warm_cache_still_rehashes_every_record(archive, tmp_path):
     from ikreport.store.cache import Cache
 
     rid = archive.put_record(make_record(archive))
     cache = Cache(tmp_path / "cache")
     assert verify_archive(archive, cache=cache) == []
-    parses = []
-    real_load = Archive.load
-    monkeypatch.setattr(Archive, "load", lambda self, r: parses.append(r) or real_load(self, r))
-    assert verify_archive(archive, cache=cache) == []
-    assert parses == []  # known valid: not parsed again
+    assert verify_archive(archive, cache=cache) == []  # what it kept agrees with the archive
     path = archive.record_path(rid)
     os.chmod(path, 0o644)
     path.write_bytes(path.read_bytes().replace(b"a limitation", b"no limitation"))

@@ -16,7 +16,7 @@ from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError, NcuExportError, TruncatedExportError
 from ikreport.kinds.ncu_profile import clock_claims
 from ikreport.store.archive import Archive
-from reliability.fuzz import mutate
+from reliability.fuzz import mutate, one_line_naming
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -98,9 +98,13 @@ def test_a_session_page_cut_short_is_refused_with_its_line():
 def test_a_mutated_session_page_reads_or_is_refused_cleanly(rng):
     data = mutate(SESSION.read_bytes(), rng)
     try:
-        parse_session(data, "s.csv")
-    except IkreportError:
-        pass
+        session = parse_session(data, "s.csv")
+    except IkreportError as exc:
+        one_line_naming(exc, "s.csv")
+        return
+    text = data.decode("utf-8", "replace")
+    assert session.name == "s.csv" and session.entries  # read: what it says is in the page
+    assert all(fact is None or fact in text for fact in (session.version, session.device, session.driver))
 
 
 @pytest.mark.parametrize("order", [(RAW_B200, SESSION), (SESSION, RAW_B200)])

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -163,16 +162,18 @@ def billion_laughs() -> str:
     return "---\n" + "\n".join(lines) + "\n---\n\nText.\n"
 
 
-def test_a_billion_laughs_front_matter_is_refused_promptly_by_check_and_build(archive, tmp_path):
+def test_a_billion_laughs_front_matter_is_refused_at_its_first_anchor_by_check_and_build(archive, tmp_path):
+    """Refused on the event stream, at line 2's anchor, before YAML builds anything: a bomb that
+    reached safe_load would be refused later, if ever, for its title. ik's timeout fails a hang;
+    the refusal's speed is for a benchmark to measure, not a test."""
     bomb = archive / "reports" / "bomb.md"
     bomb.write_text(billion_laughs())
-    start = time.monotonic()
     done = ik("check", archive)  # before: never returned, memory growing without bound
     assert (done.returncode, done.stdout) == (
         1, f"{bomb}:2: IK107 front matter uses a YAML anchor (&a); write the value out instead\n")
     done = ik("build", archive, "-o", tmp_path / "site", "--cache-dir", tmp_path / "c")
-    assert done.returncode == 1 and done.stderr.startswith(f"Error: {bomb}:2: IK107 ")
-    assert time.monotonic() - start < PROMPT_S
+    assert (done.returncode, done.stderr) == (
+        1, f"Error: {bomb}:2: IK107 front matter uses a YAML anchor (&a); write the value out instead\n")
 
 
 def nested(depth: int) -> str:

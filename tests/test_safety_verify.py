@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from conftest import ROOT
 from ikreport.store import records
 from ikreport.store.archive import Archive
+from ikreport.store.backend import ID_RX
 from ikreport.commands.check import check
 from ikreport.cli.main import cli
 from ikreport.errors import NonCanonicalRecordError, SiteManifestError, SupersessionError
@@ -338,11 +339,20 @@ _MANIFEST_VALUE = st.recursive(
 
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.sampled_from(["records", "blobs", "other"]), _MANIFEST_VALUE, max_size=3))
-def test_verify_site_gives_problems_for_any_manifest_never_an_exception(tmp_path_factory, manifest):
+def test_verify_site_gives_one_problem_per_bad_entry_of_any_manifest(tmp_path_factory, manifest):
+    """The site holds the manifest alone, so every entry it lists is a problem: a record or blob
+    entry that is not one, or one whose file is missing. Only a manifest listing nothing is clean."""
     site = tmp_path_factory.mktemp("site")
     (site / "manifest.json").write_text(json.dumps({"schema": "ikreport.manifest/1", **manifest}))
     count, problems = verify_site(str(site))
-    assert all("\n" not in p for p in problems) and count >= 0
+    listed = manifest.get("records")
+    blobs = manifest.get("blobs", [])
+    ids = [r for r in listed if isinstance(r, str) and ID_RX.match(r)] if isinstance(listed, list) else []
+    assert count == len(ids)  # the record ids it checked
+    assert len(problems) == (len(listed) if isinstance(listed, list) else 1) + (len(blobs) if isinstance(blobs, list) else 1)
+    assert all("\n" not in p and p.startswith(f"{site}/") for p in problems)
+    assert [p for p in problems if p.startswith(f"{site}/e/")] == [
+        f"{site}/e/{rid}.json: missing; rebuild the site or copy the file back" for rid in ids]
 
 
 def test_verify_site_names_planted_and_missing_files_on_one_line_each(site, run):

@@ -81,8 +81,7 @@ def hid(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def test_is_a_backend(backend):
-    assert isinstance(backend, (LocalFolder, MemoryBackend, Bucket))
+def test_a_new_backend_is_empty(backend):
     typed: Backend = backend  # mypy checks the protocol here
     assert typed.ids("records") == [] and typed.ids("blobs") == []
 

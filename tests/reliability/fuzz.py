@@ -14,6 +14,8 @@ import time
 import traceback
 from pathlib import Path
 
+import rfc8785
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from ikreport.store import records  # noqa: E402
@@ -55,15 +57,35 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
     return bytes(out)
 
 
+def one_line_naming(exc: IkreportError, name: str) -> None:
+    """What a user reads of a refusal: one line that starts with the file's name."""
+    text = str(exc)
+    assert text.startswith(f"{name}:") and "\n" not in text, text
+
+
 def check_ncu(data: bytes | str) -> None:
+    """Read ``data`` as an export: refused naming the file, or read into kernels that launched."""
     try:
         profile = read_exports({"fuzz.csv": data})
-    except IkreportError:
+    except IkreportError as exc:
+        one_line_naming(exc, "fuzz.csv")
         return
     assert profile.launch_count > 0
     for kernel in profile.kernels[:3]:
         assert kernel["launches"] >= 1
     profile.csv()
+
+
+def check_record(data: bytes, where: str = "r.json") -> bool:
+    """Decode ``data`` as a record: refused naming ``where``, or accepted only as the canonical
+    (RFC 8785) bytes of a record of this schema. True when accepted."""
+    try:
+        record = records.decode(data, where)
+    except IkreportError as exc:
+        one_line_naming(exc, where)
+        return False
+    assert record["schema"] == records.SCHEMA and rfc8785.dumps(record) == data
+    return True
 
 
 RESOLVER = RecordResolver(RecordSet.of({"a" * 64: {"kind": "x", "title": "t <b>", "subject": {}, "data": {"v_gbs": 1.5},
@@ -105,10 +127,7 @@ def main() -> None:
                 check_ncu(mutate(rng.choice(exports), rng))
             elif kind == "record bytes":
                 data = mutate(b'{"schema":"ikreport.record/1","kind":"ncu-profile","title":"t","limitations":["x"]}', rng)
-                try:
-                    records.decode(data, "fuzz.json")
-                except IkreportError:
-                    pass
+                check_record(data, "fuzz.json")
             else:
                 check_markdown("".join(rng.choice(MD_TOKENS + ["text ", "12.5 "]) for _ in range(20)), rng)
         except Exception:  # noqa: BLE001 (the point is to catch what escapes)
