@@ -149,10 +149,7 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
         raise BandwidthOutputError(_links_only(tests, name))
     if not version:
         raise BandwidthOutputError(f"{name}: no 'nvbandwidth Version:' line; save the whole output of nvbandwidth")
-    major, minor = int(version.group(1)), int(version.group(2))
-    if major != 0 or minor not in NVB_KNOWN:
-        raise BandwidthOutputError(f"{name}: nvbandwidth v{major}.{minor} is not a version ikreport reads "
-                                   "(v0.2 to v0.8); import a BabelStream run or measure with 'collect bandwidth'")
+    known = _known_version(version, name)
     # "Device 0: NVIDIA H100 80GB HBM3" (v0.8 adds " (00000000:01:00)", the PCI bus, dropped here)
     devices = {int(m.group(1)): m.group(2).strip()
                for m in re.finditer(r"^Device (\d+): (.+?)(?:\s+\([0-9A-Fa-f:.]+\))?$", flat, re.MULTILINE)}
@@ -161,8 +158,17 @@ def parse_nvbandwidth(text: str, name: str) -> dict[str, Any]:
     unfinished = [t["name"] for t in tests if t["sum_gbs"] is None]
     if unfinished:
         raise BandwidthOutputError(f"{name}: testcase {unfinished[0]} has no SUM line; the output is truncated")
-    return {"tool": "nvbandwidth", "version": f"v{major}.{minor}", "devices": devices, "tests": tests,
+    return {"tool": "nvbandwidth", "version": known, "devices": devices, "tests": tests,
             "run_under": run_wrappers.run_under(text), "output": "text"}
+
+
+def _known_version(version: re.Match[str], name: str) -> str:
+    """``v0.N`` for a major and minor version ikreport reads; refused otherwise."""
+    major, minor = int(version.group(1)), int(version.group(2))
+    if major != 0 or minor not in NVB_KNOWN:
+        raise BandwidthOutputError(f"{name}: nvbandwidth v{major}.{minor} is not a version ikreport reads "
+                                   "(v0.2 to v0.8); import a BabelStream run or measure with 'collect bandwidth'")
+    return f"v{major}.{minor}"
 
 
 def _from_json(parsed: dict[str, Any], name: str) -> dict[str, Any]:
@@ -170,10 +176,7 @@ def _from_json(parsed: dict[str, Any], name: str) -> dict[str, Any]:
     version = re.fullmatch(r"v?(\d+)\.(\d+)", parsed["version"] or "")
     if not version:
         raise BandwidthOutputError(f"{name}: no nvbandwidth 'version' in the JSON; save nvbandwidth -j's whole output")
-    major, minor = int(version.group(1)), int(version.group(2))
-    if major != 0 or minor not in NVB_KNOWN:
-        raise BandwidthOutputError(f"{name}: nvbandwidth v{major}.{minor} is not a version ikreport reads "
-                                   "(v0.2 to v0.8); import a BabelStream run or measure with 'collect bandwidth'")
+    known = _known_version(version, name)
     failed = [t for t in parsed["tests"] if t["name"] in LOCAL_TESTS and t["status"] != "Passed"]
     if failed:
         said = f": {failed[0]['error']}" if failed[0].get("error") else ""
@@ -183,7 +186,7 @@ def _from_json(parsed: dict[str, Any], name: str) -> dict[str, Any]:
     if not parsed["tests"]:
         raise BandwidthOutputError(f"{name}: every testcase was waived or none ran; run 'nvbandwidth -t "
                                    "device_local_copy -j'")
-    return {"tool": "nvbandwidth", "version": f"v{major}.{minor}", "devices": parsed["devices"],
+    return {"tool": "nvbandwidth", "version": known, "devices": parsed["devices"],
             "tests": parsed["tests"], "run_under": [], "output": "json",
             "cuda_runtime": parsed["cuda_runtime"], "driver": parsed["driver"]}
 

@@ -72,22 +72,23 @@ def above_zero(value: float, where: str, what: str, unit: str, fix: str) -> floa
     return value
 
 
+def _at_most(value: float, limit: float, where: str, what: str, unit: str, beyond: str, fix: str) -> float:
+    """``value`` when it is at least zero and at most ``limit``; ``beyond`` says why past it is not real."""
+    if value > limit:
+        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} {unit}, above {limit:g} {unit}{beyond}; {fix}")
+    return value
+
+
 def percent(value: float, where: str, what: str, fix: str) -> float:
     """A percentage of a peak: 0 to MAX_PERCENT."""
     at_least_zero(value, where, what, "%", fix)
-    if value > MAX_PERCENT:
-        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} %, above {MAX_PERCENT:g} % "
-                                    f"(more than rounding can put over 100 %); {fix}")
-    return value
+    return _at_most(value, MAX_PERCENT, where, what, "%", " (more than rounding can put over 100 %)", fix)
 
 
 def flops_per_s(value: float, where: str, what: str, fix: str) -> float:
     """One GPU's floating-point work per second: 0 to MAX_FLOPS_PER_S."""
     at_least_zero(value, where, what, "FLOP/s", fix)
-    if value > MAX_FLOPS_PER_S:
-        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} FLOP/s, above {MAX_FLOPS_PER_S:g} FLOP/s, "
-                                    f"more than any GPU computes; {fix}")
-    return value
+    return _at_most(value, MAX_FLOPS_PER_S, where, what, "FLOP/s", ", more than any GPU computes", fix)
 
 
 def memory_gbs(value: float, where: str, what: str, fix: str) -> float:
@@ -96,10 +97,7 @@ def memory_gbs(value: float, where: str, what: str, fix: str) -> float:
     if value < MIN_MEMORY_GBS:
         raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} GB/s, below {MIN_MEMORY_GBS:g} GB/s, "
                                     f"less than any memory moves; {fix}")
-    if value > MAX_MEMORY_GBS:
-        raise ImplausibleValueError(f"{where}: {what} is {_shown(value)} GB/s, above {MAX_MEMORY_GBS:g} GB/s, "
-                                    f"more than any GPU's memory moves; {fix}")
-    return value
+    return _at_most(value, MAX_MEMORY_GBS, where, what, "GB/s", ", more than any GPU's memory moves", fix)
 
 
 # the base unit of each kind of ncu column (units.py converts every value to it)

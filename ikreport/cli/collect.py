@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ikreport.cli.options import archive_option, context_options, make_context, terminal_progress
+from ikreport.cli.options import archive_option, context_options, input_files, make_context, terminal_progress
 
 
 @click.group()
@@ -142,13 +142,12 @@ def collect_env(from_file: Path | None, archive: Path, limitations: tuple[str, .
 
 
 @collect.command("bandwidth")
-@click.option("--from-babelstream", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import saved BabelStream output (counts read + write, as ikreport does).")
-@click.option("--from-nvbandwidth", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import saved nvbandwidth output, text or JSON (-j); only device_local_copy measures device memory.")
-@click.option("--from-bandwidthtest", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import saved CUDA samples bandwidthTest output; its device-to-device figure already counts "
-                   "read + write.")
+@input_files(
+    ("--from-babelstream", "Import saved BabelStream output (counts read + write, as ikreport does)."),
+    ("--from-nvbandwidth", "Import saved nvbandwidth output, text or JSON (-j); only device_local_copy measures "
+                           "device memory."),
+    ("--from-bandwidthtest", "Import saved CUDA samples bandwidthTest output; its device-to-device figure already "
+                             "counts read + write."))
 @click.option("--backend", type=click.Choice(["cupy", "torch", "nvcc"]),
               help="How to measure [default: CuPy, else the shipped CUDA program via nvcc (both a copy kernel), "
                    "else PyTorch (a cudaMemcpy)].")
@@ -190,12 +189,10 @@ def collect_bandwidth(from_babelstream: Path | None, from_nvbandwidth: Path | No
 
 
 @collect.command("serving")
-@click.option("--from-vllm", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import vLLM's saved serving benchmark JSON (benchmark_serving.py --save-result, vllm bench serve).")
-@click.option("--from-sglang", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import SGLang bench_serving JSONL output: one record per line (run).")
-@click.option("--from-aiperf", type=click.Path(dir_okay=False, path_type=Path),
-              help="Import AIPerf's profile_export_aiperf.csv or profile_export_aiperf.json.")
+@input_files(
+    ("--from-vllm", "Import vLLM's saved serving benchmark JSON (benchmark_serving.py --save-result, vllm bench serve)."),
+    ("--from-sglang", "Import SGLang bench_serving JSONL output: one record per line (run)."),
+    ("--from-aiperf", "Import AIPerf's profile_export_aiperf.csv or profile_export_aiperf.json."))
 @archive_option()
 @context_options
 def collect_serving(from_vllm: Path | None, from_sglang: Path | None, from_aiperf: Path | None, archive: Path,

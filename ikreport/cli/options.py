@@ -39,6 +39,17 @@ class ArchiveLocation(click.ParamType):
 ARCHIVE = ArchiveLocation()
 
 
+def input_files(*options: tuple[str, str]) -> Any:
+    """Options that each name a saved tool output to import, as ``(flag, help)`` pairs."""
+
+    def decorate(f: Any) -> Any:
+        for flag, text in reversed(options):
+            f = click.option(flag, type=click.Path(dir_okay=False, path_type=Path), help=text)(f)
+        return f
+
+    return decorate
+
+
 class FiniteFloatRange(click.FloatRange):
     """A FloatRange that refuses nan and infinity too, which compare false with every bound."""
 

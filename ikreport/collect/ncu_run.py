@@ -75,27 +75,29 @@ class NcuOptions:
         return args
 
 
+# what each setting of ncu's clock, cache and replay options means for the numbers
+_CLOCKS = {
+    "none": "Clocks were not locked (--clock-control none): durations are at the clocks the workload ran at, which "
+            "move with temperature and power, so two runs can differ.",
+    "base": "Clocks were locked to base (--clock-control base): durations are longer than at the boost clocks the "
+            "workload normally runs at.",
+}
+_CACHES = {
+    "all": "--cache-control all flushes the caches before each kernel, so small kernels look slower than in the "
+           "running program, where L2 is often warm.",
+    "none": "--cache-control none: replay passes after the first may hit caches the previous pass warmed, so memory "
+            "metrics can look better than a cold run.",
+}
+_KERNEL_REPLAY = ("Kernel replay serialises launches and replays each kernel for several passes: overlap between "
+                  "kernels and launch gaps are not seen, and profiled time is a sum of isolated kernel durations.")
+
+
 def option_limitations(o: NcuOptions) -> list[str]:
     """What the chosen options mean for the numbers (pure)."""
-    out = []
-    if o.clock_control == "none":
-        out.append("Clocks were not locked (--clock-control none): durations are at the clocks the workload ran "
-                   "at, which move with temperature and power, so two runs can differ.")
-    elif o.clock_control == "base":
-        out.append("Clocks were locked to base (--clock-control base): durations are longer than at the boost "
-                   "clocks the workload normally runs at.")
-    if o.cache_control == "all":
-        out.append("--cache-control all flushes the caches before each kernel, so small kernels look slower than "
-                   "in the running program, where L2 is often warm.")
-    else:
-        out.append("--cache-control none: replay passes after the first may hit caches the previous pass warmed, "
-                   "so memory metrics can look better than a cold run.")
-    if o.replay_mode == "kernel":
-        out.append("Kernel replay serialises launches and replays each kernel for several passes: overlap between "
-                   "kernels and launch gaps are not seen, and profiled time is a sum of isolated kernel durations.")
-    else:
-        out.append(f"{o.replay_mode} replay runs the workload once per pass: a non-deterministic workload gives "
-                   "metrics from different runs.")
+    out = [text for text in (_CLOCKS.get(o.clock_control), _CACHES.get(o.cache_control, _CACHES["none"])) if text]
+    out.append(_KERNEL_REPLAY if o.replay_mode == "kernel" else
+               f"{o.replay_mode} replay runs the workload once per pass: a non-deterministic workload gives metrics "
+               "from different runs.")
     if o.launch_count is not None or o.launch_skip:
         counted = "the launches" if o.launch_count is None else plural(o.launch_count, "launch", "launches")
         out.append(f"Only {counted} after skipping {o.launch_skip} {'was' if o.launch_count == 1 else 'were'} "

@@ -21,10 +21,11 @@ from typing import Any
 from ikreport.analysis.ratio_interval import (CONFIDENCE, DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, METHOD, call,
                                               ratio_interval)
 from ikreport.commands import like_for_like
+from ikreport.commands.like_for_like import number_cell as cell
 from ikreport.commands.compare_serving import compare_serving_records, markdown_table as serving_table
 from ikreport.errors import CompareError, RecordError
 from ikreport.formatting import md_code, plural, with_article
-from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, lacking_text, ratio_text, sample_units
+from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, lacking_text, ratio_text, sample_units
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.kinds.serving_benchmark import NAME as SERVING_BENCHMARK
 from ikreport.store import records
@@ -157,10 +158,6 @@ def compare_runs(a: Sequence[Record], b: Sequence[Record], env_a: Sequence[Recor
             "method_fields": fields, "differences": diffs, "kernels": kernels, "verdicts": dict(sorted(counts.items()))}
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def markdown_table(result: dict[str, Any]) -> str:
     """The comparison as the Markdown ``ikreport compare`` prints: how each side was made, then one row per kernel."""
     unit, runs_a, runs_b = result["unit"], result["a_runs"], result["b_runs"]
@@ -174,23 +171,12 @@ def markdown_table(result: dict[str, Any]) -> str:
              f"({result['interval']}); at least {result['min_samples']} {side} a side", ""]
     if unit == "launch":
         lines += [LIMIT_ONE_RUN, ""]
-    lines += ["| method field | A | B |", "|---|---|---|"]
-    for f in result["method_fields"]:
-        lines.append(f"| {f['field']} | {_cell(field_text(f['a'], f['a_source']))} | "
-                     f"{_cell(field_text(f['b'], f['b_source']))} |")
-    lines.append("")
-    if not result["like_for_like"]:
-        lines.append("**Not like-for-like: no difference is called.**")
-        lines += [f"- {d['field']}: {like_for_like.difference_text(d)}" for d in result["differences"]]
-        lines += [""] + like_for_like.remedy(result["differences"])
-        lines.append("")
+    lines += like_for_like.method_lines(result, "method field")
     lines += [f"| kernel | A {side} | B {side} | A median (µs) | B median (µs) | B/A [{result['confidence_pct']}% interval] | verdict |",
               "|---|---:|---:|---:|---:|---:|---|"]
     for k in result["kernels"]:
-        def num(v: float | None) -> str:
-            return "" if v is None else f"{v:g}"
         na, nb = (k["n_a"], k["n_b"]) if k["ratio"] is not None else (k["a_launches"], k["b_launches"])
-        lines.append(f"| {md_code(k['kernel'])} | {na} | {nb} | {num(k['a_median_us'])} | {num(k['b_median_us'])} | "
+        lines.append(f"| {md_code(k['kernel'])} | {na} | {nb} | {cell(k['a_median_us'])} | {cell(k['b_median_us'])} | "
                      f"{ratio_text(k) if k['ratio'] is not None else ''} | {k['verdict']} |")
     changed = [k for k in result["kernels"] if k["matched_by"] and k["a_config"] != k["b_config"]]
     notes = [f"- {md_code(k['kernel'])}: matched by name and launch order; A {k['a_config']}, B {k['b_config']}"

@@ -18,7 +18,8 @@ from typing import Any
 
 from ikreport.analysis.ratio_interval import CONFIDENCE, METHOD, call, ratio_interval
 from ikreport.commands import like_for_like
-from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, field_text, ratio_text
+from ikreport.commands.like_for_like import number_cell as cell
+from ikreport.kinds.comparison import DATA_VERSION, NAME as COMPARISON, ratio_text
 from ikreport.kinds.serving_benchmark import NAME as SERVING_BENCHMARK
 from ikreport.kinds.serving_history import samples_of
 from ikreport.store import records
@@ -90,30 +91,16 @@ def compare_serving(a_id: str, a: Record, b_id: str, b: Record, threshold_pct: f
             "metrics": metrics, "verdicts": dict(sorted(counts.items()))}
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def markdown_table(result: dict[str, Any]) -> str:
     """The comparison as ``ikreport compare`` prints it: how each run was made, then one row per latency."""
     lines = [f"A (before) = 1 run ({result['a'][:8]}); B (after) = 1 run ({result['b'][:8]})",
              f"threshold {result['threshold_pct']:g}%; {result['confidence_pct']}% interval of B/A over requests "
              f"({result['interval']}); at least {result['min_samples']} requests a side", "", LIMIT_ONE_RUN, "",
-             "| field | A | B |", "|---|---|---|"]
-    lines += [f"| {f['field']} | {_cell(field_text(f['a'], f['a_source']))} | {_cell(field_text(f['b'], f['b_source']))} |"
-              for f in result["method_fields"]]
-    lines.append("")
-    if not result["like_for_like"]:
-        lines.append("**Not like-for-like: no difference is called.**")
-        lines += [f"- {d['field']}: {like_for_like.difference_text(d)}" for d in result["differences"]]
-        lines += [""] + like_for_like.remedy(result["differences"])
-        lines.append("")
+             *like_for_like.method_lines(result, "field")]
     lines += [f"| latency | A requests | B requests | A median (ms) | B median (ms) | B/A [{result['confidence_pct']}% "
               "interval] | verdict |", "|---|---:|---:|---:|---:|---:|---|"]
     for m in result["metrics"]:
-        def num(v: float | None) -> str:
-            return "" if v is None else f"{v:g}"
-        lines.append(f"| {m['label']} | {m['n_a']} | {m['n_b']} | {num(m['a_median_ms'])} | {num(m['b_median_ms'])} | "
+        lines.append(f"| {m['label']} | {m['n_a']} | {m['n_b']} | {cell(m['a_median_ms'])} | {cell(m['b_median_ms'])} | "
                      f"{ratio_text(m) if m['ratio'] is not None else ''} | {m['verdict']} |")
     notes = [f"- {m['label']}: UNDECIDED: {m['reason']}" + (" (the medians shown are the tool's own)"
                                                            if m["median_of"] == "tool" else "")

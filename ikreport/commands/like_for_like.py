@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ikreport.collect.ncu_session import OBSERVED, STATED
+from ikreport.kinds.comparison_text import field_text
 
 Record = Mapping[str, Any]
 FIELDS = ("gpu", "driver", "ncu version", "clock control", "cache control", "replay mode")
@@ -209,3 +210,26 @@ def remedy(diffs: Sequence[Mapping[str, Any]]) -> list[str]:
         out.append(f"- {', '.join(unequal).capitalize()} {'differs' if len(unequal) == 1 else 'differ'}: "
                    "compare runs made the same way.")
     return ["To make A and B comparable:", *out] if out else []
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def number_cell(value: float | None) -> str:
+    """A median as a table cell: empty when there is none."""
+    return "" if value is None else f"{value:g}"
+
+
+def method_lines(result: Mapping[str, Any], heading: str) -> list[str]:
+    """What ``compare`` prints of how each side was made: a table of the method fields, then,
+    when the sides are not like-for-like, what differs and how to make them so."""
+    lines = [f"| {heading} | A | B |", "|---|---|---|"]
+    lines += [f"| {f['field']} | {_cell(field_text(f['a'], f['a_source']))} | "
+              f"{_cell(field_text(f['b'], f['b_source']))} |" for f in result["method_fields"]]
+    lines.append("")
+    if not result["like_for_like"]:
+        lines.append("**Not like-for-like: no difference is called.**")
+        lines += [f"- {d['field']}: {difference_text(d)}" for d in result["differences"]]
+        lines += ["", *remedy(result["differences"]), ""]
+    return lines

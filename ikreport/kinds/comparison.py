@@ -19,7 +19,7 @@ from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural
 from ikreport.kinds import comparison_serving as serving
 from ikreport.kinds.base import MAX_CHART_KERNELS, Facts, Kind, PageContext, Tables, na, rows_data
-from ikreport.kinds.comparison_text import field_text, ratio_text
+from ikreport.kinds.comparison_text import field_text, ratio_text, summary_text
 from ikreport.kinds.ncu_profile import ONE_RUN
 from ikreport.terminal import safe_text as t
 
@@ -79,11 +79,7 @@ def comparison_claims(record_id: str, record: Record, records: RecordSet) -> lis
     if "metrics" in data:
         return serving.claims(record_id, record, records, cites)
     caveat = CAVEAT_VERDICT if "version" in data else CAVEAT_VERDICT_V1
-    counts = ", ".join(f"{n} {v}" for v, n in data["verdicts"].items()) or "no kernels"
-    text = f"Of {plural(len(data['kernels']), 'kernel', 'kernels')}: {counts}."
-    if not data["like_for_like"]:
-        fields = ", ".join(f"{d['field']} ({d['why']})" for d in data["differences"])
-        text += f" The profiles are not like-for-like ({fields}), so no difference is called."
+    text = summary_text(data, plural(len(data["kernels"]), "kernel", "kernels"), "profiles", "no kernels")
     claims = [make_claim("comparison-summary", "", record_id, text, cites, [caveat], records)]
     units = sample_units(data)
     unit = units[:-1] if units == "runs" else "launch"

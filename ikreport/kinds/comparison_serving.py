@@ -11,7 +11,7 @@ from typing import Any
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us
 from ikreport.kinds.base import Facts, Tables
-from ikreport.kinds.comparison_text import field_text, ratio_text
+from ikreport.kinds.comparison_text import field_text, ratio_text, summary_text
 from ikreport.terminal import safe_text as t
 
 CAVEAT_VERDICT = ("Run B is compared with run A through the 95% interval of the B/A ratio of median latencies over "
@@ -32,11 +32,7 @@ def _ms(value: float | None, digits: int | None) -> str:
 def claims(record_id: str, record: Record, records: RecordSet, cites: list[str]) -> list[Claim]:
     """The verdicts, then one claim per latency: medians, B/A with its interval, the verdict and why."""
     data = record["data"]
-    counts = ", ".join(f"{n} {v}" for v, n in data["verdicts"].items())
-    text = f"Of {len(data['metrics'])} latencies of the two serving runs: {counts}."
-    if not data["like_for_like"]:
-        fields = ", ".join(f"{d['field']} ({d['why']})" for d in data["differences"])
-        text += f" The runs are not like-for-like ({fields}), so no difference is called."
+    text = summary_text(data, f"{len(data['metrics'])} latencies of the two serving runs", "runs")
     out = [make_claim("comparison-summary", "", record_id, text, cites, [CAVEAT_VERDICT], records)]
     digits = _digits(data)
     for m in data["metrics"]:

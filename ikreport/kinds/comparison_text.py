@@ -17,3 +17,13 @@ def ratio_text(k: dict[str, Any]) -> str:
 def field_text(value: str | None, source: str) -> str:
     """'none (stated)', or 'missing': one side's method field as tables print it."""
     return f"{value} ({source})" if value is not None else "missing"
+
+
+def summary_text(data: dict[str, Any], of: str, compared: str, none: str = "") -> str:
+    """'Of 3 kernels: 2 SAME, 1 FASTER.', and why no difference is called when the runs are not like-for-like."""
+    counts = ", ".join(f"{n} {v}" for v, n in data["verdicts"].items()) or none
+    text = f"Of {of}: {counts}."
+    if not data["like_for_like"]:
+        fields = ", ".join(f"{d['field']} ({d['why']})" for d in data["differences"])
+        text += f" The {compared} are not like-for-like ({fields}), so no difference is called."
+    return text

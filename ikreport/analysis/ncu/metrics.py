@@ -101,24 +101,23 @@ def _sol(*names: str) -> tuple[tuple[str, str], ...]:
     return tuple((section, name) for name in names for section in SOL_SECTIONS)
 
 
+def _in(section: str, **names: str) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Each field's one name under one section title."""
+    return {field: ((section, name),) for field, name in names.items()}
+
+
 DETAIL_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "duration_ns": _sol("Duration"),
     "dram_pct": _sol("DRAM Throughput", "SOL DRAM", "SOL FB"),
     "sm_pct": _sol("Compute (SM) Throughput", "Compute (SM) [%]", "SM [%]"),
     "mem_pct": _sol("Memory Throughput", "Memory [%]"),
-    "dram_bytes_per_s": (("Memory Workload Analysis", "Memory Throughput"),),
-    "occupancy_achieved_pct": (("Occupancy", "Achieved Occupancy"),),
-    "occupancy_theoretical_pct": (("Occupancy", "Theoretical Occupancy"),),
-    "registers": (("Launch Statistics", "Registers Per Thread"),),
-    "waves": (("Launch Statistics", "Waves Per SM"),),
-    "sms": (("Launch Statistics", "# SMs"),),
-    "grid": (("Launch Statistics", "Grid Size"),),
-    "block": (("Launch Statistics", "Block Size"),),
-    "limit_registers": (("Occupancy", "Block Limit Registers"),),
-    "limit_shared_mem": (("Occupancy", "Block Limit Shared Mem"),),
-    "limit_warps": (("Occupancy", "Block Limit Warps"),),
-    "limit_blocks": (("Occupancy", "Block Limit SM"),),
-    "l2_hit_pct": (("Memory Workload Analysis", "L2 Hit Rate"),),
+    **_in("Memory Workload Analysis", dram_bytes_per_s="Memory Throughput"),
+    **_in("Occupancy", occupancy_achieved_pct="Achieved Occupancy", occupancy_theoretical_pct="Theoretical Occupancy"),
+    **_in("Launch Statistics", registers="Registers Per Thread", waves="Waves Per SM", sms="# SMs", grid="Grid Size",
+          block="Block Size"),
+    **_in("Occupancy", limit_registers="Block Limit Registers", limit_shared_mem="Block Limit Shared Mem",
+          limit_warps="Block Limit Warps", limit_blocks="Block Limit SM"),
+    **_in("Memory Workload Analysis", l2_hit_pct="L2 Hit Rate"),
     "l1_pct": _sol("L1/TEX Cache Throughput", "SOL L1/TEX Cache", "SOL TEX"),
     "l2_pct": _sol("L2 Cache Throughput", "SOL L2 Cache", "SOL L2"),
     "sm_hz": _sol("SM Frequency"),
