@@ -81,7 +81,7 @@ def distinct_digits(values: Iterable[float | None], fmt: Callable[[float, int | 
     """The precision at which ``fmt`` shows every different value of ``values`` differently:
     None (its usual form) when that already does, else the fewest significant digits that do.
     One precision for every value of a page keeps their order: rounding at one precision never
-    swaps two values, so a "best" is never shown below an "average" (issue 16 item 12)."""
+    swaps two values, so a "best" is never shown below an "average"."""
     distinct = sorted({float(v) for v in values if v is not None})
     for digits in (None, *range(4, MAX_DIGITS + 1)):
         if len({fmt(v, digits) for v in distinct}) == len(distinct):

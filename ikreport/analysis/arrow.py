@@ -6,7 +6,7 @@ import's start-up) although none ever is here. These give the same arrays withou
 
 Compute functions are called by name through ``call``: importing ``pyarrow.compute`` (which
 ``Array.cast`` and the ``pc.*`` functions do) builds a Python wrapper and docstring for each of
-its 300 functions, 0.04 s of every import's start-up, for the five an import uses.
+its 300 functions at every import's start-up, for the five an import uses.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def median_interval(values: Sequence[float]) -> tuple[float, float | None, float
     """(median, low, high): one sample's median with its distribution-free 95% interval, the
     order statistics x(l) and x(n+1-l) where l is the 2.5% quantile of Binomial(n, 1/2): it
     covers the median with at least 95% probability whatever the distribution, exactly and
-    at once (a bootstrap of each profile's every kernel cost 0.1 s each). With fewer than six
+    at once, without a bootstrap of each profile's every kernel. With fewer than six
     values no two order statistics reach 95%, and the interval is the whole range (None, None
     with a single value)."""
     x = np.sort(np.asarray(values, dtype=float))

@@ -1,9 +1,8 @@
 """The charts of a history page (site/history.py): each profile's median duration of a kernel
 with its interval bar, or each run's figure (a serving benchmark's), in order of collection,
 changes coloured and each point linking to its record. Drawn straight to SVG with charts/bars.py's
-axes and look, as the bar charts are: laying out one such chart in vl-convert took 0.1 s, and a
-series' page has one per kernel, made again whenever a profile joins the series. Kept apart from history.py so that charts/render.py can list
-it without a cycle."""
+axes and look, as the bar charts are: a series' page has one per kernel, made again whenever a
+profile joins the series, and a layout engine would cost more than the rest of the page."""
 
 from __future__ import annotations
 

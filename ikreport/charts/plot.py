@@ -2,8 +2,8 @@
 (kinds/base.py), the throughput scatter and the roofline of every profile page.
 
 Why not Vega, as charts/bars.py says for the bar charts: laying out one of these charts in
-vl-convert cost about 0.07 s, more than the rest of its page, and a quarter of a real archive's
-profile pages have one. They need no layout engine: linear or logarithmic axes from round
+vl-convert costs more than the rest of its page, and a quarter of a real archive's profile
+pages have one. They need no layout engine: linear or logarithmic axes from round
 numbers, points, lines, a legend. The look is charts/bars.py's (Vega's palette and axes); the
 XML is written by ElementTree, which escapes.
 """

@@ -98,7 +98,7 @@ class ChartRenderer:
 _TEMPLATES: dict[tuple[Path | None, str], dict[str, Any]] = {}
 
 
-@lru_cache(maxsize=1)  # importlib.metadata scans every installed distribution: 7 ms a page
+@lru_cache(maxsize=1)  # importlib.metadata scans every installed distribution: once a build
 def _altair_version() -> str:
     from importlib.metadata import version
 

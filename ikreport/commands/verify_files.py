@@ -4,8 +4,8 @@ in worker processes as well as in the calling one.
 
 This module is what a worker process imports, so it imports only the store: a worker started
 from a clean interpreter ("forkserver") that imported ``commands/verify.py`` and all it needs
-(supersede, the record set, report and site checks) spent about 0.15 s of each worker's start
-doing it, more than the work on a 300-profile archive. The calling process checks batches
+(supersede, the record set, report and site checks) would spend more of each worker's start
+doing it than the work on a small archive takes. The calling process checks batches
 from the back of the list while the workers take them from the front, so the time the
 workers take to start costs only the share of the work they would have done meanwhile.
 """
@@ -84,11 +84,11 @@ def check_files(archive: Archive, files: Files, progress: Progress | None) -> li
             check_here(i)
         return [c for batch in done if batch is not None for c in batch]
     # Every batch is submitted to the workers, in order, by a thread (the first submit waits for
-    # a worker to start, the forkserver first: 0.1 to 0.3 s); this process meanwhile takes
+    # a worker to start, the forkserver first); this process meanwhile takes
     # batches from the back, each one no worker has begun (a cancelled future) or that was not
     # yet submitted. The workers are fed by the pool's own threads, not by this thread: each
-    # hand-over between threads waits for this process's busy thread to let go of the GIL
-    # (up to 5 ms), and a feeder taking one batch at a time left the worker idle.
+    # hand-over between threads waits for this process's busy thread to let go of the GIL,
+    # and a feeder taking one batch at a time leaves the worker idle.
     futures: list[Future[list[Checked]] | None] = [None] * len(jobs)
     lock = threading.Lock()
     limit = [len(jobs)]  # the thread submits only batches below this

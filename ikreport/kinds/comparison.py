@@ -170,7 +170,7 @@ def _digits(data: dict[str, Any]) -> int | None:
 
 def view(record: Record, page: PageContext) -> dict[str, Any]:
     """Facts, tables and the B/A ratio chart, under the heading "B against A" by their short
-    titles, each linked (issue 16 item 10)."""
+    titles, each linked."""
     facts, tables = comparison_view(record, page)
     a, b = page.ref(record["data"]["a"]), page.ref(record["data"]["b"])
     return {"facts": facts, "tables": tables, "charts": _ratio_chart(record, page),

@@ -70,7 +70,7 @@ def _rates(node: Any) -> list[float]:
 
 def gbs_formatter(data: dict[str, Any]) -> Callable[[float | None], str]:
     """fmt_gbs at the one precision that shows every different GB/s figure of the record
-    differently: 1,309 and 1,315 GB/s are never both "1.31 TB/s" on its page (issue 16 item 12)."""
+    differently: 1,309 and 1,315 GB/s are never both "1.31 TB/s" on its page."""
     digits = distinct_digits(_rates(data), fmt_gbs)
     return lambda value: fmt_gbs(value, digits)
 

@@ -135,7 +135,7 @@ def _core_rule(state: StateCore) -> None:
 
 def _one_precision(resolver: Resolver, valued: list[tuple[Citation, dict[str, Any]]]) -> None:
     """Format the page's GB/s values, and its durations, at the one precision at which no two
-    different ones read the same (issue 16 item 12): 1,309 and 1,315 GB/s from two records
+    different ones read the same: 1,309 and 1,315 GB/s from two records
     are never both "1.31 TB/s" in one report."""
     by_unit: dict[str, list[tuple[Citation, dict[str, Any], float]]] = {}
     for citation, meta in valued:

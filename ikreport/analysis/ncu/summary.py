@@ -220,7 +220,7 @@ def derive(t: LaunchTable) -> Derived:
 
 def _filled_memory(memory: np.ndarray, gbs: np.ndarray, peak_bytes_per_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(where the memory side can be filled, the DRAM peak in GB/s): a launch with no memory %
-    whose DRAM byte rate and ncu's roofline DRAM peak are both in the export (issue 14 item 1)."""
+    whose DRAM byte rate and ncu's roofline DRAM peak are both in the export."""
     peak_gbs = peak_bytes_per_s / 1e9
     with np.errstate(invalid="ignore"):
         return np.isnan(memory) & (gbs >= 0) & (peak_gbs > 0), peak_gbs
