@@ -166,7 +166,7 @@ def test_a_profile_joining_a_series_costs_its_own_launches_not_the_series(nightl
     """What follows from one profile, or one pair, is kept by their ids: a rebuild after a profile
     joins a series reads that profile's launches (and, where the medians allow a change, the
     pair's), and gives what a build from no cache gives."""
-    import ikreport.kinds.ncu_profile_history as history
+    import ikreport.kinds.ncu_profile.history as history
 
     arch, ids = nightly
     cache = tmp_path / "c"

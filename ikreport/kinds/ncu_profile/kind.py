@@ -15,15 +15,15 @@ from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_TABLE_KERNELS, Kind, PageContext, Tables
-from ikreport.kinds.ncu_profile_charts import CHARTS, profile_charts
-from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_alone,
+from ikreport.kinds.ncu_profile.charts import CHARTS, profile_charts
+from ikreport.kinds.ncu_profile.roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_alone,
                                          ROOFLINE, roofline_chart, roofline_memory, roofline_text)
-from ikreport.kinds.ncu_measured_peak import (CAVEAT_MEASURED_FILL, measured_fill, measured_memory, measured_peak,
+from ikreport.kinds.ncu_profile.measured_peak import (CAVEAT_MEASURED_FILL, measured_fill, measured_memory, measured_peak,
                                               memory_pct)
-from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
+from ikreport.kinds.ncu_profile.stalls import stalls_caveats, stalls_text
 from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, measured_peak_for, same_machine
-from ikreport.kinds.ncu_profile_data import LAUNCH_TABLE_ROLE, first_launch
-from ikreport.kinds.ncu_profile_history import HISTORY
+from ikreport.kinds.ncu_profile.data import LAUNCH_TABLE_ROLE, first_launch
+from ikreport.kinds.ncu_profile.history import HISTORY
 from ikreport.terminal import safe_text as t
 
 NAME = "ncu-profile"
