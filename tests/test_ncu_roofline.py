@@ -13,7 +13,7 @@ from ikreport.analysis.ncu.read import read_exports
 from ikreport.analysis.ncu.roofline import flop_term
 from ikreport.collect.ncu_import import LIMIT_NO_SOL, profile_limitations
 from ikreport.errors import ImplausibleValueError
-from ikreport.kinds.ncu_profile.kind import _bound_text
+from ikreport.kinds.ncu_profile.claims import _bound_text
 from ikreport.kinds.ncu_profile.roofline import roofline_text
 
 NCU = Path(__file__).parent / "fixtures" / "ncu"
