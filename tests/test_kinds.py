@@ -66,3 +66,27 @@ def test_the_schema_checks_each_kinds_data_by_its_own_part() -> None:
         assert {"if": {"properties": {"kind": {"const": name}}, "required": ["kind"]},
                 "then": {"properties": {"data": {"$ref": f"#/$defs/{name}"}}}} in schema["allOf"]
     assert not set(KINDS) & set(envelope["$defs"])  # the envelope holds no kind's data
+
+
+def test_each_profile_rule_id_has_a_function_of_its_own() -> None:
+    """Over the sample archive's profiles, each of the functions profile_claims chains makes
+    claims of the rule it is named after and of no other, and together they make all seven."""
+    from conftest import ROOT
+
+    from ikreport.kinds.ncu_profile.claims import KERNEL_RULES, ProfileContext, TopKernel, profile_size
+    from ikreport.kinds.ncu_profile.data import first_launch
+    from ikreport.kinds.ncu_profile.measured_peak import measured_peak
+
+    files = sorted((ROOT / "sample_evidence" / "records").rglob("*.json"))
+    records = RecordSet.of({p.parent.name + p.stem: json.loads(p.read_text()) for p in files})
+    rules: dict[str, set[str]] = {f.__name__: set() for f in (profile_size, *KERNEL_RULES)}
+    for rid, record in records.records.items():
+        if record["kind"] != "ncu-profile":
+            continue
+        p = ProfileContext(rid, record, records, None, *measured_peak(record, records), None)
+        rules["profile_size"] |= {c.rule for c in profile_size(p)}
+        for row in record["data"]["kernels"]:
+            k = TopKernel(row, row["kernel"], row["kernel"], first_launch(record["data"], row))
+            for f in KERNEL_RULES:
+                rules[f.__name__] |= {c.rule for c in f(p, k)}
+    assert len(rules) == 7 and rules == {name: {name.replace("_", "-")} for name in rules}

@@ -7,7 +7,8 @@ the precision of its figures with the same functions."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ikreport.analysis.ncu.clocks import clock_fact
@@ -67,56 +68,123 @@ def rate_digits(data: dict[str, Any], peak_gbs: float | None) -> int | None:
     return distinct_digits(rates + [peak_gbs], fmt_gbs)
 
 
-def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
-    """The profile's size, then each top kernel's share, bound, occupancy limiter and stalls."""
-    data = record["data"]
-    us = duration_digits(data)
-    cites = [record_id]
-    peak_id, peak_gbs = measured_peak(record, records)
-    claims = []
-    total = data.get("profiled_time_us")
+@dataclass(frozen=True)
+class ProfileContext:
+    """What each of the profile's rules reads: the record and its id, the archive, the precision
+    of the page's durations, the measured peak of the GPU model ((None, None) without one) and
+    the kernel a roofline would show alone (None when none would)."""
+
+    record_id: str
+    record: Record
+    records: RecordSet
+    us: int | None
+    peak_id: str | None
+    peak_gbs: float | None
+    roofline_alone: str | None
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.record["data"]
+
+    def kernel_claim(self, rule: str, kernel: str, text: str, caveats: list[str],
+                     cites: list[str] | None = None) -> Claim:
+        """A claim about ``kernel`` (its full name) on this record's page, citing this record
+        alone unless ``cites`` says more."""
+        return make_claim(rule, kernel, self.record_id, text, cites or [self.record_id], caveats, self.records, kernel)
+
+
+@dataclass(frozen=True)
+class TopKernel:
+    """One of the profile's top kernels as its rules read it: its row of ``data["kernels"]``,
+    its full and short name and its first launch."""
+
+    row: dict[str, Any]
+    name: str
+    short: str
+    first: dict[str, Any]
+
+
+def profile_size(p: ProfileContext) -> list[Claim]:
+    """profile-size: how many launches of how many kernels, and the profiled GPU time."""
+    data, total = p.data, p.data.get("profiled_time_us")
     text = (f"The profile holds {plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
             f"of {plural(data['kernel_count'], 'kernel', 'kernels')}")
-    text += f", {fmt_duration_us(total, us)} of profiled GPU time." if total else "; it has no kernel durations."
-    claims.append(make_claim("profile-size", "", record_id, text, cites, [CAVEAT_SHARE] if total else [], records))
+    text += f", {fmt_duration_us(total, p.us)} of profiled GPU time." if total else "; it has no kernel durations."
+    return [make_claim("profile-size", "", p.record_id, text, [p.record_id], [CAVEAT_SHARE] if total else [], p.records)]
 
-    for kernel in data["kernels"][:TOP_KERNELS]:
-        name = kernel["kernel"]
-        short = short_kernel(name)
-        first = first_launch(data, kernel)
-        if kernel["share_pct"] is not None:
-            text = (f"{short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
-                    f"{fmt_duration_us(kernel['total_us'], us)} over {kernel['launches']} "
-                    f"launch{'es' if kernel['launches'] != 1 else ''}"
-                    f"{', derived from elapsed cycles over their clock' if kernel.get('duration_derived') else ''}.")
-            claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
-        bound = _bound_text(short, kernel, first, data, peak_gbs)
-        if bound:
-            caveats = [CAVEAT_BOUND] + ([CAVEAT_FILLED] if first.get("memory_source") == "ncu-roofline" else [])
-            bound_cites = cites
-            if peak_id and any(measured_fill(s, peak_gbs) is not None for s in judged_launches(data, kernel)):
-                # the memory side is the measured peak's record as much as this one: cite both, so
-                # both limitation lists show
-                bound_cites = [record_id, peak_id]
-                caveats += [CAVEAT_MEASURED_FILL] + ([] if same_machine(record, peak_id, records)
-                                                     else [CAVEAT_OTHER_MACHINE])
-            claims.append(make_claim("kernel-bound", name, record_id, bound, bound_cites, caveats, records, name))
-        occupancy = _occupancy_text(short, first)
-        if occupancy:
-            claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
-                                     records, name))
-        roofline = roofline_text(short, first, roofline_alone(record, records) == name, name)
-        if roofline:
-            caveats = [CAVEAT_ROOFLINE] + ([CAVEAT_ROOFLINE_PEAK] if first.get("peak_flops_per_s") else [])
-            claims.append(make_claim("kernel-roofline", name, record_id, roofline, cites, caveats, records, name))
-        findings = _ncu_rules_text(short, kernel, first)
-        if findings:
-            claims.append(make_claim("kernel-ncu-rules", name, record_id, findings, cites, [CAVEAT_NCU_RULES],
-                                     records, name))
-        stalls = stalls_text(short, first)
-        if stalls:
-            caveats = stalls_caveats(data, kernel, TOP_KERNELS)
-            claims.append(make_claim("kernel-stalls", name, record_id, stalls, cites, caveats, records, name))
+
+def kernel_share(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-share: the kernel's share of profiled GPU time, its total and its launches."""
+    kernel = k.row
+    if kernel["share_pct"] is None:
+        return []
+    text = (f"{k.short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
+            f"{fmt_duration_us(kernel['total_us'], p.us)} over {kernel['launches']} "
+            f"launch{'es' if kernel['launches'] != 1 else ''}"
+            f"{', derived from elapsed cycles over their clock' if kernel.get('duration_derived') else ''}.")
+    return [p.kernel_claim("kernel-share", k.name, text, [CAVEAT_SHARE])]
+
+
+def kernel_bound(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-bound: the kernel's bound label (_bound_text), citing the measured peak's record
+    too when that judged a memory side."""
+    bound = _bound_text(k.short, k.row, k.first, p.data, p.peak_gbs)
+    if not bound:
+        return []
+    caveats = [CAVEAT_BOUND] + ([CAVEAT_FILLED] if k.first.get("memory_source") == "ncu-roofline" else [])
+    cites = None
+    if p.peak_id and any(measured_fill(s, p.peak_gbs) is not None for s in judged_launches(p.data, k.row)):
+        # the memory side is the measured peak's record as much as this one: cite both, so
+        # both limitation lists show
+        cites = [p.record_id, p.peak_id]
+        caveats += [CAVEAT_MEASURED_FILL] + ([] if same_machine(p.record, p.peak_id, p.records)
+                                             else [CAVEAT_OTHER_MACHINE])
+    return [p.kernel_claim("kernel-bound", k.name, bound, caveats, cites)]
+
+
+def kernel_occupancy(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-occupancy: what limits the kernel's occupancy (_occupancy_text)."""
+    occupancy = _occupancy_text(k.short, k.first)
+    return [p.kernel_claim("kernel-occupancy", k.name, occupancy, [CAVEAT_OCCUPANCY])] if occupancy else []
+
+
+def kernel_roofline(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-roofline: the kernel's FLOP/s on ncu's roofline (roofline.py)."""
+    roofline = roofline_text(k.short, k.first, p.roofline_alone == k.name, k.name)
+    if not roofline:
+        return []
+    caveats = [CAVEAT_ROOFLINE] + ([CAVEAT_ROOFLINE_PEAK] if k.first.get("peak_flops_per_s") else [])
+    return [p.kernel_claim("kernel-roofline", k.name, roofline, caveats)]
+
+
+def kernel_ncu_rules(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-ncu-rules: ncu's own rule findings on the kernel's first launch, quoted."""
+    findings = _ncu_rules_text(k.short, k.row, k.first)
+    return [p.kernel_claim("kernel-ncu-rules", k.name, findings, [CAVEAT_NCU_RULES])] if findings else []
+
+
+def kernel_stalls(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-stalls: the kernel's top warp stalls (stalls.py)."""
+    stalls = stalls_text(k.short, k.first)
+    return [p.kernel_claim("kernel-stalls", k.name, stalls, stalls_caveats(p.data, k.row, TOP_KERNELS))] if stalls else []
+
+
+# each top kernel's rules, in the order its claims appear
+KERNEL_RULES: tuple[Callable[[ProfileContext, TopKernel], list[Claim]], ...] = (
+    kernel_share, kernel_bound, kernel_occupancy, kernel_roofline, kernel_ncu_rules, kernel_stalls)
+
+
+def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
+    """The profile's size (profile_size), then for each top kernel in turn the claims of
+    KERNEL_RULES: its share, bound, occupancy limiter, roofline, ncu's rule findings and stalls."""
+    peak_id, peak_gbs = measured_peak(record, records)
+    p = ProfileContext(record_id, record, records, duration_digits(record["data"]), peak_id, peak_gbs,
+                       roofline_alone(record, records))
+    claims = profile_size(p)
+    for row in p.data["kernels"][:TOP_KERNELS]:
+        kernel = TopKernel(row, row["kernel"], short_kernel(row["kernel"]), first_launch(p.data, row))
+        for rule in KERNEL_RULES:
+            claims += rule(p, kernel)
     return claims
 
 
