@@ -24,6 +24,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this tree's ikreport, and the
 from readers_site import build_readers_site  # noqa: E402
 from siteserver import serve  # noqa: E402
 
+from ikreport.kinds import comparison, environment, ncu_profile, peak_bandwidth, supersession  # noqa: E402
+
 SITE, OUT = ROOT / "site", ROOT / "docs" / "screenshots"
 CHROMIUM = os.environ.get("IKREPORT_CHROMIUM", "/usr/bin/chromium")
 WIDTHS = (1280, 400)
@@ -31,8 +33,8 @@ WIDTHS = (1280, 400)
 # that a rerun gives the same screenshots
 EPOCH = 1767225600
 # page type -> the kind of record whose page shows it (the first such record by id)
-RECORD_PAGES = {"profile": "ncu-profile", "comparison": "comparison", "bandwidth": "peak-bandwidth",
-                "environment": "environment", "supersession": "supersession"}
+RECORD_PAGES = {"profile": ncu_profile.NAME, "comparison": comparison.NAME, "bandwidth": peak_bandwidth.NAME,
+                "environment": environment.NAME, "supersession": supersession.NAME}
 
 
 def pages() -> dict[str, str]:

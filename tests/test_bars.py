@@ -8,7 +8,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from ikreport.kinds.ncu_profile_charts import SPEED_OF_LIGHT, STALLS, TIME_BY_KERNEL
+from ikreport.kinds.ncu_profile.charts import SPEED_OF_LIGHT, STALLS, TIME_BY_KERNEL
 from ikreport.charts.bars import MONO_EM, PLOT_WIDTH, draw, tick_step
 
 NS = {"s": "http://www.w3.org/2000/svg"}
@@ -131,7 +131,7 @@ def circles(root: ET.Element) -> list[tuple[float, float, str, str]]:
 
 
 def test_the_throughput_scatter_places_each_kernel_at_its_percentages_coloured_by_label():
-    from ikreport.kinds.ncu_profile_charts import THROUGHPUT
+    from ikreport.kinds.ncu_profile.charts import THROUGHPUT
     from ikreport.charts.plot import draw as plot
 
     rows = [{"label": "gemm", "memory_pct": 25.0, "sm_pct": 80.0, "bound": "compute-bound"},
@@ -149,7 +149,7 @@ def test_the_throughput_scatter_places_each_kernel_at_its_percentages_coloured_b
 
 
 def test_the_roofline_is_log_log_with_its_roofs_as_lines_and_linked_points():
-    from ikreport.kinds.ncu_roofline import ROOFLINE
+    from ikreport.kinds.ncu_profile.roofline import ROOFLINE
     from ikreport.charts.plot import draw as plot
 
     rows = [{"series": "kernel", "label": "gemm", "href": "#k-1", "intensity": 380.6, "tflops": 54.4},

@@ -16,7 +16,7 @@ from ikreport.collect.big_export import stream_export
 from ikreport.collect.context import Context
 from ikreport.errors import ArchiveError, TruncatedExportError
 from ikreport.store.archive import Archive
-from ikreport.kinds.ncu_profile_data import profile_data
+from ikreport.kinds.ncu_profile.data import profile_data
 
 B200 = FIXTURES / "ncu" / "ncu_raw_roofline_decodebench_b200_16kernels_preamble.csv"
 GTX = FIXTURES / "ncu" / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"

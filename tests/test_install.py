@@ -19,6 +19,8 @@ def test_wheel_install_builds_the_sample_site_from_elsewhere(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "ikreport/templates/record.html" in names and "ikreport/schema/record-1.json" in names
     assert "ikreport/py.typed" in names
+    # a kind's data part inside its package ships too: without it the schema lacks the kind
+    assert "ikreport/kinds/ncu_profile/ncu_profile.schema.json" in names
     target = tmp_path / "site-packages"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
                     str(wheel)], check=True, capture_output=True)

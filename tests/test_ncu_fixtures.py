@@ -209,7 +209,7 @@ def test_the_busiest_memory_level_is_named_from_each_levels_own_throughput():
     assert (s["memory_level"], s["l1_pct"], s["l2_pct"], s["dram_pct"]) == ("l2", 49.23, 61.83, 8.13)
     [dram] = profile("ncu_details_nsightful_copy_blocked_base_units.csv").launches
     assert dram["memory_level"] == "dram"  # DRAM 61.84% is the top; L1 18.29%, L2 8.38%
-    from ikreport.kinds.ncu_profile import _bound_text
+    from ikreport.kinds.ncu_profile.claims import _bound_text
 
     kernel = {"bound": "memory-bound", "launches": 1}
     assert "memory 61.8% of peak (L2 cache; DRAM 8.1%)" in _bound_text("k", kernel, s)

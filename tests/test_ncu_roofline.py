@@ -13,8 +13,8 @@ from ikreport.analysis.ncu.read import read_exports
 from ikreport.analysis.ncu.roofline import flop_term
 from ikreport.collect.ncu_import import LIMIT_NO_SOL, profile_limitations
 from ikreport.errors import ImplausibleValueError
-from ikreport.kinds.ncu_profile import _bound_text
-from ikreport.kinds.ncu_roofline import roofline_text
+from ikreport.kinds.ncu_profile.claims import _bound_text
+from ikreport.kinds.ncu_profile.roofline import roofline_text
 
 NCU = Path(__file__).parent / "fixtures" / "ncu"
 HEADER = '"ID","Kernel Name","Section Name","Body Item Label","Metric Name","Metric Unit","Metric Value"'
@@ -299,7 +299,7 @@ def test_a_lone_kernel_with_no_roof_gets_no_roofline_chart_and_its_claim_says_so
     from click.testing import CliRunner
 
     from ikreport.cli.main import cli
-    from ikreport.kinds.ncu_roofline import NO_CHART
+    from ikreport.kinds.ncu_profile.roofline import NO_CHART
     from ikreport.commands.build import build_site
     from ikreport.store.archive import Archive
 

@@ -14,7 +14,7 @@ from ikreport.analysis.ncu.clocks import clock_fact
 from ikreport.analysis.ncu.session import is_session_page, parse_session
 from ikreport.claims.model import RecordSet
 from ikreport.errors import IkreportError, NcuExportError, TruncatedExportError
-from ikreport.kinds.ncu_profile import clock_claims
+from ikreport.kinds.ncu_profile.claims import clock_claims
 from ikreport.store.archive import Archive
 from reliability.fuzz import mutate, one_line_naming
 

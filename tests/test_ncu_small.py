@@ -250,7 +250,7 @@ def test_occupancy_limiter_ties_and_full_occupancy(fields, limiter):
 
 
 def _claims_of(first: dict) -> list[str]:
-    from ikreport.kinds.ncu_profile import profile_claims
+    from ikreport.kinds.ncu_profile.claims import profile_claims
     from ikreport.store.recordset import RecordSet
 
     kernel = {"kernel": "k(int)", "launches": 1, "total_us": 5.0, "mean_us": 5.0, "share_pct": 100.0,

@@ -11,8 +11,8 @@ from conftest import ncu_text
 from ikreport.analysis.ncu.read import read_exports
 from ikreport.analysis.ncu.stalls import STATES, breakdown
 from ikreport.analysis.ncu.summary import bound_label
-from ikreport.kinds.ncu_profile import CAVEAT_BOUND, SOL_SIDE, _ncu_rules_text, kernel_label
-from ikreport.kinds.ncu_stall_claims import CAVEAT_STALLS, stalls_caveats, stalls_text
+from ikreport.kinds.ncu_profile.claims import CAVEAT_BOUND, SOL_SIDE, _ncu_rules_text, kernel_label
+from ikreport.kinds.ncu_profile.stalls import CAVEAT_STALLS, stalls_caveats, stalls_text
 
 
 def profile(name: str):

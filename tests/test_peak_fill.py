@@ -10,8 +10,8 @@ from pathlib import Path
 
 from conftest import NCU
 from ikreport.kinds.engine import claims_for
-from ikreport.kinds.ncu_measured_peak import CAVEAT_MEASURED_FILL, measured_fill, memory_pct
-from ikreport.kinds.ncu_profile import kernel_label
+from ikreport.kinds.ncu_profile.measured_peak import CAVEAT_MEASURED_FILL, measured_fill, memory_pct
+from ikreport.kinds.ncu_profile.claims import kernel_label
 from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE
 from ikreport.store.archive import Archive
 from ikreport.store.recordset import load as load_records

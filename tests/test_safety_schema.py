@@ -22,7 +22,7 @@ from ikreport.store.archive import Archive, sha256
 from ikreport.cli.main import cli
 from ikreport.commands.compare import compare_runs
 from ikreport.errors import IkreportError, RecordError
-from ikreport.kinds.ncu_profile_data import durations_by_kernel
+from ikreport.kinds.ncu_profile.data import durations_by_kernel
 from ikreport.commands.build import build_site
 from ikreport.commands.verify import verify_archive
 from reliability import mutate_records

@@ -186,7 +186,7 @@ TRIGGER_NAMES = ["=HYPERLINK(\"http://x\",\"y\")", "+1+cmd|' /C calc'!A0", "-2+3
 
 
 def test_the_launch_table_neutralises_formula_cells_and_reads_back_the_names(tmp_path, monkeypatch):
-    import ikreport.kinds.ncu_profile_data as profile_data
+    import ikreport.kinds.ncu_profile.data as profile_data
 
     triggers = ("=", "+", "-", "@", "\t", "\r")  # OWASP's list
 

@@ -343,7 +343,7 @@ def test_the_manifest_gives_every_file_s_sha256_which_sha256sum_confirms(tmp_pat
 def test_a_profile_whose_launches_are_a_blob_links_its_per_launch_table(tmp_path, monkeypatch):
     """Profiles bigger than the record keeps inline (every big export) store their launches as a
     CSV blob; the page must link it."""
-    import ikreport.kinds.ncu_profile_data as profile_data
+    import ikreport.kinds.ncu_profile.data as profile_data
     from conftest import NCU
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv

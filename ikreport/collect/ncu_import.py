@@ -28,7 +28,7 @@ from ikreport.store.compression import GzipSpool
 from ikreport.formatting import plural
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE, ONE_RUN
-from ikreport.kinds.ncu_profile_data import LAUNCH_TABLE_ROLE, inline, profile_data
+from ikreport.kinds.ncu_profile.data import LAUNCH_TABLE_ROLE, inline, profile_data
 
 BIG_EXPORT = 10_000_000  # bytes: an import this big takes long enough to say what it is doing
 LIMIT_REPLAY = (

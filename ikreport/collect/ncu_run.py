@@ -29,7 +29,7 @@ from ikreport.collect.ncu_session import (SESSION_ROLE, control_limitation, obse
                                           split_session)
 from ikreport.progress import Progress
 from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
-from ikreport.kinds.ncu_profile_data import profile_data
+from ikreport.kinds.ncu_profile.data import profile_data
 
 # What the summaries need: throughput (SOL), bytes and rates (MWA), occupancy and its limits,
 # launch shape, and warp-stall reasons (WarpStateStats, SchedulerStats).

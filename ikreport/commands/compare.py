@@ -30,7 +30,7 @@ from ikreport.kinds.ncu_profile import NAME as NCU_PROFILE
 from ikreport.kinds.serving_benchmark import NAME as SERVING_BENCHMARK
 from ikreport.store import records
 from ikreport.store.archive import Archive
-from ikreport.kinds.ncu_profile_data import launch_rows
+from ikreport.kinds.ncu_profile.data import launch_rows
 
 INTERVAL = METHOD
 LIMIT_ONE_RUN = ("One run a side: the interval is over launches within one run, which are not independent, so "

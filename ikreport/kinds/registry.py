@@ -1,6 +1,7 @@
 """The registry of record kinds: what the generic code asks ("the rules for this kind", "its
-view", "its charts"). A kind is one module in this package and one line below, with its data
-part (schema, data links, facts) beside the module as <module>.schema.json (see store/schema_parts.py)."""
+view", "its charts"). A kind is one module in this package, or one package in it, and one line
+below, with its data part (schema, data links, facts) beside the module as <module>.schema.json,
+or inside the package as <package>/<package>.schema.json (see store/schema_parts.py)."""
 
 from __future__ import annotations
 

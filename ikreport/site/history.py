@@ -3,7 +3,7 @@ and model, where recorded, and whatever else the kind says its series share), th
 tracking asv gives benchmark suites, for this evidence.
 
 Which kinds form series, and what their pages show, is the kind's ``history`` (kinds/base.py
-``History``: per kernel for ncu profiles, kinds/ncu_profile_history.py; per latency figure for
+``History``: per kernel for ncu profiles, kinds/ncu_profile/history.py; per latency figure for
 serving benchmarks, kinds/serving_history.py). This module finds the series and orders them.
 Records collected in the same second have no known order (records carry collection time to the
 second): they are listed by id, no change is marked between two of them, and each is compared with
@@ -24,7 +24,6 @@ from typing import Any
 from ikreport import links
 from ikreport.formatting import plural, short
 from ikreport.kinds.base import History, SeriesContext
-from ikreport.kinds.ncu_profile_history import kernel_history as _kernel_history
 from ikreport.kinds.registry import KINDS
 from ikreport.charts.render import ChartRenderer
 from ikreport.site.model import Page
@@ -124,12 +123,6 @@ def _corrected(records: RecordSet, members: list[str]) -> dict[str, tuple[str, .
         if last != rid:
             out.setdefault(last, []).append(rid)
     return {k: tuple(sorted(v)) for k, v in out.items()}
-
-
-def kernel_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
-                   cache: Cache | None = None) -> list[dict[str, Any]]:
-    """A profile series' per-kernel history (kinds/ncu_profile_history.py ``kernel_history``)."""
-    return _kernel_history(series.records, series.when, records, read_blob, cache)
 
 
 def history_key(series: Series, records: RecordSet, templates: str) -> str:

@@ -1,7 +1,8 @@
-"""Each kind's data part (``kinds/<kind>.schema.json``): its part of the record schema, the keys
-of its ``data`` that name other records, and its facts. These are read as JSON, without
-importing the kinds' code (rules, views, charts), so the store checks and summarises records
-with them and loads no more than it did: a kind's part sits beside its module."""
+"""Each kind's data part (``kinds/<kind>.schema.json``, or ``kinds/<kind>/<kind>.schema.json``
+for a kind that is a package): its part of the record schema, the keys of its ``data`` that
+name other records, and its facts. These are read as JSON, without importing the kinds' code
+(rules, views, charts), so the store checks and summarises records with them and loads no more
+than it did: a kind's part sits beside its module, or inside its package."""
 
 from __future__ import annotations
 
@@ -9,28 +10,39 @@ import json
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 SUFFIX = ".schema.json"
 
 
+def _part_files() -> list[tuple[str, Traversable]]:
+    """(file name, file) of every kind's part, in the order of their file names: those beside
+    a kind's module in kinds/ and those inside a kind's package (one folder down)."""
+    folder = resources.files("ikreport").joinpath("kinds")
+    found = []
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            found += [(p.name, p) for p in entry.iterdir() if p.name.endswith(SUFFIX) and p.is_file()]
+        elif entry.name.endswith(SUFFIX):
+            found.append((entry.name, entry))
+    return sorted(found, key=lambda named: named[0])
+
+
 @lru_cache(maxsize=1)
 def parts() -> dict[str, dict[str, Any]]:
     """kind name -> its part, in the order of the parts' file names."""
-    folder = resources.files("ikreport").joinpath("kinds")
     found = {}
-    for name in sorted(p.name for p in folder.iterdir() if p.name.endswith(SUFFIX)):
-        part = json.loads(folder.joinpath(name).read_text("utf-8"))
+    for _, file in _part_files():
+        part = json.loads(file.read_text("utf-8"))
         found[part["kind"]] = part
     return found
 
 
 def digest_input() -> bytes:
     """The bytes of every part and of this file: what a cache of checked records depends on."""
-    folder = resources.files("ikreport").joinpath("kinds")
-    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(SUFFIX))
     here = resources.files("ikreport").joinpath("store/schema_parts.py").read_bytes()
-    return b"".join(name.encode() + folder.joinpath(name).read_bytes() for name in names) + here
+    return b"".join(name.encode() + file.read_bytes() for name, file in _part_files()) + here
 
 
 def record_schema(envelope: Mapping[str, Any]) -> dict[str, Any]:

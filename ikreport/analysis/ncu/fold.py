@@ -31,7 +31,7 @@ from ikreport.analysis.ncu.summary import LABELS, UNKNOWN, Derived, Summary, lau
 from ikreport.analysis.ncu.table import LaunchTable
 
 # A record holds every launch's summary up to INLINE_LAUNCHES, else the LONGEST_LAUNCHES
-# longest and cites the per-launch CSV (kinds/ncu_profile_data.py): the fold keeps those summaries.
+# longest and cites the per-launch CSV (kinds/ncu_profile/data.py): the fold keeps those summaries.
 INLINE_LAUNCHES = 500
 LONGEST_LAUNCHES = 50
 

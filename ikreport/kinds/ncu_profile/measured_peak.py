@@ -3,7 +3,7 @@ an export has no memory throughput % but has the DRAM byte rate, and the archive
 ``peak-bandwidth`` record of the same GPU model, a launch's memory side is its DRAM GB/s over
 that measured peak. Worked out when claims and pages are made, never stored in the profile's
 record: the peak is another record, which may arrive or be superseded after the profile was
-imported. Part of kinds/ncu_profile.py, split off along that seam (as ncu_roofline.py is)."""
+imported. Part of the kind's package (kinds/ncu_profile/), split off along that seam (as roofline.py is)."""
 
 from __future__ import annotations
 

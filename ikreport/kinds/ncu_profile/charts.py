@@ -1,6 +1,6 @@
 """The ``ncu-profile`` kind's per-kernel charts: profiled time, speed of light (SM, memory, L1,
 L2, DRAM as % of peak), warp stalls, and memory against SM throughput; each kernel named by its
-short name (claims/kernel_names.py), as text in the SVG. The kind's module (ncu_profile.py)
+short name (claims/kernel_names.py), as text in the SVG. The kind's page (kind.py)
 puts them on its page, beside its roofline."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from ikreport.analysis.ncu.summary import HIGH_PCT, LATENCY_PCT, bound_label
 from ikreport.claims.kernel_names import distinct_kernel_labels, short_kernel
 from ikreport.formatting import fmt_duration_us, plural
 from ikreport.kinds.base import MAX_CHART_KERNELS, MAX_TABLE_KERNELS, BarChart, ChartMakers, PageContext, XYChart
-from ikreport.kinds.ncu_measured_peak import memory_pct
-from ikreport.kinds.ncu_stall_claims import stall_shares
-from ikreport.kinds.ncu_profile_data import first_launch
+from ikreport.kinds.ncu_profile.measured_peak import memory_pct
+from ikreport.kinds.ncu_profile.stalls import stall_shares
+from ikreport.kinds.ncu_profile.data import first_launch
 
 # (scale from µs, unit): the time chart's unit is the largest that keeps its longest bar at 1 or more
 TIME_UNITS = ((1e6, "s"), (1e3, "ms"), (1.0, "µs"))
@@ -33,7 +33,7 @@ def profile_charts(data: dict[str, Any], page: PageContext, us: int | None,
                    peak_gbs: float | None = None) -> list[Any]:
     """Time by kernel, speed of light by kernel, stalls by kernel, memory against SM; ``us`` is
     the precision of the page's durations; ``peak_gbs``, a measured peak of the GPU model that
-    judges a launch with DRAM bytes/s but no memory % (kinds/ncu_measured_peak.py). A chart of
+    judges a launch with DRAM bytes/s but no memory % (measured_peak.py). A chart of
     one bar or one point is not drawn: the tables say it better (issue 16 item 7)."""
     out = []
     timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
@@ -90,7 +90,7 @@ def _speed_of_light(data: dict[str, Any], page: PageContext) -> list[Any]:
 
 def _stalls(data: dict[str, Any], page: PageContext) -> list[Any]:
     """Per kernel whose export gives stall shares, the first launch's top stalls as % of
-    warp-active cycles (ncu_stall_claims.stall_shares, which the stall claim reads too)."""
+    warp-active cycles (stalls.stall_shares, which the stall claim reads too)."""
     shares = [(k, stall_shares(first_launch(data, k))) for k in data["kernels"]]
     kernels = [(k, top) for k, top in shares if top][:MAX_CHART_KERNELS]
     if not kernels:

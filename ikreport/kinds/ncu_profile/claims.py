@@ -1,11 +1,14 @@
-"""The ``ncu-profile`` kind: kernels profiled by Nsight Compute (collect ncu, import ncu) — its
-facts for ``show``/``list`` and the index, its claims (each rule reads only the record's
-``data`` and writes its numbers with ``formatting``, so a claim cannot drift from the record it
-cites), its page and its charts (time by kernel, throughput, roofline)."""
+"""The ``ncu-profile`` kind's claims: the profile's size, each top kernel's share of profiled
+time, its bound, occupancy limiter, place on the roofline, ncu's own rule findings and stalls,
+the SM clock, and DRAM throughput against a measured peak. Each rule reads only the record's
+``data`` (and the measured peak's record it cites) and writes its numbers with ``formatting``,
+so a claim cannot drift from the record it cites. The page (kind.py) labels kernels and sets
+the precision of its figures with the same functions."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ikreport.analysis.ncu.clocks import clock_fact
@@ -14,21 +17,14 @@ from ikreport.claims.datasheet import base_sm_clock_hz, max_sm_clock_hz
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_gbs, fmt_number, fmt_pct, plural
-from ikreport.kinds.base import MAX_TABLE_KERNELS, Kind, PageContext, Tables
-from ikreport.kinds.ncu_profile_charts import CHARTS, profile_charts
-from ikreport.kinds.ncu_roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_alone,
-                                         ROOFLINE, roofline_chart, roofline_memory, roofline_text)
-from ikreport.kinds.ncu_measured_peak import (CAVEAT_MEASURED_FILL, measured_fill, measured_memory, measured_peak,
-                                              memory_pct)
-from ikreport.kinds.ncu_stall_claims import stalls_caveats, stalls_text
-from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, measured_peak_for, same_machine
-from ikreport.kinds.ncu_profile_data import LAUNCH_TABLE_ROLE, first_launch
-from ikreport.kinds.ncu_profile_history import HISTORY
-from ikreport.terminal import safe_text as t
-
-NAME = "ncu-profile"
-# an imported profile's limitation that a comparison of several runs a side answers (kinds/comparison.py)
-ONE_RUN = "One profile of one run: it shows no run-to-run variance."
+from ikreport.kinds.base import MAX_TABLE_KERNELS
+from ikreport.kinds.ncu_profile.data import first_launch
+from ikreport.kinds.ncu_profile.measured_peak import (CAVEAT_MEASURED_FILL, measured_fill, measured_memory, measured_peak,
+                                                      memory_pct)
+from ikreport.kinds.ncu_profile.roofline import (CAVEAT_FILLED, CAVEAT_ROOFLINE, CAVEAT_ROOFLINE_PEAK, roofline_alone,
+                                                 roofline_memory, roofline_text)
+from ikreport.kinds.ncu_profile.stalls import stalls_caveats, stalls_text
+from ikreport.kinds.peak_bandwidth import CAVEAT_OTHER_MACHINE, same_machine
 
 MAX_TABLE_LAUNCHES = 200
 TOP_KERNELS = 5
@@ -52,43 +48,9 @@ CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel
 CAVEAT_CLOCK = ("ncu reads the clock over each profiled kernel (cycles elapsed per second); the median over the "
                 "launches is shown. Whether clocks were locked is said only as the session page, the importer or "
                 "ikreport's own ncu command records it, never guessed from the clock.")
-DERIVED = " (derived)"  # a duration from elapsed cycles over their clock, not measured (ncu_clocks.py)
 
 MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "level not in the export",
                 "l1": "L1/TEX cache", "l2": "L2 cache"}
-
-
-def show(record: Mapping[str, Any], records: RecordSet) -> list[str]:
-    """``ikreport show``'s lines: the profile's size, then its ten longest kernels, each labelled
-    as its page labels it: a launch without memory % judged by its DRAM bytes/s over the
-    archive's measured peak of the GPU model, when there is one (then a line names it)."""
-    data = record["data"]
-    peak_id, peak_gbs = measured_peak(record, records)
-    lines = [
-        f"  profile:   {plural(data['launch_count'], 'launch', 'launches')} of "
-        f"{plural(data['kernel_count'], 'kernel', 'kernels')}, "
-        f"{fmt_duration_us(data['profiled_time_us'])} profiled GPU time"
-    ]
-    kernels = data["kernels"][:10]
-    if peak_id and any(measured_fill(s, peak_gbs) is not None for k in kernels for s in _judged_launches(data, k)):
-        lines.append(f"  memory side, where the export has no memory %: DRAM bytes/s over the measured peak "
-                     f"{fmt_gbs(peak_gbs)} ({peak_id[:12]})")
-    for k in kernels:
-        lines.append(
-            f"    {fmt_pct(k['share_pct']):>7}  {fmt_duration_us(k['total_us']):>10}  x{k['launches']:<5} "
-            f"{t(kernel_label(data, k, peak_gbs)[0]):<14} {t(k['kernel'][:70])}"
-        )
-    return lines
-
-
-def index_row(facts: Mapping[str, Any]) -> dict[str, str]:
-    """The index's profile-table cells: launches, profiled time, longest kernel (the facts named
-    in ncu_profile.schema.json). Kernels are ranked by time, so a profile without durations
-    names none as the longest."""
-    longest = facts["top_kernel"] if facts["top_kernel"] and facts.get("top_kernel_us") is not None else None
-    return {"launches": str(facts["launch_count"]) if facts["launch_count"] is not None else "",
-            "time": fmt_duration_us(facts["profiled_time_us"]),
-            "top": short_kernel(longest) if longest else ""}
 
 
 def duration_digits(data: dict[str, Any]) -> int | None:
@@ -106,56 +68,123 @@ def rate_digits(data: dict[str, Any], peak_gbs: float | None) -> int | None:
     return distinct_digits(rates + [peak_gbs], fmt_gbs)
 
 
-def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
-    """The profile's size, then each top kernel's share, bound, occupancy limiter and stalls."""
-    data = record["data"]
-    us = duration_digits(data)
-    cites = [record_id]
-    peak_id, peak_gbs = measured_peak(record, records)
-    claims = []
-    total = data.get("profiled_time_us")
+@dataclass(frozen=True)
+class ProfileContext:
+    """What each of the profile's rules reads: the record and its id, the archive, the precision
+    of the page's durations, the measured peak of the GPU model ((None, None) without one) and
+    the kernel a roofline would show alone (None when none would)."""
+
+    record_id: str
+    record: Record
+    records: RecordSet
+    us: int | None
+    peak_id: str | None
+    peak_gbs: float | None
+    roofline_alone: str | None
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.record["data"]
+
+    def kernel_claim(self, rule: str, kernel: str, text: str, caveats: list[str],
+                     cites: list[str] | None = None) -> Claim:
+        """A claim about ``kernel`` (its full name) on this record's page, citing this record
+        alone unless ``cites`` says more."""
+        return make_claim(rule, kernel, self.record_id, text, cites or [self.record_id], caveats, self.records, kernel)
+
+
+@dataclass(frozen=True)
+class TopKernel:
+    """One of the profile's top kernels as its rules read it: its row of ``data["kernels"]``,
+    its full and short name and its first launch."""
+
+    row: dict[str, Any]
+    name: str
+    short: str
+    first: dict[str, Any]
+
+
+def profile_size(p: ProfileContext) -> list[Claim]:
+    """profile-size: how many launches of how many kernels, and the profiled GPU time."""
+    data, total = p.data, p.data.get("profiled_time_us")
     text = (f"The profile holds {plural(data['launch_count'], 'kernel launch', 'kernel launches')} "
             f"of {plural(data['kernel_count'], 'kernel', 'kernels')}")
-    text += f", {fmt_duration_us(total, us)} of profiled GPU time." if total else "; it has no kernel durations."
-    claims.append(make_claim("profile-size", "", record_id, text, cites, [CAVEAT_SHARE] if total else [], records))
+    text += f", {fmt_duration_us(total, p.us)} of profiled GPU time." if total else "; it has no kernel durations."
+    return [make_claim("profile-size", "", p.record_id, text, [p.record_id], [CAVEAT_SHARE] if total else [], p.records)]
 
-    for kernel in data["kernels"][:TOP_KERNELS]:
-        name = kernel["kernel"]
-        short = short_kernel(name)
-        first = first_launch(data, kernel)
-        if kernel["share_pct"] is not None:
-            text = (f"{short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
-                    f"{fmt_duration_us(kernel['total_us'], us)} over {kernel['launches']} "
-                    f"launch{'es' if kernel['launches'] != 1 else ''}"
-                    f"{', derived from elapsed cycles over their clock' if kernel.get('duration_derived') else ''}.")
-            claims.append(make_claim("kernel-share", name, record_id, text, cites, [CAVEAT_SHARE], records, name))
-        bound = _bound_text(short, kernel, first, data, peak_gbs)
-        if bound:
-            caveats = [CAVEAT_BOUND] + ([CAVEAT_FILLED] if first.get("memory_source") == "ncu-roofline" else [])
-            bound_cites = cites
-            if peak_id and any(measured_fill(s, peak_gbs) is not None for s in _judged_launches(data, kernel)):
-                # the memory side is the measured peak's record as much as this one: cite both, so
-                # both limitation lists show
-                bound_cites = [record_id, peak_id]
-                caveats += [CAVEAT_MEASURED_FILL] + ([] if same_machine(record, peak_id, records)
-                                                     else [CAVEAT_OTHER_MACHINE])
-            claims.append(make_claim("kernel-bound", name, record_id, bound, bound_cites, caveats, records, name))
-        occupancy = _occupancy_text(short, first)
-        if occupancy:
-            claims.append(make_claim("kernel-occupancy", name, record_id, occupancy, cites, [CAVEAT_OCCUPANCY],
-                                     records, name))
-        roofline = roofline_text(short, first, roofline_alone(record, records) == name, name)
-        if roofline:
-            caveats = [CAVEAT_ROOFLINE] + ([CAVEAT_ROOFLINE_PEAK] if first.get("peak_flops_per_s") else [])
-            claims.append(make_claim("kernel-roofline", name, record_id, roofline, cites, caveats, records, name))
-        findings = _ncu_rules_text(short, kernel, first)
-        if findings:
-            claims.append(make_claim("kernel-ncu-rules", name, record_id, findings, cites, [CAVEAT_NCU_RULES],
-                                     records, name))
-        stalls = stalls_text(short, first)
-        if stalls:
-            caveats = stalls_caveats(data, kernel, TOP_KERNELS)
-            claims.append(make_claim("kernel-stalls", name, record_id, stalls, cites, caveats, records, name))
+
+def kernel_share(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-share: the kernel's share of profiled GPU time, its total and its launches."""
+    kernel = k.row
+    if kernel["share_pct"] is None:
+        return []
+    text = (f"{k.short} takes {fmt_pct(kernel['share_pct'])} of profiled GPU time: "
+            f"{fmt_duration_us(kernel['total_us'], p.us)} over {kernel['launches']} "
+            f"launch{'es' if kernel['launches'] != 1 else ''}"
+            f"{', derived from elapsed cycles over their clock' if kernel.get('duration_derived') else ''}.")
+    return [p.kernel_claim("kernel-share", k.name, text, [CAVEAT_SHARE])]
+
+
+def kernel_bound(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-bound: the kernel's bound label (_bound_text), citing the measured peak's record
+    too when that judged a memory side."""
+    bound = _bound_text(k.short, k.row, k.first, p.data, p.peak_gbs)
+    if not bound:
+        return []
+    caveats = [CAVEAT_BOUND] + ([CAVEAT_FILLED] if k.first.get("memory_source") == "ncu-roofline" else [])
+    cites = None
+    if p.peak_id and any(measured_fill(s, p.peak_gbs) is not None for s in judged_launches(p.data, k.row)):
+        # the memory side is the measured peak's record as much as this one: cite both, so
+        # both limitation lists show
+        cites = [p.record_id, p.peak_id]
+        caveats += [CAVEAT_MEASURED_FILL] + ([] if same_machine(p.record, p.peak_id, p.records)
+                                             else [CAVEAT_OTHER_MACHINE])
+    return [p.kernel_claim("kernel-bound", k.name, bound, caveats, cites)]
+
+
+def kernel_occupancy(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-occupancy: what limits the kernel's occupancy (_occupancy_text)."""
+    occupancy = _occupancy_text(k.short, k.first)
+    return [p.kernel_claim("kernel-occupancy", k.name, occupancy, [CAVEAT_OCCUPANCY])] if occupancy else []
+
+
+def kernel_roofline(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-roofline: the kernel's FLOP/s on ncu's roofline (roofline.py)."""
+    roofline = roofline_text(k.short, k.first, p.roofline_alone == k.name, k.name)
+    if not roofline:
+        return []
+    caveats = [CAVEAT_ROOFLINE] + ([CAVEAT_ROOFLINE_PEAK] if k.first.get("peak_flops_per_s") else [])
+    return [p.kernel_claim("kernel-roofline", k.name, roofline, caveats)]
+
+
+def kernel_ncu_rules(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-ncu-rules: ncu's own rule findings on the kernel's first launch, quoted."""
+    findings = _ncu_rules_text(k.short, k.row, k.first)
+    return [p.kernel_claim("kernel-ncu-rules", k.name, findings, [CAVEAT_NCU_RULES])] if findings else []
+
+
+def kernel_stalls(p: ProfileContext, k: TopKernel) -> list[Claim]:
+    """kernel-stalls: the kernel's top warp stalls (stalls.py)."""
+    stalls = stalls_text(k.short, k.first)
+    return [p.kernel_claim("kernel-stalls", k.name, stalls, stalls_caveats(p.data, k.row, TOP_KERNELS))] if stalls else []
+
+
+# each top kernel's rules, in the order its claims appear
+KERNEL_RULES: tuple[Callable[[ProfileContext, TopKernel], list[Claim]], ...] = (
+    kernel_share, kernel_bound, kernel_occupancy, kernel_roofline, kernel_ncu_rules, kernel_stalls)
+
+
+def profile_claims(record_id: str, record: Record, records: RecordSet) -> list[Claim]:
+    """The profile's size (profile_size), then for each top kernel in turn the claims of
+    KERNEL_RULES: its share, bound, occupancy limiter, roofline, ncu's rule findings and stalls."""
+    peak_id, peak_gbs = measured_peak(record, records)
+    p = ProfileContext(record_id, record, records, duration_digits(record["data"]), peak_id, peak_gbs,
+                       roofline_alone(record, records))
+    claims = profile_size(p)
+    for row in p.data["kernels"][:TOP_KERNELS]:
+        kernel = TopKernel(row, row["kernel"], short_kernel(row["kernel"]), first_launch(p.data, row))
+        for rule in KERNEL_RULES:
+            claims += rule(p, kernel)
     return claims
 
 
@@ -198,7 +227,7 @@ def clock_control(method: Mapping[str, Any]) -> tuple[str, str] | None:
     return str(value), "stated by the importer"  # an import from before option sources were kept
 
 
-def _judged_launches(data: dict, kernel: dict) -> list[dict]:
+def judged_launches(data: dict, kernel: dict) -> list[dict]:
     """The launches a kernel's label is voted from: all it has, or its first alone when the
     record keeps only some launches."""
     launches = [s for s in data["launches"] if s["kernel"] == kernel["kernel"]]
@@ -213,7 +242,7 @@ def kernel_label(data: dict, kernel: dict, peak_gbs: float | None = None) -> tup
     imported under an older rule reads right; its first launch alone when the record keeps
     only some launches. With ``peak_gbs`` (a measured peak of the GPU model), a launch without
     memory % is judged by its DRAM bytes/s over it. Ties go to the label first in LABELS."""
-    votes = [bound_label(memory_pct(s, peak_gbs), s.get("sm_pct")) for s in _judged_launches(data, kernel)]
+    votes = [bound_label(memory_pct(s, peak_gbs), s.get("sm_pct")) for s in judged_launches(data, kernel)]
     label = min(set(votes), key=lambda x: (-votes.count(x), LABELS.index(x)))
     return label, votes.count(label), len(votes)
 
@@ -277,15 +306,6 @@ def _ncu_rules_text(short: str, kernel: dict, first: dict) -> str | None:
     return text
 
 
-def _limiter_cell(launch: dict) -> str:
-    """The limiter as a table cell: "none" at full theoretical occupancy (a record imported
-    before that rule may still name "warps" there), "n/a" when unknown."""
-    theoretical = launch.get("occupancy_theoretical_pct")
-    if theoretical is not None and theoretical >= FULL_OCCUPANCY_PCT:
-        return "none (full occupancy)"
-    return launch["occupancy_limiter"] or "n/a"
-
-
 def _occupancy_text(short: str, first: dict) -> str | None:
     """The occupancy claim: what limits it (a tie named as one), or that nothing does at full
     theoretical occupancy, and why achieved falls far short when the export shows it (a grid
@@ -347,64 +367,3 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         claims.append(make_claim("kernel-of-measured-peak", name, record_id, text, [record_id, peak_id],
                                  caveats, records, name))
     return claims
-
-
-def view(record: Record, page: PageContext) -> dict[str, Any]:
-    """The profile's tables, its charts (time, throughput, roofline) and what changed in its environment."""
-    us, peak_gbs = duration_digits(record["data"]), measured_peak(record, page.records)[1]
-    return {"profile": _profile_view(record, page, us, peak_gbs),
-            "charts": profile_charts(record["data"], page, us, peak_gbs) + roofline_chart(record, page),
-            "tables": _environment_changes(record)}
-
-
-def _profile_view(record: Record, page: PageContext, us: int | None, peak_gbs: float | None) -> dict[str, Any]:
-    data = record["data"]
-    gbs = rate_digits(data, peak_gbs)
-    kernels = [{
-        "short": short_kernel(k["kernel"]), "name": k["kernel"], "launches": k["launches"],
-        "total": fmt_duration_us(k["total_us"], us) + (DERIVED if k.get("duration_derived") else ""),
-        "mean": fmt_duration_us(k["mean_us"], us) + (DERIVED if k.get("duration_derived") else ""),
-        "share": fmt_pct(k["share_pct"]), "bound": kernel_label(data, k, peak_gbs)[0],
-    } for k in data["kernels"][:MAX_TABLE_KERNELS]]
-    table = next((page.blob_href(s) for s in record["sources"] if s["role"] == LAUNCH_TABLE_ROLE), None)
-    launches = [{
-        "id": s["id"], "short": short_kernel(s["kernel"]), "name": s["kernel"],
-        "duration": fmt_duration_us(s["duration_us"], us) + (DERIVED if s.get("duration_derived") else ""),
-        "dram_gbs": fmt_gbs(s["dram_gbs"], min(gbs or 3, 3)) + DERIVED if s.get("dram_gbs_derived")
-        else fmt_gbs(s["dram_gbs"], gbs),
-        "memory": fmt_pct(s["memory_pct"]), "sm": fmt_pct(s["sm_pct"]),
-        "occupancy": fmt_pct(s["occupancy_achieved_pct"]), "limiter": _limiter_cell(s),
-        "registers": fmt_number(s["registers"]), "grid": s["grid_dims"] or fmt_number(s["grid"]),
-        # labels from the launch's own numbers under today's rules: a record imported before a
-        # missing side counted as unknown may hold "latency-bound" for it
-        "block": s["block_dims"] or fmt_number(s["block"]), "bound": bound_label(memory_pct(s, peak_gbs), s["sm_pct"]),
-    } for s in data["launches"][:MAX_TABLE_LAUNCHES]]
-    shown = len(launches)
-    complete = data.get("launches_complete", True)
-    return {
-        "size": (f"{plural(data['launch_count'], 'launch', 'launches')} of "
-                 f"{plural(data['kernel_count'], 'kernel', 'kernels')}"),
-        "time": fmt_duration_us(data["profiled_time_us"], us), "pages": ", ".join(data["pages"]),
-        "devices": ", ".join(data["devices"]) or "not named in the export",
-        "cc": ", ".join(data["compute_capabilities"]) or "n/a",
-        "kernels": kernels, "kernels_more": max(0, data["kernel_count"] - MAX_TABLE_KERNELS),
-        # the schema cannot tie launch_count to the table's length: never "-3 more launches"
-        "launches": launches, "launches_more": max(0, data["launch_count"] - shown),
-        "launches_title": "Launches" if complete else f"The {shown} longest launches",
-        "launch_table": table,
-        "launch_table_format": "CSV, gzip" if table and table.endswith(".gz") else "CSV",
-    }
-
-
-def _environment_changes(record: Record) -> Tables:
-    changes = record["data"].get("environment_changes")
-    if not changes:
-        return []
-    return [{"title": "Environment before and after profiling", "note": "These differ between the two snapshots.",
-             "columns": ["GPU", "field", "before", "after"],
-             "rows": [[str(c["gpu"]), c["field"], str(c["before"]), str(c["after"])] for c in changes]}]
-
-
-KIND = Kind(NAME, show=show, rules=(profile_claims, clock_claims, of_peak_claims), view=view,
-            charts={"roofline": ROOFLINE, **CHARTS},
-            page_inputs=measured_peak_for, index_row=index_row, history=HISTORY)

@@ -22,7 +22,7 @@ from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import RecordSet
 from ikreport.formatting import distinct_digits, fmt_duration_us, plural, short
 from ikreport.kinds.base import History, SeriesContext
-from ikreport.kinds.ncu_profile_data import durations_by_kernel
+from ikreport.kinds.ncu_profile.data import durations_by_kernel
 from ikreport.store.cache import Cache, loads
 
 HISTORY_VERSION = "3"  # bump when what kernel_history computes changes, to drop kept histories

@@ -2,7 +2,7 @@
 memory side filled from ncu's roofline DRAM peak, and the roofline chart with roofs of the
 kernel's own data type (see analysis/ncu/roofline.py for how FLOPs are weighted, after ncu's
 SpeedOfLight_RooflineChart and SpeedOfLight_Hierarchical{Single,Double,Half,Tensor}RooflineChart
-section files). Part of kinds/ncu_profile.py, split off along the roofline seam; it reads only
+section files). Part of the kind's package (kinds/ncu_profile/), split off along the roofline seam; it reads only
 a record's ``data`` and formats numbers with ``formatting``."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from ikreport.claims.kernel_names import short_kernel
 from ikreport.claims.model import Record
 from ikreport.formatting import fmt_flops, fmt_gbs, fmt_number, fmt_pct, plural
 from ikreport.kinds.base import MAX_TABLE_KERNELS, PageContext, XYChart
-from ikreport.kinds.ncu_measured_peak import measured_peak
+from ikreport.kinds.ncu_profile.measured_peak import measured_peak
 from ikreport.kinds.peak_bandwidth import measured_peak_for
-from ikreport.kinds.ncu_profile_data import first_launch
+from ikreport.kinds.ncu_profile.data import first_launch
 
 CAVEAT_ROOFLINE = ("FLOPs are weighted as ncu's roofline sections weight them (SpeedOfLight_RooflineChart: an FFMA "
                    "or DFMA is 2, FADD/FMUL 1; SpeedOfLight_HierarchicalHalfRooflineChart: an HFMA 4, HADD/HMUL 2; "
