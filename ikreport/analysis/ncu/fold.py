@@ -1,7 +1,7 @@
 """Fold a profile's launches, a block of rows at a time, into what its record says.
 
 Accepts LaunchTable blocks (analysis/ncu/table.py) in profiling order, each with its Derived
-columns (ncu_summary.derive): the raw page's blocks as pyarrow's streaming reader yields them,
+columns (summary.derive): the raw page's blocks as pyarrow's streaming reader yields them,
 or one whole table (a details page, or raw and details merged). The same figures come out
 whatever the blocks, to the byte: per-kernel sums are added launch by launch in profiling
 order (``np.add.at``, as ``np.bincount`` adds them), minima, maxima, counts and votes do not

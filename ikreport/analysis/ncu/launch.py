@@ -23,7 +23,7 @@ class Launch:
     block_dims: str | None = None
     kernel_time: str | None = None  # when ncu profiled it, as 2020.x details pages print it ("Kernel Time")
     rules: list[dict[str, str]] = field(default_factory=list)  # ncu's rule findings (details)
-    flops: float | None = None  # see ncu_metrics.FLOP_TERMS
+    flops: float | None = None  # see metrics.FLOP_TERMS
     flops_sass: bool = False  # SASS FP instruction counters were collected, so 0 FLOPs is a real 0
     line: int = 0  # body line (from 0) of the launch's first row, to name it in errors
     lines: dict[str, int] = field(default_factory=dict)  # field -> body line of the value read (details)

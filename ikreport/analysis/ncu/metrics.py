@@ -130,7 +130,7 @@ FIELDS: tuple[str, ...] = (tuple(RAW_FIELDS) + tuple(f for f in DETAIL_FIELDS if
                            + COUNT_FIELDS + SECTION_FIELDS)
 
 # Warp stall reasons, in the order of preference when an export has several forms
-# (ncu_stalls.py says what each one measures):
+# (stalls.py says what each one measures):
 #   pcsamp:  PC-sampling counts (--section WarpStateStats with sampling);
 #   ratio:   warp cycles per issued instruction in each state;
 #   latency: warp cycles per warp in each state;

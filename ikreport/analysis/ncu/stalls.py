@@ -1,7 +1,7 @@
 """Warp-stall reasons of one launch as ncu defines them: shares of warp-active cycles, and how
 much of those cycles the captured reasons cover.
 
-Input: ``{reason: value}`` for one launch, all of one source (``ncu_metrics.STALL_PATTERNS``),
+Input: ``{reason: value}`` for one launch, all of one source (``metrics.STALL_PATTERNS``),
 with the launch's compute capability ("8.9"). Every cycle, each active warp is in exactly one
 state: issuing ("selected") or stalled for one reason. So over all states:
 

@@ -1,11 +1,11 @@
 """Turn a LaunchTable into summaries: per launch (for the launches a record keeps) and as rows
 of the per-launch CSV table. Derived values are computed column-wise, and row by row alike, so
 a block of rows gives what the whole table gives for those rows (the per-kernel figures are
-folded from such blocks in ncu_fold.py).
+folded from such blocks in fold.py).
 
 Derived values: DRAM GB/s (bytes moved / duration, else ncu's own DRAM byte rate), the
 occupancy limiter, the top warp-stall reasons as % of warp-active cycles with the coverage of
-the captured states (ncu_stalls.py), FLOP/s and arithmetic intensity, and the
+the captured states (stalls.py), FLOP/s and arithmetic intensity, and the
 bound label.
 
 The bound label follows the thresholds and wording of ncu's own SOLBottleneck rule (the
@@ -171,7 +171,7 @@ class Derived:
     precision: np.ndarray  # index into PRECISIONS of the data type with the most FLOPs; -1 unknown
     peak_flops: np.ndarray  # FLOP/s roof of that data type from ncu's roofline section; NaN unknown
     precision_flops_per_s: np.ndarray  # FLOP/s of that data type alone, to set against its roof
-    duration_derived: np.ndarray | None = None  # bool: duration from cycles / SM clock (ncu_clocks.py)
+    duration_derived: np.ndarray | None = None  # bool: duration from cycles / SM clock (clocks.py)
     dram_gbs_derived: np.ndarray | None = None  # bool: DRAM GB/s from bytes over the duration, not printed
 
 

@@ -34,7 +34,7 @@ def profile_charts(data: dict[str, Any], page: PageContext, us: int | None,
     """Time by kernel, speed of light by kernel, stalls by kernel, memory against SM; ``us`` is
     the precision of the page's durations; ``peak_gbs``, a measured peak of the GPU model that
     judges a launch with DRAM bytes/s but no memory % (measured_peak.py). A chart of
-    one bar or one point is not drawn: the tables say it better (issue 16 item 7)."""
+    one bar or one point is not drawn: the tables say it better."""
     out = []
     timed = [k for k in data["kernels"] if k["total_us"]][:MAX_CHART_KERNELS]
     if len(timed) > 1:

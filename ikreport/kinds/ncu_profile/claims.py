@@ -55,7 +55,7 @@ MEMORY_LEVEL = {"dram": "DRAM", "cache": "L1/L2 cache, not DRAM", "unknown": "le
 
 def duration_digits(data: dict[str, Any]) -> int | None:
     """The precision of the durations on the record's page (its claims, tables and chart text),
-    so that no two different durations read the same (issue 16 item 12)."""
+    so that no two different durations read the same."""
     kernels, launches = data["kernels"][:MAX_TABLE_KERNELS], data["launches"][:MAX_TABLE_LAUNCHES]
     return distinct_digits([data.get("profiled_time_us"), *(k["total_us"] for k in kernels),
                             *(k["mean_us"] for k in kernels), *(s["duration_us"] for s in launches)], fmt_duration_us)
@@ -288,8 +288,8 @@ SOL_SIDE = {"Memory is more heavily utilized": "memory-bound", "Compute is more 
 
 def _ncu_rules_text(short: str, kernel: dict, first: dict) -> str | None:
     """ncu's own rule findings for the kernel's first launch, quoted, and a note when ncu's
-    SOLBottleneck finding is another branch than ikreport's label of that launch (issue 14
-    item 2): the thresholds agree, so this shows where the numbers differ (a DRAM-only
+    SOLBottleneck finding is another branch than ikreport's label of that launch: the
+    thresholds agree, so this shows where the numbers differ (a DRAM-only
     memory side, rounding)."""
     rules = [r for r in first.get("ncu_rules") or [] if r.get("description")]
     if not rules:

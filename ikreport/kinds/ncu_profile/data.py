@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 # from the fold itself, not analysis.ncu: a build reads profiles and need not import the CSV
-# reader's pyarrow (0.03 s of every build's start)
+# reader's pyarrow at every build's start
 from ikreport.analysis.ncu.fold import INLINE_LAUNCHES, LONGEST_LAUNCHES, Profile  # the fold keeps those launches' summaries
 from ikreport.csv_cells import restore
 from ikreport.errors import RecordError

@@ -26,7 +26,7 @@ NAME = "ncu-profile"
 # an imported profile's limitation that a comparison of several runs a side answers (kinds/comparison.py)
 ONE_RUN = "One profile of one run: it shows no run-to-run variance."
 
-DERIVED = " (derived)"  # a duration from elapsed cycles over their clock, not measured (ncu_clocks.py)
+DERIVED = " (derived)"  # a duration from elapsed cycles over their clock, not measured (analysis/ncu/clocks.py)
 
 
 def show(record: Mapping[str, Any], records: RecordSet) -> list[str]:

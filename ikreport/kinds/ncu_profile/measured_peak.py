@@ -1,4 +1,4 @@
-"""The ``ncu-profile`` kind's memory side judged against a measured peak (issue 14 item 1): when
+"""The ``ncu-profile`` kind's memory side judged against a measured peak: when
 an export has no memory throughput % but has the DRAM byte rate, and the archive holds a
 ``peak-bandwidth`` record of the same GPU model, a launch's memory side is its DRAM GB/s over
 that measured peak. Worked out when claims and pages are made, never stored in the profile's
