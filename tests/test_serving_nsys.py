@@ -16,6 +16,7 @@ from ikreport.cli.main import cli
 from ikreport.commands.verify import verify_archive
 from ikreport.errors import NsysStatsError, ServingOutputError
 from ikreport.kinds.engine import claims_for
+from ikreport.kinds.serving_benchmark import serving_claims
 from ikreport.store import recordset
 from ikreport.store.archive import Archive
 
@@ -24,6 +25,12 @@ SGLANG = FIXTURES / "serving" / "sglang_h200bench_llama33_70b_online_6runs.jsonl
 SGLANG_INF = FIXTURES / "serving" / "sglang_h200bench_deepseek_dpmla_inf_rate.jsonl"
 AIPERF = FIXTURES / "serving" / "aiperf_example_run1_gptoss20b_profile_export_aiperf.csv"
 NCU_GEMM = FIXTURES / "ncu" / "ncu_details_llmperfopt_k0003_cmdline_plus_sections.csv"
+VLLM_DETAILS = FIXTURES / "serving" / "vllm_lambdalabs_sep2024_llama3_8b_h100_10req_details.json"
+VLLM_NIGHTLY = FIXTURES / "serving" / "vllm_ascend_nightly_llama3_8b_qps_inf_no_throughput.json"
+VLLM_SWEEP = FIXTURES / "serving" / "vllm_er0080_v0.25.1_sweep_opt125m_c2_run0.json"
+VLLM_ALL_FAILED = FIXTURES / "serving" / "vllm_er0080_v0.25.1_all_requests_failed.json"
+AIPERF_JSON = FIXTURES / "serving" / "aiperf_example_run1_gptoss20b_profile_export_aiperf.json"
+AIPERF_JSON_13 = FIXTURES / "serving" / "aiperf_akamas_v0.11_qwen3_4b_c16_profile_export_aiperf.json"
 VLLM = {"date": "20250530-203806", "backend": "vllm", "model_id": "m/x", "num_prompts": 4, "request_rate": "inf",
         "max_concurrency": 2, "completed": 3, "request_throughput": 2.5, "output_throughput": 80.0,
         "mean_ttft_ms": 120.0, "median_ttft_ms": 110.0, "p99_ttft_ms": 150.0, "p99.9_ttft_ms": 151.0,
@@ -165,3 +172,105 @@ def test_no_claim_across_kinds_when_the_gpu_or_workload_differ(tmp_path):
     invoke("collect", "ncu", "--from-csv", str(NCU_GEMM), "-a", str(other), "--gpu", "NVIDIA GeForce RTX 5090",
            "--workload", "decode only")
     assert _beside(recordset.load(Archive.open(other))) == []
+
+
+def _import(tmp_path: Path, option: str, path: Path) -> dict:
+    archive = tmp_path / "a"
+    result = invoke("collect", "serving", option, str(path), "-a", str(archive))
+    assert result.exit_code == 0, result.output
+    record = recordset.load(Archive.open(archive)).records[result.output.strip()]
+    assert verify_archive(Archive.open(archive)) == []
+    return record
+
+
+def test_a_real_2024_vllm_result_keeps_its_figures_settings_and_per_request_samples(tmp_path):
+    saved = json.loads(VLLM_DETAILS.read_text("utf-8"))
+    record = _import(tmp_path, "--from-vllm", VLLM_DETAILS)
+    d = record["data"]
+    assert (d["median_ttft_ms"], d["p99_tpot_ms"], d["median_itl_ms"]) == (
+        saved["median_ttft_ms"], saved["p99_tpot_ms"], saved["median_itl_ms"])
+    assert d["mean_e2el_ms"] == saved["mean_latency_ms"]  # the 2024 name of the end-to-end latency
+    assert (d["model"], d["request_rate"], d["num_prompts"], d["completed"]) == (
+        "meta-llama/Meta-Llama-3-8B-Instruct", "inf", 10, 10)
+    assert d["max_concurrency"] is None  # the file has no such key: unknown, not 0
+    assert d["failed"] == 0 and d["run_date"] == "20240907-082731"  # errors all "": none failed
+    samples = d["samples"]
+    assert len(samples["ttft_ms"]) == 10 and samples["ttft_ms"][0] == 63.3895
+    assert sum(samples["ttft_ms"]) / 10 == pytest.approx(saved["mean_ttft_ms"], abs=1e-3)
+    # a chunk holds several tokens here (120 tokens in 13 chunks): the per-request TPOT is the time
+    # after the first token over the tokens after it, near vLLM's median, not the 72 ms chunk gap
+    tpots = sorted(samples["tpot_ms"])
+    assert len(tpots) == 10 and (tpots[4] + tpots[5]) / 2 == pytest.approx(saved["median_tpot_ms"], rel=0.02)
+    assert " ".join(record["limitations"]).count("keeps each request's latencies") == 1
+    assert "(10 requests that gave a first token)" in " ".join(record["limitations"])
+
+
+def test_a_real_vllm_result_without_throughput_or_counts_leaves_them_unknown(tmp_path):
+    record = _import(tmp_path, "--from-vllm", VLLM_NIGHTLY)
+    d = record["data"]
+    assert d["median_ttft_ms"] == 14025.211746804416 and d["p99_itl_ms"] == 137.1021644771099
+    assert d["request_rate"] == "inf" and d["num_prompts"] == 200 and d["run_date"] == "20250227-025338"
+    for key in ("request_throughput", "output_throughput", "completed", "failed", "duration_s", "max_concurrency"):
+        assert d.get(key) is None, key  # never 0
+    assert d["samples"] is None
+    limits = " ".join(record["limitations"])
+    assert "does not say how many requests failed" in limits and "keeps no per-request latencies" in limits
+
+
+def test_a_real_vllm_sweep_run_keeps_concurrency_and_end_to_end_latency(tmp_path):
+    record = _import(tmp_path, "--from-vllm", VLLM_SWEEP)
+    d = record["data"]
+    assert (d["max_concurrency"], d["request_rate"], d["num_prompts"], d["completed"], d["failed"]) == (
+        2, "inf", 8, 8, 0)
+    assert d["model"] == "facebook/opt-125m" and d["median_ttft_ms"] == 44.92285849846667
+    assert d["p99_e2el_ms"] == 876.8009717071254 and d["request_throughput"] == 5.859229976904171
+    assert d.get("request_goodput") is None  # null in the file
+    assert "concurrency 2" in record["title"] and "rate inf" in record["title"]
+
+
+def test_a_real_vllm_run_where_every_request_failed_shows_no_latency_not_zero(tmp_path):
+    saved = json.loads(VLLM_ALL_FAILED.read_text("utf-8"))
+    assert saved["completed"] == 0 and saved["median_ttft_ms"] == 0.0  # what vLLM writes
+    record = _import(tmp_path, "--from-vllm", VLLM_ALL_FAILED)
+    d = record["data"]
+    latencies = {k: v for k, v in d.items() if k.endswith("_ms")}
+    assert latencies and all(v is None for v in latencies.values())
+    assert (d["completed"], d["failed"], d["request_throughput"]) == (0, 8, 0.0)
+    assert "No request completed (8 failed)" in " ".join(record["limitations"])
+    records = recordset.load(Archive.open(tmp_path / "a"))
+    (record_id,) = records.by_kind["serving-benchmark"]
+    (claim,) = serving_claims(record_id, record, records)
+    assert claim.text.startswith("vLLM benchmark_serving recorded no latency figure for this run.")
+
+
+def test_the_real_aiperf_json_agrees_with_the_csv_of_the_same_run_and_keeps_its_load(tmp_path):
+    run = serving.parse_aiperf(AIPERF_JSON.read_text("utf-8"), str(AIPERF_JSON))
+    csv_run = serving.parse_aiperf(AIPERF.read_text("utf-8"), str(AIPERF))
+    for key, value in csv_run["figures"].items():
+        assert run["figures"][key] == pytest.approx(value, abs=0.006), key  # the CSV rounds to 2 places
+    s = run["settings"]
+    assert (s["model"], s["max_concurrency"], s["num_prompts"], s["completed"], s["failed"]) == (
+        "openai/gpt-oss-20b", 100, 100, 89, 11)
+    assert s["request_rate"] is None and s["output_len"] == 250 and "--request-cancellation-rate 10" in s["command"]
+    assert run["figures"]["median_ttft_ms"] == 2369.317693 and run["samples"] is None
+    record = _import(tmp_path, "--from-aiperf", AIPERF_JSON)  # its command line is one string: kept as words
+    assert record["method"]["command"][:4] == ["aiperf", "profile", "-m", "openai/gpt-oss-20b"]
+    assert record["data"]["command"] == s["command"]
+
+
+def test_a_real_aiperf_schema_1_3_json_is_read_with_its_version_model_and_concurrency(tmp_path):
+    text = AIPERF_JSON_13.read_text("utf-8")
+    assert sniff.identify(text) == "aiperf-export"
+    result = invoke("collect", "serving", "--from-vllm", str(AIPERF_JSON_13), "-a", str(tmp_path / "x"))
+    assert result.output.strip().endswith("give it to 'collect serving --from-aiperf'")
+    record = _import(tmp_path, "--from-aiperf", AIPERF_JSON_13)
+    d = record["data"]
+    assert record["method"]["tool_version"] == "0.11.0" and record["sources"][0]["media_type"] == "application/json"
+    assert (d["median_ttft_ms"], d["p99_ttft_ms"], d["p50_itl_ms"]) == (26.7700945, 66.76023583999999,
+                                                                         8.731694873219372)
+    assert d["median_e2el_ms"] == 2191.4849815 and d["output_throughput"] == 1792.2310692134672
+    assert (d["model"], d["max_concurrency"], d["completed"], d["failed"]) == ("qwen3-4b", 16, 2044, 0)
+    assert d["num_prompts"] is None and d["request_rate"] is None  # a 300 s run at a fixed concurrency
+    assert d["duration_s"] == 299.935655192 and "--concurrency '16,32" in d["command"]
+    assert "--concurrency" in record["method"]["command"] and "16,32,64,96,128,192,256,320,384,512,640,768" in \
+        record["method"]["command"]

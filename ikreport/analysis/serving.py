@@ -6,13 +6,17 @@ Accepts:
   ``request_throughput``, ``output_throughput``, ``{mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms``,
   ``completed``, ``num_prompts``, ``request_rate``, ``max_concurrency`` … and, when saved with its
   details, the per-request lists ``ttfts`` and ``itls`` (seconds), ``input_lens``, ``output_lens``,
-  ``errors``;
+  ``errors``; releases of 2024 name the end-to-end latency ``{stat}_latency_ms``; a run in which no
+  request completed holds 0.0 for every latency;
 - SGLang's ``bench_serving --output-file`` JSONL: one run per line, appended, with the old key set
   (``median_ttft_ms``, ``mean_e2e_latency_ms`` … only) or the new one (means, medians, stds, p99s);
   ``null`` values and ``Infinity`` for an unbounded request rate;
 - NVIDIA AIPerf's ``profile_export_aiperf.csv`` (a block of ``Metric,avg,min,max,p1,…,std`` rows,
-  a blank line, a block of ``Metric,Value`` rows) and ``profile_export_aiperf.json``
-  (``records`` by tag, ``input_config``).
+  a blank line, a block of ``Metric,Value`` rows) and ``profile_export_aiperf.json``: before
+  schema 1.3 the metrics under ``records`` by tag (``ttft``) and the load under
+  ``input_config.loadgen``; from 1.3 (``schema_version``, ``aiperf_version``) the metrics at the top
+  level (``time_to_first_token``), the model under ``input_config.models.items`` and the load in
+  ``input_config.phases``.
 
 Each gives one or more runs: a flat dict of the figures the tool printed (milliseconds and per
 second, as it wrote them), the run's settings, and the per-request samples when the file has
@@ -31,11 +35,14 @@ from typing import Any
 from ikreport.errors import ServingOutputError
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
-STAT = re.compile(r"^(?P<stat>mean|median|std|min|max|p\d+(?:\.\d+)?)_(?P<metric>ttft|tpot|itl|e2el|e2e_latency)_ms$")
+STAT = re.compile(r"^(?P<stat>mean|median|std|min|max|p\d+(?:\.\d+)?)_"
+                  r"(?P<metric>ttft|tpot|itl|e2el|e2e_latency|latency)_ms$")
+E2EL = ("e2el", "e2e_latency", "latency")
 THROUGHPUTS = ("request_throughput", "request_goodput", "input_throughput", "output_throughput",
                "total_token_throughput", "total_throughput")
 AIPERF_METRICS = {"time to first token": "ttft", "inter token latency": "itl", "request latency": "e2el",
-                  "ttft": "ttft", "inter_token_latency": "itl", "request_latency": "e2el"}
+                  "ttft": "ttft", "time_to_first_token": "ttft", "inter_token_latency": "itl",
+                  "request_latency": "e2el"}
 AIPERF_VALUES = {"request throughput": "request_throughput", "output token throughput": "output_throughput",
                  "request count": "completed", "error request count": "failed", "benchmark duration": "duration_s",
                  "total input sequence length": "total_input_tokens", "total output sequence length": "total_output_tokens",
@@ -47,7 +54,7 @@ AIPERF_STATS = ("avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p9
 
 def _stat_key(stat: str, metric: str) -> str:
     """The record's key of a figure: a dot in p99.9 would cut a citation's path, so p99_9."""
-    return f"{stat.replace('.', '_')}_{'e2el' if metric == 'e2e_latency' else metric}_ms"
+    return f"{stat.replace('.', '_')}_{'e2el' if metric in E2EL else metric}_ms"
 
 
 def _num(value: Any) -> float | int | None:
@@ -122,16 +129,43 @@ def _samples(obj: dict[str, Any], name: str) -> dict[str, Any] | None:
     if len(errors) != len(ttfts) or len(itls) != len(ttfts):
         raise ServingOutputError(f"{name}: 'ttfts', 'itls' and 'errors' hold different numbers of requests; "
                                  "save the result again")
+    saved_lens, saved_latencies = obj.get("output_lens"), obj.get("latencies")
+    lens: list[Any] = saved_lens if isinstance(saved_lens, list) and len(saved_lens) == len(ttfts) else [None] * len(ttfts)
+    latencies: list[Any] = (saved_latencies if isinstance(saved_latencies, list) and len(saved_latencies) == len(ttfts)
+                            else [None] * len(ttfts))
     ttft_ms, tpot_ms = [], []
-    for t, gaps, err in zip(ttfts, itls, errors):
+    for t, gaps, err, out, latency in zip(ttfts, itls, errors, lens, latencies):
         if err or _num(t) is None or t <= 0:
             continue  # failed, or no token: the tool leaves it out of its figures too
         ttft_ms.append(round(t * 1e3, 4))
-        if isinstance(gaps, list) and gaps and all(_num(g) is not None for g in gaps):
-            tpot_ms.append(round(sum(gaps) / len(gaps) * 1e3, 4))
+        tpot = _tpot(t, gaps, out, latency)
+        if tpot is not None:
+            tpot_ms.append(round(tpot * 1e3, 4))
     return {"ttft_ms": ttft_ms, "tpot_ms": tpot_ms, "requests": len(ttfts),
             "no_token": sum(1 for t, err in zip(ttfts, errors) if not err and (_num(t) is None or t <= 0)),
             "errored": sum(1 for err in errors if err)}
+
+
+def _tpot(ttft: float, gaps: Any, out: Any, latency: Any) -> float | None:
+    """One request's time per output token (s) as vLLM computes it: the time after the first token
+    over the tokens after the first. A streamed chunk can hold several tokens, so the mean gap
+    between chunks is not it; without the request's token count it is unknown."""
+    if _num(out) is None or out <= 1:
+        return None
+    if _num(latency) is not None:
+        return (latency - ttft) / (out - 1)
+    if isinstance(gaps, list) and gaps and all(_num(g) is not None for g in gaps):
+        return sum(gaps) / (out - 1)
+    return None
+
+
+def _nothing_measured(figures: dict[str, Any], settings: dict[str, Any]) -> None:
+    """vLLM writes 0.0 for every latency when no request completed: no request was measured, so
+    the latencies are unknown, not 0 ms (the best value a latency axis has)."""
+    if settings["completed"] == 0:
+        for key in figures:
+            if key.endswith("_ms"):
+                figures[key] = None
 
 
 def _run(obj: Any, name: str, tool: str) -> dict[str, Any]:
@@ -142,6 +176,7 @@ def _run(obj: Any, name: str, tool: str) -> dict[str, Any]:
         raise ServingOutputError(f"{name}: no latency or throughput figure (mean_ttft_ms, request_throughput …); "
                                  f"this is not a {tool} result")
     settings = _settings(obj)
+    _nothing_measured(figures, settings)
     samples = _samples(obj, name)
     if settings["failed"] is None and samples is not None:
         settings["failed"] = samples["errored"]
@@ -217,20 +252,56 @@ def _aiperf_csv(text: str, name: str) -> dict[str, Any]:
 
 
 def _aiperf_json(obj: Any, name: str) -> dict[str, Any]:
-    records = obj.get("records") if isinstance(obj, dict) else None
+    if not isinstance(obj, dict):
+        raise ServingOutputError(f"{name}: not AIPerf's profile_export_aiperf.json (a JSON object of metrics)")
+    records = obj.get("records")
+    if records is None and "aiperf_version" in obj:
+        records = obj  # schema 1.3 and later: the metrics sit at the top level
     if not isinstance(records, dict):
         raise ServingOutputError(f"{name}: no 'records'; this is not AIPerf's profile_export_aiperf.json")
     figures: dict[str, Any] = {}
-    settings: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     for tag, stats in sorted(records.items()):
         if not isinstance(stats, dict):
             continue
         if tag in AIPERF_METRICS:
             figures.update(_aiperf_stats(AIPERF_METRICS[tag], stats))
         elif tag in AIPERF_VALUES:
-            settings[AIPERF_VALUES[tag]] = _num(stats.get("avg"))
-    config = obj.get("input_config") if isinstance(obj.get("input_config"), dict) else {}
-    return _aiperf_run(figures, settings, config, name)
+            values[AIPERF_VALUES[tag]] = _num(stats.get("avg"))
+    errors = obj.get("error_summary")
+    if values.get("failed") is None and isinstance(errors, list):
+        # the file lists every kind of error with its count: an empty list says none failed
+        counts = [_num(e.get("count")) if isinstance(e, dict) else None for e in errors]
+        values["failed"] = sum(c for c in counts if c is not None) if None not in counts else None
+    run = _aiperf_run(figures, values, _dict(obj.get("input_config")), name)
+    run_info = _dict(obj.get("run_info"))
+    s = run["settings"]
+    s["command"] = s["command"] or run_info.get("cli_command")
+    s["run_date"] = obj.get("start_time") if isinstance(obj.get("start_time"), str) else None
+    if isinstance(obj.get("aiperf_version"), str):
+        run["tool_version"] = obj["aiperf_version"]
+    return run
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _profiling_phase(config: dict[str, Any]) -> dict[str, Any]:
+    """The load of the measured phase (schema 1.3): the one phase not left out of the results; none
+    when several are measured, as their loads can differ."""
+    phases = config.get("phases")
+    if not isinstance(phases, list):
+        return {}
+    measured = [p for p in phases if isinstance(p, dict) and not p.get("exclude_from_results")]
+    return measured[0] if len(measured) == 1 else {}
+
+
+def _aiperf_model(config: dict[str, Any]) -> str | None:
+    names = (config.get("endpoint") or {}).get("model_names") or []
+    items = (config.get("models") or {}).get("items") or []
+    names = names or [i.get("name") for i in items if isinstance(i, dict)]
+    return names[0] if names and isinstance(names[0], str) else None
 
 
 def _aiperf_run(figures: dict[str, Any], values: dict[str, Any], config: dict[str, Any], name: str) -> dict[str, Any]:
@@ -239,14 +310,13 @@ def _aiperf_run(figures: dict[str, Any], values: dict[str, Any], config: dict[st
     for key in ("request_throughput", "output_throughput"):
         figures[key] = values.get(key)
     endpoint = config.get("endpoint") or {}
-    loadgen = config.get("loadgen") or {}
+    loadgen = {**_profiling_phase(config), **(config.get("loadgen") or {})}
     prompt = ((config.get("input") or {}).get("prompt") or {})
-    models = endpoint.get("model_names") or []
 
     def count(value: Any) -> int | None:
         return int(value) if _num(value) is not None else None
 
-    settings = {"backend": endpoint.get("type"), "model": models[0] if models else None, "dataset": None,
+    settings = {"backend": endpoint.get("type"), "model": _aiperf_model(config), "dataset": None,
                 "input_len": count((prompt.get("input_tokens") or {}).get("mean")),
                 "output_len": count((prompt.get("output_tokens") or {}).get("mean")),
                 "request_rate": _rate(loadgen.get("request_rate")), "max_concurrency": count(loadgen.get("concurrency")),

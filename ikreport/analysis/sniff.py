@@ -15,7 +15,7 @@ Accepts any text. Recognises, from marks each tool prints and the others do not:
 - ``nsys stats`` CSV (a ``Time (%),Total Time (ns)`` or ``Start (ns),Duration (ns)`` header);
 - serving benchmarks: SGLang's JSONL (``e2e_latency_ms`` keys), vLLM's saved JSON
   (``_ttft_ms`` keys otherwise), AIPerf's export (a ``Metric,avg,min,max`` CSV, or JSON with
-  ``records`` and ``input_config``).
+  ``input_config`` and ``records`` or, from schema 1.3, ``aiperf_version``).
 
 ``identify`` says which; ``named`` gives the one line a reader raises: what the file is, and
 which option takes it. Readers ask only once their own format is not found, so a file is never
@@ -99,7 +99,8 @@ def identify(text: str) -> str | None:
 def _serving(text: str) -> str | None:
     """A serving benchmark's result, by the keys only its tool writes; None otherwise."""
     head = text.lstrip("\ufeff \r\n\t")
-    if AIPERF_CSV.match(head) or (head.startswith("{") and '"records"' in text and '"input_config"' in text):
+    if AIPERF_CSV.match(head) or (head.startswith("{") and '"input_config"' in text
+                                     and ('"records"' in text or '"aiperf_version"' in text)):
         return "aiperf-export"
     if head.startswith("{") and "e2e_latency_ms" in text:
         return "sglang-serving"

@@ -4,6 +4,7 @@ unless every run of the file reads."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,9 @@ def _limitations(run: dict[str, Any]) -> list[str]:
     out = [LIMIT_CLIENT.format(tool=tool), LIMIT_ONE_RUN, LIMIT_WARMUP, LIMIT_WHAT, LIMIT_OWN.format(tool=tool)]
     if s.get("failed") is None:
         out.append("The file does not say how many requests failed or gave no token, nor whether any were counted.")
+    elif s.get("completed") == 0:
+        out.append(f"No request completed ({s['failed']:,} failed): {tool} measured no latency, so none is shown; "
+                   "the 0.0 the file writes for each is not a measurement.")
     elif s["failed"]:
         out.append(f"{s['failed']:,} requests failed; {tool} leaves them out of its latency figures, which cover the "
                    "completed requests only.")
@@ -48,6 +52,16 @@ def _limitations(run: dict[str, Any]) -> list[str]:
     else:
         out.append(LIMIT_NO_SAMPLES)
     return out
+
+
+def _argv(command: Any) -> list[str] | None:
+    """The command line as its words: AIPerf writes it as one shell line."""
+    if not isinstance(command, str) or not command.strip():
+        return None
+    try:
+        return shlex.split(command)
+    except ValueError:  # unbalanced quotes: keep the line whole rather than guess its words
+        return [command]
 
 
 def _parse(fmt: str, text: str, name: str) -> list[dict[str, Any]]:
@@ -82,7 +96,7 @@ def import_serving(archive: Archive, path: Path, fmt: str, context: Context) -> 
             SERVING_BENCHMARK, context.title + where if context.title else title, collected_at=utc_now(),
             subject={**context.subject(), "engine": context.engine or s.get("backend"),
                      "model": context.model or s.get("model")},
-            method={"tool": run["tool"], "tool_version": None, "command": s.get("command"), "options": {},
+            method={"tool": run["tool"], "tool_version": run.get("tool_version"), "command": _argv(s.get("command")), "options": {},
                     "how": f"imported from a saved {run['tool']} result"},
             data=data, limitations=_limitations(run) + list(context.limitations),
             sources=[{"role": role, "id": blob, "size": len(raw), "media_type": media, "name": path.name}])
