@@ -27,33 +27,17 @@ def _schema() -> dict[str, Any]:
     return record_schema(json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8")))
 
 
-# Two JSON Schema libraries, on purpose; this is the one place that says why. jsonschema-rs
-# (compiled Rust) decides, on the schema as written (draft 2020-12) but for the form of its
-# numeric bounds (integer_bounds: the same numbers, written as jsonschema-rs compares fast): a
-# build or verify checks every record, and a profile's hundreds of launches make that the
-# largest cost of `verify --no-cache`. jsonschema words the error once a record has failed: its
-# messages name the JSON path and the offending value as users (and the tests) read them.
-# Measured on 302 bench records (1,000 launches each, 50 inline), CPU: jsonschema-rs 0.50 ms a
-# record on the schema as written, 0.21 ms with integer bounds; fastjsonschema (used before, on
-# a draft-07 copy with its $refs inlined) 0.88 ms, jsonschema about 60x that.
-# tests/test_store_validators.py checks that the two libraries agree on the sample records and
-# on broken copies of them, and that integer bounds accept exactly what the bounds as written
-# accept; validate() never lets a record through that the deciding library refused.
+MASK = "\x00"  # stands for the offending value in the validator's messages: _describe quotes it cut short
+
+
 @lru_cache(maxsize=1)
 def _validator() -> Any:
-    """jsonschema's validator: slow, but its messages say what is wrong; used to word errors."""
-    import jsonschema  # only when records are checked: keeps 'ikreport --help' fast
+    """The schema (draft 2020-12) compiled by jsonschema-rs, its numeric bounds written as
+    ``integer_bounds`` writes them. It decides and words the error; its messages would quote
+    the offending value whole (a record can hold a 100 kB string): they say MASK instead."""
+    import jsonschema_rs  # only when records are checked: keeps 'ikreport --help' fast
 
-    return jsonschema.Draft202012Validator(_schema())
-
-
-@lru_cache(maxsize=1)
-def _fast_validator() -> Any:
-    """The same schema compiled by jsonschema-rs, for the common case of a valid record, its
-    bounds written as integers where they can be (``integer_bounds``)."""
-    import jsonschema_rs
-
-    return jsonschema_rs.Draft202012Validator(integer_bounds(_schema()))
+    return jsonschema_rs.Draft202012Validator(integer_bounds(_schema()), mask=MASK)
 
 
 _UPPER = ("maximum", "exclusiveMaximum")
@@ -99,13 +83,11 @@ def validate(record: Any, where: str = "record") -> None:
             f"{where}: schema {_short(version)} is not {SCHEMA!r}; "
             "it was written by another ikreport version: upgrade ikreport to read it"
         )
-    if not _fast_validator().is_valid(record):
-        # word the error with jsonschema (paths sorted as text: a list index and a key can meet)
-        errors = sorted(_validator().iter_errors(record), key=lambda e: [str(p) for p in e.absolute_path])
-        if errors:
-            raise RecordError(f"{where}: {_describe(errors[0])}") from None
-        # the libraries disagree (a test keeps this from happening): refused all the same
-        raise RecordError(f"{where}: does not match the record schema (ikreport.record/1)")
+    validator = _validator()
+    if not validator.is_valid(record):  # the common case, a valid record, at the speed of is_valid
+        # the first error by path (sorted as text: a list index and a key can meet)
+        error = min(validator.iter_errors(record), key=lambda e: [str(p) for p in e.instance_path])
+        raise RecordError(f"{where}: {_describe(error)}") from None
     _check_links(record, where)
 
 
@@ -133,13 +115,18 @@ def _short(value: Any) -> str:
 
 
 def _describe(error: Any) -> str:
-    """'JSON/path: what is wrong' for a jsonschema error, in at most about 200 characters.
-    jsonschema quotes the offending value whole, so it is quoted again, cut short."""
-    path = "/".join(str(p)[:MAX_PART] for p in error.absolute_path) or "(top)"
-    message = error.message
-    whole = repr(error.instance)
-    if len(whole) > MAX_PART:
-        message = message.replace(whole, _short(error.instance))
+    """'JSON/path: what is wrong' for a jsonschema-rs error, in at most about 200 characters,
+    the offending value (MASK in the message) quoted as JSON and cut short."""
+    import orjson
+
+    path = "/".join(str(p)[:MAX_PART] for p in error.instance_path) or "(top)"
+    try:
+        value = orjson.dumps(error.instance).decode()
+    except TypeError:  # a record made in Python can hold what JSON cannot
+        value = repr(error.instance)
+    if len(value) > MAX_PART:
+        value = value[: MAX_PART - 3] + "..."
+    message = error.message.replace(MASK, value)
     if len(message) > 160:
         message = message[:157] + "..."
     return f"{path}: {message}"
