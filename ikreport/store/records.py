@@ -7,7 +7,6 @@ form), so one record has one byte form and its sha256 is a stable id.
 from __future__ import annotations
 
 import json
-import math
 import re
 from functools import lru_cache
 from importlib import resources
@@ -32,45 +31,12 @@ MASK = "\x00"  # stands for the offending value in the validator's messages: _de
 
 @lru_cache(maxsize=1)
 def _validator() -> Any:
-    """The schema (draft 2020-12) compiled by jsonschema-rs, its numeric bounds written as
-    ``integer_bounds`` writes them. It decides and words the error; its messages would quote
-    the offending value whole (a record can hold a 100 kB string): they say MASK instead."""
+    """The schema (draft 2020-12) compiled by jsonschema-rs, which decides and words the error.
+    Its messages would quote the offending value whole (a record can hold a 100 kB string):
+    they say MASK instead."""
     import jsonschema_rs  # only when records are checked: keeps 'ikreport --help' fast
 
-    return jsonschema_rs.Draft202012Validator(integer_bounds(_schema()), mask=MASK)
-
-
-_UPPER = ("maximum", "exclusiveMaximum")
-_BOUNDS = (*_UPPER, "minimum", "exclusiveMinimum")
-_VALUES = ("const", "enum", "default", "examples")  # instances, not schemas: left as they are
-
-
-def integer_bounds(schema: Any) -> Any:
-    """``schema`` accepting exactly the same instances, with its numeric bounds made integers
-    where the number allows, for jsonschema-rs (0.61): it compares a float instance with an
-    integer bound in about 8 ns, with a float bound in 300 to 900 ns (exactly, through its
-    arbitrary-precision numbers), and a profile has thousands of bounded numbers. A bound that
-    is a whole number (``1e15``, ``0.0``) is the same number as an integer; any other
-    (``maximum: 100.5``) becomes ``anyOf: [{maximum: 100}, {maximum: 100.5}]``, which holds for
-    the same numbers and leaves the float comparison to the few values between the two."""
-    if isinstance(schema, list):
-        return [integer_bounds(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {key: value if key in _VALUES else integer_bounds(value) for key, value in schema.items()}
-    extra = []
-    for key in _BOUNDS:
-        bound = out.get(key)
-        if not isinstance(bound, float) or not math.isfinite(bound):
-            continue
-        if bound.is_integer():
-            out[key] = int(bound)
-        else:  # floor(b) < b < ceil(b): a number within the integer bound is within b too
-            whole = {"maximum": math.floor(bound)} if key in _UPPER else {"minimum": math.ceil(bound)}
-            extra.append({"anyOf": [whole, {key: out.pop(key)}]})
-    if extra:
-        out["allOf"] = [*out.get("allOf", []), *extra]
-    return out
+    return jsonschema_rs.Draft202012Validator(_schema(), mask=MASK)
 
 
 def validate(record: Any, where: str = "record") -> None:
