@@ -1,15 +1,22 @@
-"""records.py validates with one library, jsonschema-rs, which also words the error. Checked on
-the sample records and on broken copies of the smallest record of each kind: every broken copy
-the schema refuses is refused in one line naming the file, the JSON path and what is wrong."""
+"""records.py has one schema validator (jsonschema-rs, which also words the error) and one
+canonical form (``records.canonical``: orjson, with RFC 8785's numbers and key order where
+orjson's differ). Checked on the sample records and on broken copies of the smallest record of
+each kind: every broken copy the schema refuses is refused in one line naming the file, the
+JSON path and what is wrong, and every copy's canonical bytes are the pure-Python rfc8785
+package's, the reference the encoder replaced."""
 
 from __future__ import annotations
 
 import copy
 import math
+import struct
 from pathlib import Path
 
 import orjson
 import pytest
+import rfc8785
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ikreport.errors import RecordError
 from ikreport.store import records
@@ -43,16 +50,18 @@ def broken_copies(record: dict):
                 yield f"{where}{key}={value!r}", f"{where}{key}", changed
 
 
-def test_the_sample_records_are_valid():
+def test_the_sample_records_are_valid_and_canonical():
     assert sample_files()
-    for _, record in sample_files():
+    for data, record in sample_files():
         records.validate(record)
+        assert records.canonical(record) == data == rfc8785.dumps(record), record["title"]
 
 
 @pytest.mark.parametrize("record", smallest_of_each_kind(), ids=lambda r: r["kind"])
-def test_broken_records_are_refused_in_one_line_naming_the_file_and_the_path(record):
+def test_broken_records_are_refused_in_one_line_and_written_as_rfc8785_writes_them(record):
     refused = 0
     for what, path, broken in broken_copies(record):
+        assert records.canonical(broken) == rfc8785.dumps(broken), what
         if what == "schema removed" or what.startswith("schema="):
             continue  # refused before the schema is consulted: test_archive
         try:
@@ -88,3 +97,43 @@ def test_a_long_value_is_quoted_cut_short_and_the_error_still_says_what_is_wrong
     with pytest.raises(RecordError) as caught:
         records.validate({**record, "title": ["x" * 10_000]}, WHERE)
     assert str(caught.value) == f'{WHERE}: title: ["{"x" * 35}... is not of type "string"'
+
+
+# -- numbers and key order: where orjson's output and RFC 8785's differ --------------------
+
+@pytest.mark.parametrize("x", [0.0, -0.0, 100.0, -1.0, 1e15, 1e16, 1.5e16, 1e20, 1e21, 1.2345678901234568e20,
+                               1e-5, 1e-6, 1.5e-6, 1e-7, 5e-324, 1.7976931348623157e308, 0.1, -123.456,
+                               2.0**53, 2.0**70, 1 / 3])
+def test_a_float_is_written_as_rfc8785_writes_it(x):
+    assert records.canonical(x) == records.canonical([x])[1:-1] == rfc8785.dumps(x)
+    assert records.canonical({"n": x}) == rfc8785.dumps({"n": x})
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.integers(0, 2**64 - 1))
+def test_any_finite_float_is_written_as_rfc8785_writes_it(bits):
+    (x,) = struct.unpack("<d", bits.to_bytes(8, "little"))
+    if math.isfinite(x):
+        assert records.canonical([x]) == rfc8785.dumps([x])
+
+
+def test_keys_are_in_utf16_order_as_rfc8785_sorts_them():
+    value = {"\U0001f600": 1, "\ue000": 2, "\uffff": 3, "a": 4, "\u00e9": 5}
+    assert records.canonical(value) == rfc8785.dumps(value)
+    assert records.canonical(value) != orjson.dumps(value, option=orjson.OPT_SORT_KEYS)  # code point order
+
+
+@pytest.mark.parametrize("value, refusal", [
+    (2**53, "cannot be written as canonical JSON"), (-(2**53), "cannot be written as canonical JSON"),
+    ([1, math.nan], "method/options/v/1: NaN or an infinity"), ({"a": -math.inf}, "method/options/v/a: NaN"),
+])
+def test_what_rfc8785_cannot_write_is_refused(value, refusal):
+    """Past 2**53 an integer has no RFC 8785 form, nor has NaN any JSON form (orjson would write
+    null); method.options is a place the schema leaves free."""
+    with pytest.raises(rfc8785.CanonicalizationError):
+        rfc8785.dumps(value)
+    record = smallest_of_each_kind()[0]
+    record = {**record, "method": {**record["method"], "options": {"v": value}}}
+    records.validate(record)
+    with pytest.raises(RecordError, match=f"^record: {refusal}"):
+        records.encode(record)

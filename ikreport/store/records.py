@@ -1,18 +1,18 @@
 """Evidence records: build, check against the shipped JSON Schema, encode canonically.
 
 A record's bytes are its RFC 8785 canonical JSON (sorted keys, no spaces, fixed number
-form), so one record has one byte form and its sha256 is a stable id.
+form), so one record has one byte form and its sha256 is a stable id. ``canonical`` makes
+those bytes; a record read back is canonical when they are the bytes it was read from.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any
-
-import rfc8785
 
 from ikreport.errors import NonCanonicalRecordError, RecordError
 from ikreport.store.schema_parts import data_links, record_schema
@@ -101,9 +101,12 @@ def _describe(error: Any) -> str:
 def encode(record: Record) -> bytes:
     """The canonical bytes of a valid record."""
     validate(record)
+    where = _non_finite(record)
+    if where is not None:  # the schema leaves some values free; canonical() would write null
+        raise RecordError(f"record: {where}: NaN or an infinity, which JSON has no form for")
     try:
-        return rfc8785.dumps(record)
-    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        return canonical(record)
+    except (TypeError, ValueError) as exc:  # orjson's errors are TypeErrors
         raise RecordError(f"record: cannot be written as canonical JSON ({exc})") from exc
 
 
@@ -122,72 +125,104 @@ def decode(data: bytes, where: str, known_valid: bool = False) -> Record:
     return record
 
 
-# Where orjson's sorted output may differ from RFC 8785's, each found by a search at C speed
-# (a hit inside a string only sends the record down the slow path): a float with an
-# exponent (orjson always signs it: "1e+16", "1e-6"), an integral float ("100.0", "-0.0"), and
-# a character from U+E000 up (RFC 8785 sorts keys by UTF-16 units, orjson by code point).
-# Integers past 2**53, which RFC 8785 refuses, orjson refuses too (OPT_STRICT_INTEGER, in
-# check_canonical). The first two count only after a digit and, for "N.0", where a number ends
-# (",", "]", "}", the end): text such as "compute capability 12.0)" or "time-1" sent 4 of the
-# 11 sample records down the slow path, 10x the cost of the fast one.
-_EXPONENT = re.compile(rb"e[-+][0-9]")
-_INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|\Z)")
+# -- canonical bytes -------------------------------------------------------------------------
+# One encoder, orjson, writes records and checks them. Its sorted, compact output is RFC 8785's
+# but for three things, each found by a byte search on that output (a hit inside a string only
+# costs the slower exact path): a float with an exponent (orjson always signs it: "1e+16",
+# "1e-6"; RFC 8785 writes "10000000000000000", "0.000001"), an integral float ("100.0", "-0.0";
+# RFC 8785: "100", "0"), and key order when a key holds a character from U+E000 up (RFC 8785
+# sorts by UTF-16 units, orjson by code point). Where one may occur, the exact path hands orjson
+# each float already written as RFC 8785 writes it and each object's keys in RFC 8785's order.
+# Integers past 2**53, which RFC 8785 has no form for, orjson refuses (OPT_STRICT_INTEGER).
+# The pure-Python rfc8785 package, many times slower than the parse that a verify cannot avoid,
+# is what the tests compare these bytes with.
+
+_EXPONENT = re.compile(rb"e[-+][0-9]")  # orjson signs every exponent (from 3.11.7: pyproject.toml)
+_INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|\Z)")  # "100.0" where the number ends
 _DIGITS = frozenset(b"0123456789")
-# the lead bytes of U+E000 and up (0xee-0xf4) become 0xff, which UTF-8 never holds: one pass
-# and a byte search, several times faster than a regex's character class
-_MARK_PRIVATE_UP = bytes.maketrans(bytes(range(0xEE, 0xF5)), b"\xff" * 7)
+_PRIVATE_UP_LEADS = [bytes([lead]) for lead in range(0xEE, 0xF5)]  # UTF-8 lead bytes of U+E000 and up
 
 
-def _after_digit(pattern: re.Pattern[bytes], data: bytes) -> bool:
-    """Whether ``pattern`` occurs in ``data`` right after a digit."""
-    return any(m.start() and data[m.start() - 1] in _DIGITS for m in pattern.finditer(data))
+def _may_differ(data: bytes) -> bool:
+    """Whether orjson's sorted output ``data`` may differ from RFC 8785's: never False when it does.
+    An exponent counts only after a digit (text such as "time-1" is not one); each search runs
+    at C speed, faster than a loop over the signs in Python once there are more than a few."""
+    return (any(data[m.start() - 1] in _DIGITS for m in _EXPONENT.finditer(data))
+            or _INTEGRAL_FLOAT.search(data) is not None
+            or (not data.isascii() and any(lead in data for lead in _PRIVATE_UP_LEADS)))
 
 
-SIGNS_LOOKED_AT = 256  # at about 0.3 us each, what the regex takes for a 100 kB record
+def canonical(value: Any) -> bytes:
+    """The RFC 8785 bytes of a JSON value of finite numbers (orjson writes NaN and infinities
+    as null: encode refuses them first). TypeError (orjson's JSONEncodeError) for an integer
+    past 2**53 or what JSON cannot hold."""
+    import orjson
+
+    data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER)
+    if _may_differ(data):
+        data = orjson.dumps(_as_rfc8785(value), option=orjson.OPT_STRICT_INTEGER)
+    return data
 
 
-def _has_exponent(data: bytes) -> bool:
-    """Whether ``data`` holds an exponent as orjson writes it: digit, "e", sign, digit. Signs are
-    rare in records, so each is found by a byte search rather than each "e" by a regex (3x the
-    time on bench records); past SIGNS_LOOKED_AT of them the regex is the cheaper."""
-    for sign in b"-+":
-        at = data.find(sign)
-        for _ in range(SIGNS_LOOKED_AT):
-            if at < 0:
-                break
-            if 1 < at < len(data) - 1 and data[at - 1] == 101 and data[at - 2] in _DIGITS and data[at + 1] in _DIGITS:
-                return True  # 101: "e"
-            at = data.find(sign, at + 1)
-        else:
-            return _after_digit(_EXPONENT, data)
-    return False
+def _as_rfc8785(value: Any) -> Any:
+    """``value`` with each float as the RFC 8785 text orjson copies in (orjson.Fragment) and
+    each object's keys in RFC 8785's order: orjson then writes its RFC 8785 bytes."""
+    import orjson
+
+    if isinstance(value, float):
+        return orjson.Fragment(_number(value))
+    if isinstance(value, dict):
+        return {key: _as_rfc8785(value[key]) for key in sorted(value, key=lambda k: k.encode("utf-16-be"))}
+    if isinstance(value, (list, tuple)):
+        return [_as_rfc8785(item) for item in value]
+    return value
 
 
-def _orjson_is_rfc8785(data: bytes) -> bool:
-    """Whether bytes known to be orjson's sorted output (integers within 2**53) are RFC 8785's too."""
-    return not (_has_exponent(data) or _after_digit(_INTEGRAL_FLOAT, data)
-                or (not data.isascii() and b"\xff" in data.translate(_MARK_PRIVATE_UP)))
+def _number(x: float) -> bytes:
+    """A float as RFC 8785 writes it (ECMAScript's Number::toString): the shortest digits that
+    read back as ``x`` (Python's repr finds the same), as an integer, a decimal or, below 1e-6
+    and from 1e21, with an exponent."""
+    if not math.isfinite(x):
+        raise ValueError(f"{x!r} has no JSON form")
+    if x == 0:
+        return b"0"
+    mantissa, _, exponent = repr(abs(x)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    n = len(whole) + int(exponent or 0) - (len(whole) + len(fraction) - len(digits))  # x = 0.DIGITS e n
+    digits = digits.rstrip("0")
+    k = len(digits)
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        text = digits[0] + ("." + digits[1:] if k > 1 else "") + f"e{n - 1:+d}"
+    return ("-" if x < 0 else "").encode() + text.encode()
+
+
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """The JSON path of the first NaN or infinity in ``value``, if any."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{path}/{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def check_canonical(data: bytes, record: Any, where: str) -> None:
-    """Raise NonCanonicalRecordError unless ``data`` is the RFC 8785 form of ``record`` (parsed
+    """Raise NonCanonicalRecordError unless ``data`` is ``canonical(record)`` (``record`` parsed
     from it): a record has one byte form, so its id is stable, and bytes that are not that
     form (pretty-printed, keys out of order, a key given twice) were not written by ikreport."""
-    import orjson
-
-    # Fast path: rfc8785 is pure Python, 10x slower than parsing (300 bench records, 28 MB:
-    # 2.5 s); orjson's sorted output, checked for the few places the two forms can differ,
-    # costs about as much as the parse.
     try:
-        ours = orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER)
-    except orjson.JSONEncodeError:  # an integer past 2**53: rfc8785 refuses it below
-        ours = None
-    if ours == data and _orjson_is_rfc8785(data):
-        return
-    try:
-        if rfc8785.dumps(record) == data:
+        if canonical(record) == data:
             return
-    except (rfc8785.CanonicalizationError, TypeError, ValueError):
+    except (TypeError, ValueError):  # an integer past 2**53: no canonical form
         pass
     duplicate = _duplicate_key(data)
     what = f"the key {duplicate!r} appears twice in one object" if duplicate else \
