@@ -14,6 +14,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+import rfc8785
+
 from ikreport.errors import NonCanonicalRecordError, RecordError
 from ikreport.store.schema_parts import data_links, record_schema
 
@@ -126,16 +128,15 @@ def decode(data: bytes, where: str, known_valid: bool = False) -> Record:
 
 
 # -- canonical bytes -------------------------------------------------------------------------
-# One encoder, orjson, writes records and checks them. Its sorted, compact output is RFC 8785's
-# but for three things, each found by a byte search on that output (a hit inside a string only
-# costs the slower exact path): a float with an exponent (orjson always signs it: "1e+16",
-# "1e-6"; RFC 8785 writes "10000000000000000", "0.000001"), an integral float ("100.0", "-0.0";
-# RFC 8785: "100", "0"), and key order when a key holds a character from U+E000 up (RFC 8785
-# sorts by UTF-16 units, orjson by code point). Where one may occur, the exact path hands orjson
-# each float already written as RFC 8785 writes it and each object's keys in RFC 8785's order.
-# Integers past 2**53, which RFC 8785 has no form for, orjson refuses (OPT_STRICT_INTEGER).
-# The pure-Python rfc8785 package, many times slower than the parse that a verify cannot avoid,
-# is what the tests compare these bytes with.
+# One function, canonical(), gives a record's bytes, for writing it and for checking a read one.
+# orjson's sorted, compact output is RFC 8785's but for three things, each found by a byte search
+# on that output (a hit inside a string only costs the slower path): a float with an exponent
+# (orjson always signs it: "1e+16", "1e-6"; RFC 8785 writes "10000000000000000", "0.000001"), an
+# integral float ("100.0", "-0.0"; RFC 8785: "100", "0"), and key order when a key holds a
+# character from U+E000 up (RFC 8785 sorts by UTF-16 units, orjson by code point). Where one may
+# occur, the rfc8785 package writes the bytes: pure Python, many times slower than orjson, and
+# rarely needed, as few records hold any of the three. Integers past 2**53, which RFC 8785 has
+# no form for, both refuse.
 
 _EXPONENT = re.compile(rb"e[-+][0-9]")  # orjson signs every exponent (from 3.11.7: pyproject.toml)
 _INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|\Z)")  # "100.0" where the number ends
@@ -145,8 +146,7 @@ _PRIVATE_UP_LEADS = [bytes([lead]) for lead in range(0xEE, 0xF5)]  # UTF-8 lead 
 
 def _may_differ(data: bytes) -> bool:
     """Whether orjson's sorted output ``data`` may differ from RFC 8785's: never False when it does.
-    An exponent counts only after a digit (text such as "time-1" is not one); each search runs
-    at C speed, faster than a loop over the signs in Python once there are more than a few."""
+    An exponent counts only after a digit (text such as "time-1" is not one)."""
     return (any(data[m.start() - 1] in _DIGITS for m in _EXPONENT.finditer(data))
             or _INTEGRAL_FLOAT.search(data) is not None
             or (not data.isascii() and any(lead in data for lead in _PRIVATE_UP_LEADS)))
@@ -154,53 +154,12 @@ def _may_differ(data: bytes) -> bool:
 
 def canonical(value: Any) -> bytes:
     """The RFC 8785 bytes of a JSON value of finite numbers (orjson writes NaN and infinities
-    as null: encode refuses them first). TypeError (orjson's JSONEncodeError) for an integer
-    past 2**53 or what JSON cannot hold."""
+    as null: encode refuses them first). TypeError or ValueError for an integer past 2**53 or
+    what JSON cannot hold."""
     import orjson
 
     data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER)
-    if _may_differ(data):
-        data = orjson.dumps(_as_rfc8785(value), option=orjson.OPT_STRICT_INTEGER)
-    return data
-
-
-def _as_rfc8785(value: Any) -> Any:
-    """``value`` with each float as the RFC 8785 text orjson copies in (orjson.Fragment) and
-    each object's keys in RFC 8785's order: orjson then writes its RFC 8785 bytes."""
-    import orjson
-
-    if isinstance(value, float):
-        return orjson.Fragment(_number(value))
-    if isinstance(value, dict):
-        return {key: _as_rfc8785(value[key]) for key in sorted(value, key=lambda k: k.encode("utf-16-be"))}
-    if isinstance(value, (list, tuple)):
-        return [_as_rfc8785(item) for item in value]
-    return value
-
-
-def _number(x: float) -> bytes:
-    """A float as RFC 8785 writes it (ECMAScript's Number::toString): the shortest digits that
-    read back as ``x`` (Python's repr finds the same), as an integer, a decimal or, below 1e-6
-    and from 1e21, with an exponent."""
-    if not math.isfinite(x):
-        raise ValueError(f"{x!r} has no JSON form")
-    if x == 0:
-        return b"0"
-    mantissa, _, exponent = repr(abs(x)).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    digits = (whole + fraction).lstrip("0")
-    n = len(whole) + int(exponent or 0) - (len(whole) + len(fraction) - len(digits))  # x = 0.DIGITS e n
-    digits = digits.rstrip("0")
-    k = len(digits)
-    if k <= n <= 21:
-        text = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        text = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:
-        text = "0." + "0" * -n + digits
-    else:
-        text = digits[0] + ("." + digits[1:] if k > 1 else "") + f"e{n - 1:+d}"
-    return ("-" if x < 0 else "").encode() + text.encode()
+    return rfc8785.dumps(value) if _may_differ(data) else data
 
 
 def _non_finite(value: Any, path: str = "") -> str | None:
