@@ -1,7 +1,8 @@
 """Evidence records: build, check against the shipped JSON Schema, encode canonically.
 
 A record's bytes are its RFC 8785 canonical JSON (sorted keys, no spaces, fixed number
-form), so one record has one byte form and its sha256 is a stable id.
+form), so one record has one byte form and its sha256 is a stable id. ``canonical`` makes
+those bytes; a record read back is canonical when they are the bytes it was read from.
 """
 
 from __future__ import annotations
@@ -27,66 +28,17 @@ def _schema() -> dict[str, Any]:
     return record_schema(json.loads(resources.files("ikreport").joinpath("schema/record-1.json").read_text("utf-8")))
 
 
-# Two JSON Schema libraries, on purpose; this is the one place that says why. jsonschema-rs
-# (compiled Rust) decides, on the schema as written (draft 2020-12) but for the form of its
-# numeric bounds (integer_bounds: the same numbers, written as jsonschema-rs compares fast): a
-# build or verify checks every record, and a profile's hundreds of launches make that the
-# largest cost of `verify --no-cache`. jsonschema words the error once a record has failed: its
-# messages name the JSON path and the offending value as users (and the tests) read them.
-# Measured on 302 bench records (1,000 launches each, 50 inline), CPU: jsonschema-rs 0.50 ms a
-# record on the schema as written, 0.21 ms with integer bounds; fastjsonschema (used before, on
-# a draft-07 copy with its $refs inlined) 0.88 ms, jsonschema about 60x that.
-# tests/test_store_validators.py checks that the two libraries agree on the sample records and
-# on broken copies of them, and that integer bounds accept exactly what the bounds as written
-# accept; validate() never lets a record through that the deciding library refused.
+MASK = "\x00"  # stands for the offending value in the validator's messages: _describe quotes it cut short
+
+
 @lru_cache(maxsize=1)
 def _validator() -> Any:
-    """jsonschema's validator: slow, but its messages say what is wrong; used to word errors."""
-    import jsonschema  # only when records are checked: keeps 'ikreport --help' fast
+    """The schema (draft 2020-12) compiled by jsonschema-rs, which decides and words the error.
+    Its messages would quote the offending value whole (a record can hold a 100 kB string):
+    they say MASK instead."""
+    import jsonschema_rs  # only when records are checked: keeps 'ikreport --help' fast
 
-    return jsonschema.Draft202012Validator(_schema())
-
-
-@lru_cache(maxsize=1)
-def _fast_validator() -> Any:
-    """The same schema compiled by jsonschema-rs, for the common case of a valid record, its
-    bounds written as integers where they can be (``integer_bounds``)."""
-    import jsonschema_rs
-
-    return jsonschema_rs.Draft202012Validator(integer_bounds(_schema()))
-
-
-_UPPER = ("maximum", "exclusiveMaximum")
-_BOUNDS = (*_UPPER, "minimum", "exclusiveMinimum")
-_VALUES = ("const", "enum", "default", "examples")  # instances, not schemas: left as they are
-
-
-def integer_bounds(schema: Any) -> Any:
-    """``schema`` accepting exactly the same instances, with its numeric bounds made integers
-    where the number allows, for jsonschema-rs (0.61): it compares a float instance with an
-    integer bound in about 8 ns, with a float bound in 300 to 900 ns (exactly, through its
-    arbitrary-precision numbers), and a profile has thousands of bounded numbers. A bound that
-    is a whole number (``1e15``, ``0.0``) is the same number as an integer; any other
-    (``maximum: 100.5``) becomes ``anyOf: [{maximum: 100}, {maximum: 100.5}]``, which holds for
-    the same numbers and leaves the float comparison to the few values between the two."""
-    if isinstance(schema, list):
-        return [integer_bounds(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {key: value if key in _VALUES else integer_bounds(value) for key, value in schema.items()}
-    extra = []
-    for key in _BOUNDS:
-        bound = out.get(key)
-        if not isinstance(bound, float) or not math.isfinite(bound):
-            continue
-        if bound.is_integer():
-            out[key] = int(bound)
-        else:  # floor(b) < b < ceil(b): a number within the integer bound is within b too
-            whole = {"maximum": math.floor(bound)} if key in _UPPER else {"minimum": math.ceil(bound)}
-            extra.append({"anyOf": [whole, {key: out.pop(key)}]})
-    if extra:
-        out["allOf"] = [*out.get("allOf", []), *extra]
-    return out
+    return jsonschema_rs.Draft202012Validator(_schema(), mask=MASK)
 
 
 def validate(record: Any, where: str = "record") -> None:
@@ -99,13 +51,11 @@ def validate(record: Any, where: str = "record") -> None:
             f"{where}: schema {_short(version)} is not {SCHEMA!r}; "
             "it was written by another ikreport version: upgrade ikreport to read it"
         )
-    if not _fast_validator().is_valid(record):
-        # word the error with jsonschema (paths sorted as text: a list index and a key can meet)
-        errors = sorted(_validator().iter_errors(record), key=lambda e: [str(p) for p in e.absolute_path])
-        if errors:
-            raise RecordError(f"{where}: {_describe(errors[0])}") from None
-        # the libraries disagree (a test keeps this from happening): refused all the same
-        raise RecordError(f"{where}: does not match the record schema (ikreport.record/1)")
+    validator = _validator()
+    if not validator.is_valid(record):  # the common case, a valid record, at the speed of is_valid
+        # the first error by path (sorted as text: a list index and a key can meet)
+        error = min(validator.iter_errors(record), key=lambda e: [str(p) for p in e.instance_path])
+        raise RecordError(f"{where}: {_describe(error)}") from None
     _check_links(record, where)
 
 
@@ -133,13 +83,18 @@ def _short(value: Any) -> str:
 
 
 def _describe(error: Any) -> str:
-    """'JSON/path: what is wrong' for a jsonschema error, in at most about 200 characters.
-    jsonschema quotes the offending value whole, so it is quoted again, cut short."""
-    path = "/".join(str(p)[:MAX_PART] for p in error.absolute_path) or "(top)"
-    message = error.message
-    whole = repr(error.instance)
-    if len(whole) > MAX_PART:
-        message = message.replace(whole, _short(error.instance))
+    """'JSON/path: what is wrong' for a jsonschema-rs error, in at most about 200 characters,
+    the offending value (MASK in the message) quoted as JSON and cut short."""
+    import orjson
+
+    path = "/".join(str(p)[:MAX_PART] for p in error.instance_path) or "(top)"
+    try:
+        value = orjson.dumps(error.instance).decode()
+    except TypeError:  # a record made in Python can hold what JSON cannot
+        value = repr(error.instance)
+    if len(value) > MAX_PART:
+        value = value[: MAX_PART - 3] + "..."
+    message = error.message.replace(MASK, value)
     if len(message) > 160:
         message = message[:157] + "..."
     return f"{path}: {message}"
@@ -148,9 +103,12 @@ def _describe(error: Any) -> str:
 def encode(record: Record) -> bytes:
     """The canonical bytes of a valid record."""
     validate(record)
+    where = _non_finite(record)
+    if where is not None:  # the schema leaves some values free; canonical() would write null
+        raise RecordError(f"record: {where}: NaN or an infinity, which JSON has no form for")
     try:
-        return rfc8785.dumps(record)
-    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        return canonical(record)
+    except (TypeError, ValueError) as exc:  # orjson's errors are TypeErrors
         raise RecordError(f"record: cannot be written as canonical JSON ({exc})") from exc
 
 
@@ -169,72 +127,61 @@ def decode(data: bytes, where: str, known_valid: bool = False) -> Record:
     return record
 
 
-# Where orjson's sorted output may differ from RFC 8785's, each found by a search at C speed
-# (a hit inside a string only sends the record down the slow path): a float with an
-# exponent (orjson always signs it: "1e+16", "1e-6"), an integral float ("100.0", "-0.0"), and
-# a character from U+E000 up (RFC 8785 sorts keys by UTF-16 units, orjson by code point).
-# Integers past 2**53, which RFC 8785 refuses, orjson refuses too (OPT_STRICT_INTEGER, in
-# check_canonical). The first two count only after a digit and, for "N.0", where a number ends
-# (",", "]", "}", the end): text such as "compute capability 12.0)" or "time-1" sent 4 of the
-# 11 sample records down the slow path, 10x the cost of the fast one.
-_EXPONENT = re.compile(rb"e[-+][0-9]")
-_INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|\Z)")
+# -- canonical bytes -------------------------------------------------------------------------
+# One function, canonical(), gives a record's bytes, for writing it and for checking a read one.
+# orjson's sorted, compact output is RFC 8785's but for three things, each found by a byte search
+# on that output (a hit inside a string only costs the slower path): a float with an exponent
+# (orjson always signs it: "1e+16", "1e-6"; RFC 8785 writes "10000000000000000", "0.000001"), an
+# integral float ("100.0", "-0.0"; RFC 8785: "100", "0"), and key order when a key holds a
+# character from U+E000 up (RFC 8785 sorts by UTF-16 units, orjson by code point). Where one may
+# occur, the rfc8785 package writes the bytes: pure Python, many times slower than orjson, and
+# rarely needed, as few records hold any of the three. Integers past 2**53, which RFC 8785 has
+# no form for, both refuse.
+
+_EXPONENT = re.compile(rb"e[-+][0-9]")  # orjson signs every exponent (from 3.11.7: pyproject.toml)
+_INTEGRAL_FLOAT = re.compile(rb"\.0(?:[,\]}]|\Z)")  # "100.0" where the number ends
 _DIGITS = frozenset(b"0123456789")
-# the lead bytes of U+E000 and up (0xee-0xf4) become 0xff, which UTF-8 never holds: one pass
-# and a byte search, several times faster than a regex's character class
-_MARK_PRIVATE_UP = bytes.maketrans(bytes(range(0xEE, 0xF5)), b"\xff" * 7)
+_PRIVATE_UP_LEADS = [bytes([lead]) for lead in range(0xEE, 0xF5)]  # UTF-8 lead bytes of U+E000 and up
 
 
-def _after_digit(pattern: re.Pattern[bytes], data: bytes) -> bool:
-    """Whether ``pattern`` occurs in ``data`` right after a digit."""
-    return any(m.start() and data[m.start() - 1] in _DIGITS for m in pattern.finditer(data))
+def _may_differ(data: bytes) -> bool:
+    """Whether orjson's sorted output ``data`` may differ from RFC 8785's: never False when it does.
+    An exponent counts only after a digit (text such as "time-1" is not one)."""
+    return (any(data[m.start() - 1] in _DIGITS for m in _EXPONENT.finditer(data))
+            or _INTEGRAL_FLOAT.search(data) is not None
+            or (not data.isascii() and any(lead in data for lead in _PRIVATE_UP_LEADS)))
 
 
-SIGNS_LOOKED_AT = 256  # at about 0.3 us each, what the regex takes for a 100 kB record
+def canonical(value: Any) -> bytes:
+    """The RFC 8785 bytes of a JSON value of finite numbers (orjson writes NaN and infinities
+    as null: encode refuses them first). TypeError or ValueError for an integer past 2**53 or
+    what JSON cannot hold."""
+    import orjson
+
+    data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER)
+    return rfc8785.dumps(value) if _may_differ(data) else data
 
 
-def _has_exponent(data: bytes) -> bool:
-    """Whether ``data`` holds an exponent as orjson writes it: digit, "e", sign, digit. Signs are
-    rare in records, so each is found by a byte search rather than each "e" by a regex (3x the
-    time on bench records); past SIGNS_LOOKED_AT of them the regex is the cheaper."""
-    for sign in b"-+":
-        at = data.find(sign)
-        for _ in range(SIGNS_LOOKED_AT):
-            if at < 0:
-                break
-            if 1 < at < len(data) - 1 and data[at - 1] == 101 and data[at - 2] in _DIGITS and data[at + 1] in _DIGITS:
-                return True  # 101: "e"
-            at = data.find(sign, at + 1)
-        else:
-            return _after_digit(_EXPONENT, data)
-    return False
-
-
-def _orjson_is_rfc8785(data: bytes) -> bool:
-    """Whether bytes known to be orjson's sorted output (integers within 2**53) are RFC 8785's too."""
-    return not (_has_exponent(data) or _after_digit(_INTEGRAL_FLOAT, data)
-                or (not data.isascii() and b"\xff" in data.translate(_MARK_PRIVATE_UP)))
+def _non_finite(value: Any, path: str = "") -> str | None:
+    """The JSON path of the first NaN or infinity in ``value``, if any."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{path}/{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def check_canonical(data: bytes, record: Any, where: str) -> None:
-    """Raise NonCanonicalRecordError unless ``data`` is the RFC 8785 form of ``record`` (parsed
+    """Raise NonCanonicalRecordError unless ``data`` is ``canonical(record)`` (``record`` parsed
     from it): a record has one byte form, so its id is stable, and bytes that are not that
     form (pretty-printed, keys out of order, a key given twice) were not written by ikreport."""
-    import orjson
-
-    # Fast path: rfc8785 is pure Python, 10x slower than parsing (300 bench records, 28 MB:
-    # 2.5 s); orjson's sorted output, checked for the few places the two forms can differ,
-    # costs about as much as the parse.
     try:
-        ours = orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER)
-    except orjson.JSONEncodeError:  # an integer past 2**53: rfc8785 refuses it below
-        ours = None
-    if ours == data and _orjson_is_rfc8785(data):
-        return
-    try:
-        if rfc8785.dumps(record) == data:
+        if canonical(record) == data:
             return
-    except (rfc8785.CanonicalizationError, TypeError, ValueError):
+    except (TypeError, ValueError):  # an integer past 2**53: no canonical form
         pass
     duplicate = _duplicate_key(data)
     what = f"the key {duplicate!r} appears twice in one object" if duplicate else \

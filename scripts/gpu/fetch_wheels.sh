@@ -10,5 +10,5 @@ for p in manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64 manyl
 done
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   "${platforms[@]}" -d .whl \
-  rfc8785 fastjsonschema orjson jsonschema jsonschema-specifications referencing rpds-py
+  rfc8785 "orjson>=3.11.7" "jsonschema-rs>=0.61"
 ls .whl
