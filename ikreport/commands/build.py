@@ -20,7 +20,7 @@ from ikreport.store.recordset import RecordSet
 from ikreport.store.cache import Cache, default_cache_dir
 from ikreport.commands.check import Checked, check
 from ikreport.site.manifest import manifest_json
-from ikreport.errors import BuildError
+from ikreport.errors import BuildError, IntegrityError
 from ikreport.progress import Progress
 from ikreport import links
 from ikreport.charts.render import SVG, ChartRenderer
@@ -62,24 +62,32 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     folder = cache_dir or default_cache_dir()
     cache = Cache(folder)
     try:
-        return _build(archive.read_through(folder / OBJECTS), output, cache, folder, templates, reports_dir, strict,
-                      max_blob_mb, workers, progress)
+        archive = archive.read_through(folder / OBJECTS)
+        ids = archive.record_ids()
+        archive.fetch("records", ids)  # a bucket's objects are fetched once, then kept
+        if len(ids) - cache.count(HTML) >= SERIAL_BELOW:  # enough new pages for a pool, likely: start its server now
+            start_early(len(ids), workers)
+        recheck = functools.partial(check, archive, reports_dir, cache=cache, ids=ids)
+        try:
+            checked = recheck(later=True)  # the records kept by summary are re-hashed while pages are made
+            _stop_on(checked, strict)
+            return _build(archive, checked, output, cache, folder, templates, max_blob_mb, workers, progress)
+        except IntegrityError:  # a damaged record kept by summary can trip a report or page before its hash is
+            _stop_on(recheck(), strict)  # known: the error is then check's, in its words
+            raise
     finally:
         cache.close()
 
 
-def _build(archive: Archive, output: Path, cache: Cache, folder: Path, templates: Path | None,
-           reports_dir: Path | None, strict: bool, max_blob_mb: float, workers: int | None,
-           progress: Progress | None) -> BuildResult:
-    ids = archive.record_ids()
-    archive.fetch("records", ids)  # a bucket's objects are fetched once, then kept
-    if len(ids) - cache.count(HTML) >= SERIAL_BELOW:  # enough new pages for a pool, likely: start its server now
-        start_early(len(ids), workers)
-    checked = check(archive, reports_dir, cache=cache, ids=ids)
+def _stop_on(checked: Checked, strict: bool) -> None:
     failures = checked.failures(strict)
     if failures:  # one line, as every error: 'ikreport check' lists them all
         more = f" (and {len(failures) - 1} more: 'ikreport check' lists them)" if len(failures) > 1 else ""
         raise BuildError(f"{failures[0]}{more}")
+
+
+def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folder: Path, templates: Path | None,
+           max_blob_mb: float, workers: int | None, progress: Progress | None) -> BuildResult:
     records = checked.records
     slugs = [r.slug for r in checked.reports]
     if len(set(slugs)) != len(slugs):
@@ -132,6 +140,10 @@ def _build(archive: Archive, output: Path, cache: Cache, folder: Path, templates
         else:
             files.add_lazy(f"charts/{key}.svg", functools.partial(
                 _kept_or, functools.partial(cache.get, SVG, key), again, rid, key), *stamp)
+    found = len(checked.findings)
+    records.finish()  # every record re-hashed, before their sizes are asked for and anything is written
+    if len(checked.findings) > found:
+        raise IntegrityError("a record changed while the site was built; build again")
     for rid in keys:  # the exact bytes, re-read and re-hashed when they are written
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
                        records.sizes.get(rid) or archive.backend.size("records", rid) or 0, rid)
