@@ -136,9 +136,9 @@ def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folde
         if key in charts_shown:
             continue  # a history page's chart too: written once
         if key in chart_svgs:
-            files.add(f"charts/{key}.svg", chart_svgs[key])
+            files.add(links.chart_file(key), chart_svgs[key])
         else:
-            files.add_lazy(f"charts/{key}.svg", functools.partial(
+            files.add_lazy(links.chart_file(key), functools.partial(
                 _kept_or, functools.partial(cache.get, SVG, key), again, rid, key), *stamp)
     found = len(checked.findings)
     records.finish()  # every record re-hashed, before their sizes are asked for and anything is written
@@ -154,12 +154,12 @@ def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folde
         manifest_blobs.append({"id": blob_id, "path": path})
     for name in ASSETS:
         files.add(name, asset(env, name))
-    (html_404,) = render(env, Page(path="404", template="404", title="Not found", root=""), ("html",))
-    files.add("404.html", html_404)
+    (html_404,) = render(env, Page(path=links.NOT_FOUND, template="404", title="Not found", root=""), ("html",))
+    files.add(links.page_file(links.NOT_FOUND), html_404)
     files.add(".nojekyll", b"")
     warnings = budget_warnings(files)
     write_site(files, output, functools.partial(manifest_json, sorted(records.records), manifest_blobs))
-    pages = sum(1 for path in files.entries if path.endswith(".html") and path != "404.html")
+    pages = sum(1 for path in files.entries if path.endswith(".html") and path != links.page_file(links.NOT_FOUND))
     return BuildResult(pages, len(records.records), claims[0], tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),
                        findings=tuple(str(f) for f in checked.findings))  # warnings only: errors stopped it
@@ -181,22 +181,22 @@ def _archive_pages(archive: Archive, checked: Checked, series: list[Series], env
             html, md = render(env, page)
             kept = {"html": html, "md": md, "charts": {k["chart"].key: _stamp(k["chart"].svg) for k in page.context["sections"]}}
             cache.put_json("history page", key, kept)
-        files.add(f"{s.path}.html", kept["html"])
-        files.add(f"{s.path}.md", kept["md"])
+        files.add(links.page_file(s.path), kept["html"])
+        files.add(links.page_file(s.path, "md"), kept["md"])
         for chart, stamp in sorted(kept["charts"].items()):
             if chart not in charts_shown:  # one chart on two pages is written once
                 charts_shown[chart] = ("", stamp)
                 again = functools.partial(_history_chart_again, s, records, archive, charts, chart)
-                files.add_lazy(f"charts/{chart}.svg", functools.partial(
+                files.add_lazy(links.chart_file(chart), functools.partial(
                     _kept_or, functools.partial(cache.get, SVG, chart), lambda *_, again=again: again(), "", chart), *stamp)
     index, *listings = paginate(index_page(records, checked.reports, series_links(series, "index")))
     pages = [index, changelog_page(records)] + [report_page(r, records) for r in checked.reports]
     for page in pages + listings:  # listings: the later rows of the index's tables
         html, md = render(env, page)
-        files.add(f"{page.path}.html", html)
-        files.add(f"{page.path}.md", md)
+        files.add(links.page_file(page.path), html)
+        files.add(links.page_file(page.path, "md"), md)
         claims[0] += page.context.get("cited_paragraphs", 0)
-    docs = archive_docs(records, checked.reports, [(f"History: {s.title}", f"{s.path}.html") for s in series])
+    docs = archive_docs(records, checked.reports, [(f"History: {s.title}", links.page_file(s.path)) for s in series])
     for path, text in search_files(docs, cache).items():
         files.add(path, text)
 

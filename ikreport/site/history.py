@@ -203,4 +203,4 @@ def _order_notes(series: Series, records: RecordSet) -> list[str]:
 def series_links(series: list[Series], page: str) -> list[dict[str, str]]:
     """The index's list of series: title, record count and the links to its history page."""
     return [{"title": s.title, "count": plural(len(s.records), s.history.member, s.history.members),
-             "href": links.url(f"{s.path}.html", page), "md_href": links.url(f"{s.path}.md", page)} for s in series]
+             **links.twins(s.path, page)} for s in series]

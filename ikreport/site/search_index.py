@@ -90,7 +90,7 @@ def record_doc(records: RecordSet, rid: str) -> SearchDoc:
     kernels = facts.get("kernel_names") or []  # an ncu-profile's, longest first; other kinds have none
     words = list(_short_names(tuple(kernels[:MAX_KERNELS])))
     words += [str(subject[k]) for k in ("engine", "model", "workload") if subject.get(k)]
-    newer = replacement(rid, records, "index")
+    newer = replacement(rid, records, links.INDEX)
     return SearchDoc(title=shown_titles(records)[rid], path=links.record_file(rid), kind=str(record["kind"]),
                      gpu=shown_gpu(records, rid), words=tuple(dict.fromkeys(words)),
                      superseded_by=newer["title"] if newer else "")
@@ -155,7 +155,7 @@ def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[
     for name, text in sorted(pieces.items()):
         digest.update(f"{name}\n{len(text)}\n{text}".encode())
     folder = digest.hexdigest()[:16]
-    files = {f"search/{folder}/{name}": text for name, text in pieces.items()}
+    files = {links.search_file(folder, name): text for name, text in pieces.items()}
     files[links.SEARCH_META] = _compact({"format": FORMAT, "dir": folder, "docs": len(docs), "per_chunk": DOCS_PER_CHUNK,
                             "shards": shards})
     return files
