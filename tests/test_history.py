@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from ikreport.cli.main import cli
-from ikreport.site.history import find_series, kernel_history
+from ikreport.kinds.ncu_profile_history import kernel_history as series_history
+from ikreport.site.history import find_series
 from ikreport.store.archive import Archive
 from ikreport.store.recordset import load
 
@@ -17,6 +18,11 @@ HEADER = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric 
 # six nightly profiles of one decode step: the GEMM steps from about 10 to 12 µs at the fourth,
 # the norm kernel stays put
 LEVELS = [10.0, 10.05, 9.98, 12.0, 12.04, 11.97]
+
+
+def kernel_history(series, records, read_blob):
+    """A profile series' per-kernel history, as its page shows it."""
+    return series_history(series.records, series.when, records, read_blob)
 
 
 def export(path, gemm: float):

@@ -234,7 +234,7 @@ def budget_warnings(files: SiteFiles) -> list[str]:
     """Warnings for files and a site too big for GitHub Pages."""
     out = []
     total = 0
-    for path, size in sorted(files.sizes().items()):
+    for path, size in sorted((path, entry.size) for path, entry in files.entries.items()):
         total += size
         if size > WARN_FILE_MB * MiB:
             out.append(f"{path}: {size / MiB:.0f} MB; GitHub refuses files over 100 MB (use --max-blob-mb)")

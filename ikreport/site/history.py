@@ -24,7 +24,6 @@ from typing import Any
 from ikreport import links
 from ikreport.formatting import plural, short
 from ikreport.kinds.base import History, SeriesContext
-from ikreport.kinds.ncu_profile_history import kernel_history as _kernel_history
 from ikreport.kinds.registry import KINDS
 from ikreport.charts.render import ChartRenderer
 from ikreport.site.model import Page
@@ -126,12 +125,6 @@ def _corrected(records: RecordSet, members: list[str]) -> dict[str, tuple[str, .
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
-def kernel_history(series: Series, records: RecordSet, read_blob: Callable[[str], bytes],
-                   cache: Cache | None = None) -> list[dict[str, Any]]:
-    """A profile series' per-kernel history (kinds/ncu_profile_history.py ``kernel_history``)."""
-    return _kernel_history(series.records, series.when, records, read_blob, cache)
-
-
 def history_key(series: Series, records: RecordSet, templates: str) -> str:
     """A digest of everything a series' page shows: the series, the titles and times of its
     records and of those they correct, the supersessions that correct them, the templates and
@@ -154,8 +147,7 @@ def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], 
     history = series.history
 
     def link(rid: str) -> dict[str, str]:
-        return {"short": short(rid), "title": records.records[rid]["title"],
-                "href": links.url(links.record_file(rid), path), "md_href": links.url(links.record_file(rid, "md"), path)}
+        return {"short": short(rid), "title": records.records[rid]["title"], **links.twins(links.record_page(rid), path)}
 
     context = SeriesContext(records, series.records, series.when, path, read_blob, cache or Cache(None), charts, link)
     sections = history.sections(context)

@@ -32,21 +32,19 @@ META, HTML, MD = "page", "page.html.gz", "page.md.gz"  # the cache's spaces: a p
 @lru_cache(maxsize=1)
 def code_digest() -> str:
     """A digest of ikreport's own source: a new rule or view invalidates every kept page."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(__version__.encode())
-    for path in sorted(root.rglob("*")):
-        if path.suffix in (".py", ".json", ".js", ".css", ".html", ".md") and path.is_file():
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()
+    suffixes = (".py", ".json", ".js", ".css", ".html", ".md")
+    return _digest(hashlib.sha256(__version__.encode()), [str(Path(__file__).resolve().parents[1])], suffixes)
 
 
 def templates_digest(dirs: list[str]) -> str:
     """A digest of every file in the template folders (names and bytes)."""
-    h = hashlib.sha256()
+    return _digest(hashlib.sha256(), dirs)
+
+
+def _digest(h: Any, dirs: list[str], suffixes: tuple[str, ...] | None = None) -> str:
     for base in dirs:
         for path in sorted(Path(base).rglob("*")):
-            if path.is_file():
+            if (suffixes is None or path.suffix in suffixes) and path.is_file():
                 h.update(str(path.relative_to(base)).encode())
                 h.update(path.read_bytes())
     return h.hexdigest()

@@ -19,10 +19,7 @@ Terms are lower-case ASCII runs of letters and digits, and the parts of an ident
 a query word matches every term it begins.
 
 Document numbers change whenever a record is added, so the pieces of one index must never meet
-another's: each index is a folder of its own that only its ``meta.json`` names. A site updated
-in place renames the new folder's files in first and ``meta.json`` after them (write_order.py),
-and removes the old folder last, so a search, even during a build killed half-way, reads one
-index whole.
+another's: each index is a folder of its own that only its ``meta.json`` names.
 """
 
 from __future__ import annotations

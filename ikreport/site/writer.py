@@ -74,10 +74,6 @@ class SiteFiles:
         self._check(path)
         self.entries[path] = Entry(load, size, sha256)
 
-    def sizes(self) -> dict[str, int]:
-        """Every file's size in bytes, by path."""
-        return {path: e.size for path, e in self.entries.items()}
-
     def digests(self) -> dict[str, str]:
         """Every file's content sha256, by path: what the manifest keeps."""
         return {path: e.sha256 for path, e in self.entries.items()}
@@ -108,7 +104,10 @@ def write_site(files: SiteFiles, output: Path, manifest: Callable[[SiteFiles], b
             os.mkdir(tmp)
             (tmp / STAGING).touch()  # marks it as this writer's, for remove_leftovers
             if previous is None:
-                _stage_all(files, manifest, tmp)
+                for path in sorted(files.entries):
+                    _stage(files.entries[path].load(), tmp, path)
+                _stage(manifest(files), tmp, MANIFEST)
+                os.unlink(tmp / STAGING)  # the folder is the site now (remove_leftovers knows it by its manifest)
                 if output.exists():
                     os.rmdir(output)  # empty: read_previous said so
                 os.rename(tmp, output)
@@ -118,13 +117,6 @@ def write_site(files: SiteFiles, output: Path, manifest: Callable[[SiteFiles], b
             raise BuildError(f"{output}: cannot write the site ({exc.strerror}); check the folder is writable") from exc
         finally:  # a crash before this leaves it for the next build to remove
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _stage_all(files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path) -> None:
-    for path in sorted(files.entries):
-        _stage(files.entries[path].load(), tmp, path)
-    _stage(manifest(files), tmp, MANIFEST)
-    os.unlink(tmp / STAGING)  # the folder is the site now (remove_leftovers knows it by its manifest)
 
 
 def _update(files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path, output: Path, previous: Previous) -> None:

@@ -111,16 +111,17 @@ class ContentDigest:
 
     def update(self, chunk: bytes) -> None:
         """Hash what ``chunk`` holds (IntegrityError when a compressed blob is not whole gzip)."""
-        for piece in self._inflater.feed(chunk) if self._inflater is not None else (chunk,):
+        self._add(self._inflater.feed(chunk) if self._inflater is not None else (chunk,))
+
+    def _add(self, pieces: Iterable[bytes]) -> None:
+        for piece in pieces:
             self._digest.update(piece)
             self.size += len(piece)
 
     def hexdigest(self) -> str:
         """The sha256 of everything fed (no more updates after asking)."""
         if self._inflater is not None:
-            for piece in self._inflater.end():
-                self._digest.update(piece)
-                self.size += len(piece)
+            self._add(self._inflater.end())
             self._inflater = None
         return self._digest.hexdigest()
 

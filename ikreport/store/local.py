@@ -75,23 +75,14 @@ class LocalFolder:
 
     def read(self, area: Area, name: str) -> bytes:
         """The file's bytes; refuses a link (the file, its shard or its area folder)."""
-        fd = self._open(self._file(area, name))
-        try:
-            parts = []
-            while chunk := os.read(fd, 1 << 24):
-                parts.append(chunk)
-            return b"".join(parts)
-        finally:
-            os.close(fd)
+        with os.fdopen(self._open(self._file(area, name)), "rb") as f:
+            return f.read()
 
     def read_chunks(self, area: Area, name: str) -> Iterator[bytes]:
         """The file's bytes, CHUNK at a time, read as ``read`` reads."""
-        fd = self._open(self._file(area, name))
-        try:
-            while chunk := os.read(fd, CHUNK):
+        with os.fdopen(self._open(self._file(area, name)), "rb", buffering=0) as f:
+            while chunk := f.read(CHUNK):
                 yield chunk
-        finally:
-            os.close(fd)
 
     def tail(self, area: Area, name: str, size: int) -> bytes:
         """The file's last ``size`` bytes, read as ``read`` reads."""

@@ -2,8 +2,7 @@
 
 One object answers "which record does this prefix name", "what does this record point at",
 "what cites it" and "what supersedes it", so that ``check``, ``verify``, the build, its
-workers and report citations all get the same answer. Before this there were several copies
-of each rule, and two of them named different successors for the same record.
+workers and report citations all get the same answer.
 
 Loading re-hashes every record; a record whose summary the cache (cache.py) keeps under the
 rules in force is not parsed again but known by that summary (a LazyRecord, whose data is read,
@@ -297,10 +296,9 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     ``cache`` keeps is not parsed (a LazyRecord reads it when its data is asked for); the rest
     are parsed, validated, and their summaries kept. A record that does not load goes to
     ``failed`` and is left out; without ``failed`` the error is raised. ``ids``: the archive's
-    record ids, when the caller has just listed them (a build has, to fetch them). ``later``:
-    when few records are new, the kept ones are re-hashed in threads while the caller goes on,
-    and the set's ``finish`` waits for them (a damaged one goes to ``failed`` then, and stays
-    in the set: a caller told of one must not use the set)."""
+    record ids, when the caller has just listed them. ``later``: when few records are new, the
+    kept ones are re-hashed in threads while the caller goes on, until the set's ``finish``
+    (a damaged one goes to ``failed`` then but stays in the set, which must not be used)."""
     cache = cache or Cache(None)
     ids = archive.record_ids() if ids is None else ids
     space = summary_space()
@@ -362,9 +360,8 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
 
 
 def _records_bytes(archive: Archive, record_ids: list[str], whole: bool = True) -> list[bytes | int | IkreportError]:
-    """Each record's bytes (their size, unless ``whole``), checked against its id, or the error
-    that says why they are not; once the storage stalls, that error stands for the rest unread
-    (one deadline, not one each)."""
+    """Each record's bytes (their size, unless ``whole``) checked against its id, or the error
+    why not; once the storage stalls, that error stands for the rest (one deadline, not one each)."""
     out: list[bytes | int | IkreportError] = []
     for record_id in record_ids:
         if out and isinstance(out[-1], StalledError):
