@@ -1,9 +1,6 @@
-"""Listing pages that stay small however big the archive: the index shows the first
-``ROWS_PER_PAGE`` rows of each table, and pages ``l/<table>-<n>`` the rest (issue 18 item 4:
-with 10,000 records no listing page passes 2 MB; ``bench/bench_scale.py`` measures it).
-
-Also the choices of the tables' filters (GPU, kind), which ``assets/search.js`` applies to
-the rows of the page shown.
+"""Listing pages that stay small however big the archive (``bench/bench_scale.py`` measures
+them): the index shows the first ``ROWS_PER_PAGE`` rows of each table, and pages ``l/<table>-<n>``
+the rest; and the choices of the tables' filters (GPU, kind), which ``assets/search.js`` applies.
 """
 
 from __future__ import annotations

@@ -37,7 +37,6 @@ def inside_site(path: str) -> bool:
         not any(part in ("", ".", "..") for part in path.split("/"))
 
 
-
 def read_manifest_bytes(path: str | os.PathLike[str]) -> bytes:
     """A local site's manifest.json, opened as verify --site opens every file: never through a
     link, never blocking on a FIFO, a regular file of at most MAX_MANIFEST bytes; OSError

@@ -1,10 +1,7 @@
 """What a record page depends on, and the rendered pages kept in the build cache by it.
 
-Records are immutable, so a record page is a pure function of: the record, the records it
-refers to and that refer to it, what else its kind reads (a profile: the peak-bandwidth
-record its claims use), whether a supersession replaces it, which of its blobs are
-published, the templates, and ikreport's own code. Hash those ids and digests and a page
-whose key is unchanged need not be rendered again.
+Records are immutable, so a record page is a pure function of what ``record_page_key`` hashes:
+a page whose key is unchanged need not be rendered again.
 """
 
 from __future__ import annotations
@@ -51,7 +48,9 @@ def _digest(h: Any, dirs: list[str], suffixes: tuple[str, ...] | None = None) ->
 
 
 def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, str], templates: str) -> str:
-    """The cache key of a record page: a digest of everything the page depends on."""
+    """The cache key of a record page: a digest of all it depends on (the record, those it refers
+    to and that refer to it, what else its kind reads, its successor, its published blobs, the
+    templates and ikreport's code)."""
     record = records.records[record_id]
     page_inputs = kind(record["kind"]).page_inputs  # e.g. the peak a profile's roofline and claims use
     newer = records.supersession_of(record_id)

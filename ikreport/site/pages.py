@@ -42,7 +42,7 @@ def shown_titles(records: RecordSet) -> dict[str, str]:
 
 def replacement(rid: str, records: RecordSet, page: str) -> dict[str, str] | None:
     """The record that supersedes ``rid`` ({"href", "md_href", "short", "title"}, linked from
-    ``page``), or None: every place that shows a superseded record marks it (issue 16 item 9)."""
+    ``page``), or None: every place that shows a superseded record marks it."""
     newer = records.supersession_of(rid)
     if newer is None:
         return None
@@ -139,7 +139,7 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
 
 def _groups(claims: list[Any], record_id: str) -> list[dict[str, Any]]:
     """Claims that cite the same records share one list of those records' limitations. A page
-    states each record's limitations once (issue 16 item 8): its own record's under
+    states each record's limitations once: its own record's under
     "Limitations", another's beside the first group citing it; a later group links there."""
     groups: dict[tuple[str, ...], dict[str, Any]] = {}
     for claim in claims:

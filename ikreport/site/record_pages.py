@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -138,13 +139,9 @@ def _render_one(record_id: str) -> RenderedPage:
     return RenderedPage(record_id, Packed.of(html), Packed.of(md), {c.key: c.svg for c in page.context["charts"]}, claims)
 
 
-_ENVS: dict[tuple[Path | None, Path | None], Any] = {}
-
-
+@lru_cache(maxsize=None)  # one per templates and cache folder, for every page a process renders
 def _env(templates: Path | None, bytecode_dir: Path | None) -> Any:
-    if (templates, bytecode_dir) not in _ENVS:
-        _ENVS[templates, bytecode_dir] = environment(templates, bytecode_dir)
-    return _ENVS[templates, bytecode_dir]
+    return environment(templates, bytecode_dir)
 
 
 def _pooled(pages: int, workers: int | None) -> bool:

@@ -4,12 +4,9 @@ No server and no CDN: ``assets/search.js`` fetches these files relative to the i
 search works wherever the site is served, a GitHub Pages sub-path included. The index has
 three parts, all under ``search/``:
 
-- ``meta.json``: the format version, the folder that holds the other two parts (``dir``, a
-  digest of what they hold), how many documents, how many per chunk, how many term shards;
-- ``<dir>/docs-<n>.json``: the documents (records and reports), ``DOCS_PER_CHUNK`` to a file, in the
-  order their numbers give: a title, a link from the site root, the kind, the GPU, a line of
-  what else was matched on (kernels, engine, model, workload) and the replacement's title when
-  the record is superseded;
+- ``meta.json``: the format, the folder of the other two parts (``dir``, a digest of what they
+  hold), how many documents, how many per chunk, how many term shards;
+- ``<dir>/docs-<n>.json``: the documents, ``DOCS_PER_CHUNK`` to a file, as ``search_files`` writes them;
 - ``<dir>/terms-<n>.json``: term -> document numbers. A term goes to the shard its first two
   characters choose (``shard_of``, which ``search.js`` computes alike), so a query loads one
   shard per word it has, and then only the chunks of the documents it shows.

@@ -7,9 +7,6 @@ merge by copying files. Ids and prefixes are checked to be hex before they reach
 A blob is stored compressed (compression.py) and read back decompressed and re-hashed; blobs
 stored uncompressed, as archives before kept them, read the same. Where the files live is the
 backend's business (backend.py): a folder (local.py) or object storage under a URL (bucket.py).
-A record is small JSON, so a file in records/ larger than MAX_RECORD is refused by its size
-before it is read; a blob may be big, and whoever hashes or copies one whole reads it a chunk
-at a time (``stored_chunks``).
 """
 
 from __future__ import annotations

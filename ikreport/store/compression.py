@@ -30,17 +30,8 @@ CHUNK = 1 << 20  # bytes decompressed at a time: a big blob is never whole in me
 
 def compress(data: bytes) -> bytes:
     """``data`` as one gzip member (no file name, no time: the same bytes always give the same)."""
-    return b"".join(compress_chunks([data]))
-
-
-def compress_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """The gzip member of the bytes ``chunks`` yield, a piece at a time."""
     compressor = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, GZIP_WBITS)
-    for chunk in chunks:
-        out = compressor.compress(chunk)
-        if out:
-            yield out
-    yield compressor.flush()
+    return compressor.compress(data) + compressor.flush()
 
 
 class Inflater:

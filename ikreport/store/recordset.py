@@ -4,15 +4,9 @@ One object answers "which record does this prefix name", "what does this record 
 "what cites it" and "what supersedes it", so that ``check``, ``verify``, the build, its
 workers and report citations all get the same answer.
 
-Loading re-hashes every record; a record whose summary the cache (cache.py) keeps under the
-rules in force is not parsed again but known by that summary (a LazyRecord, whose data is read,
-and re-hashed, the first time a page asks for it).
-
-The successor rule lives here too: a record whose kind's part names a successor key (the
-supersession kind's does) says that record replaces each one it supersedes; a record has at
-most one successor, and when a broken archive gives it two, the first stating record by id
-wins, so every reader names the same one. commands/supersede.py states what makes a set of
-supersessions broken (IK109) on top of :func:`chosen`.
+Loading re-hashes every record; one whose summary the cache keeps is known by it (a
+LazyRecord). The successor rule lives here too (``of_record``, ``chosen``); commands/supersede.py
+states what makes a set of supersessions broken (IK109) on top of it.
 """
 
 from __future__ import annotations
