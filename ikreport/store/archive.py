@@ -34,7 +34,7 @@ from ikreport.errors import (
 
 PREFIX_RX = re.compile(r"^[0-9a-f]{8,64}$")
 SIZE_MODULO = 1 << 32  # gzip's trailer keeps a member's size modulo 4 GiB
-LOOK_EACH = 32  # blobs asked about: beyond this many, one listing of blobs/ costs less than a look at each
+LOOK_EACH = 32  # blobs asked about: beyond this many, one listing of a bucket's blobs/ costs less than a look at each
 HEX = b"0123456789abcdef"
 # bytes; the records ikreport writes stay far below (a profile keeps its launches inline only
 # when they are few, else cites its per-launch table as a blob), so a bigger file is no record
@@ -204,21 +204,26 @@ class Archive:
 
     def blob_form(self, blob_id: str) -> str | None:
         """How the blob is stored: ``.gz`` (compressed), ``""`` (its bytes), None when absent."""
+        found = self._stored_as(blob_id)
+        return found[0] if found is not None else None
+
+    def _stored_as(self, blob_id: str) -> tuple[str, int] | None:  # (form, size as stored)
         for form in (GZ, ""):
-            if self.backend.exists("blobs", blob_id + form):
-                return form
+            size = self.backend.size("blobs", blob_id + form)
+            if size is not None:
+                return form, size
         return None
 
     def blob_files(self, blob_ids: Collection[str]) -> dict[str, tuple[str, int]]:
         """(form, size as stored) of each of ``blob_ids`` the archive holds (the rest are
-        absent): from one listing of blobs/ when there are many, else a look at each."""
+        absent): a look at each (one lstat in a folder), or in a bucket one listing of blobs/
+        when there are many (a request each would cost more)."""
         check_ids(blob_ids)
-        if len(blob_ids) > LOOK_EACH:
+        if len(blob_ids) > LOOK_EACH and isinstance(self.backend, Bucket):
             names = set(self.backend.ids("blobs"))
             forms = {b: GZ if b + GZ in names else "" for b in blob_ids if b + GZ in names or b in names}
-        else:
-            forms = {b: form for b in blob_ids if (form := self.blob_form(b)) is not None}
-        return {b: (form, self.backend.size("blobs", b + form) or 0) for b, form in forms.items()}
+            return {b: (form, self.backend.size("blobs", b + form) or 0) for b, form in forms.items()}
+        return {b: found for b in blob_ids if (found := self._stored_as(b)) is not None}
 
     def blob_size(self, blob_id: str, form: str, stored: int) -> int:
         """The size of a blob's bytes (stored as ``form``, ``stored`` bytes) modulo 4 GiB

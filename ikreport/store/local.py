@@ -119,17 +119,15 @@ class LocalFolder:
 
     def exists(self, area: Area, name: str) -> bool:
         """Whether the file is there (a link is not followed)."""
-        try:
-            return stat.S_ISREG(os.lstat(self._file(area, name)).st_mode)
-        except OSError:
-            return False
+        return self.size(area, name) is not None
 
     def size(self, area: Area, name: str) -> int | None:
-        """The file's size on disk (a link is not followed); None when absent."""
+        """The file's size on disk; None when absent, or not a regular file (a link is not followed)."""
         try:
-            return os.lstat(self._file(area, name)).st_size
+            st = os.lstat(self._file(area, name))
         except OSError:
             return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def write_once(self, area: Area, name: str, data: bytes) -> None:
         """Write the file unless it is there: temp file, fsync, link, read-only."""
