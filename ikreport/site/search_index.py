@@ -96,10 +96,6 @@ def _short_names(kernels: tuple[object, ...]) -> tuple[str, ...]:
     return tuple(short_kernel(k) for k in kernels if isinstance(k, str))
 
 
-def _doc_text(doc: SearchDoc) -> str:
-    return " ".join((doc.title, doc.kind, doc.gpu, *doc.words))
-
-
 def archive_docs(records: RecordSet, reports: Iterable[RenderedReport],
                  histories: Iterable[tuple[str, str]] = ()) -> list[SearchDoc]:
     """The reports, the history pages ((title, path)), then every record in the index's order
@@ -122,7 +118,7 @@ def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[
     the order given (their numbers). A document's terms are a pure function of its text, kept
     in the build ``cache`` under a digest of it and of this code."""
     docs = list(docs)
-    texts = [_doc_text(doc) for doc in docs]
+    texts = [" ".join((doc.title, doc.kind, doc.gpu, *doc.words)) for doc in docs]
     keys = [hashlib.blake2b(text.encode(), digest_size=16).hexdigest() for text in texts]
     cache = cache or Cache(None)
     kept = {key: found for key, value in cache.get_many(TERMS_SPACE, keys).items()

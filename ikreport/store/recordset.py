@@ -72,10 +72,6 @@ class LazyRecord(Mapping[str, Any]):
         self._load = load
         self._whole: dict[str, Any] | None = None
 
-    def summary(self) -> Summary:
-        """What it is known by: its head and facts."""
-        return {"head": self.head, "facts": self.facts}
-
     def whole(self) -> dict[str, Any]:
         """The whole record, loaded (and checked) the first time it is asked for."""
         if self._whole is None:
@@ -371,7 +367,8 @@ def _records_bytes(archive: Archive, record_ids: list[str], whole: bool = True) 
 
 def summaries(records: RecordSet) -> dict[str, Summary]:
     """Each record's summary (its head and facts), by id: what ``from_summaries`` needs."""
-    return {rid: r.summary() if isinstance(r, LazyRecord) else summarize(r) for rid, r in records.records.items()}
+    return {rid: {"head": r.head, "facts": r.facts} if isinstance(r, LazyRecord) else summarize(r)
+            for rid, r in records.records.items()}
 
 
 def from_summaries(archive: Archive, known: Mapping[str, Summary]) -> RecordSet:
