@@ -45,6 +45,24 @@ def test_a_tampered_record_is_caught_although_its_summary_is_kept(arch, tmp_path
         build_site(arch, out, cache_dir=cache)
 
 
+@pytest.mark.parametrize("victim_at", [0, -1])
+def test_a_tampered_record_no_page_reads_stops_the_build_and_changes_nothing(arch, tmp_path, victim_at):
+    """A record known by its kept summary is re-hashed while the pages are made; one found
+    damaged then stops the build with check's words before anything is written."""
+    out, cache, reports = tmp_path / "site", tmp_path / "cache", tmp_path / "no-reports"
+    reports.mkdir()
+    build_site(arch, out, cache_dir=cache, reports_dir=reports)
+    before = tree(out)
+    victim = arch.record_path(arch.record_ids()[victim_at])
+    os.chmod(victim, 0o644)
+    data = bytearray(victim.read_bytes())  # one letter changed: the same size, so no page is written anew
+    at = data.index(b'"title":"') + len(b'"title":"')
+    data[at] = ord("X") if data[at] != ord("X") else ord("Y")
+    victim.write_bytes(bytes(data))
+    with pytest.raises(BuildError, match="IK108 the bytes do not hash to the file's name"):
+        build_site(arch, out, cache_dir=cache, reports_dir=reports)
+    assert tree(out) == before
+
 def test_summaries_kept_under_other_rules_are_not_used(arch, tmp_path):
     """A summary is kept under the digest of what makes it (the schema, the checks, each kind's
     part, the summary code): one kept under other rules, here with a title no record has, is

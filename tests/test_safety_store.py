@@ -20,7 +20,9 @@ from conftest import FIXTURES
 from ikreport.store import archive as archive_module
 from ikreport.store import records
 from ikreport.store.archive import Archive
-from ikreport.store.compression import compress_chunks
+from isal import isal_zlib
+
+from ikreport.store.compression import GZIP_WBITS, LEVEL
 from s3server import bucket_url, s3_endpoint  # noqa: F401  (fixtures)
 from test_archive import make_record
 from test_bucket import keys, s3_client, tree
@@ -111,9 +113,11 @@ def _random_gz_blob(folder: Path, size: int) -> str:
     blob_id = hashlib.sha256(b"".join(pieces)).hexdigest()
     path = folder / "blobs" / blob_id[:2] / f"{blob_id[2:]}.gz"
     path.parent.mkdir(parents=True, exist_ok=True)
+    packer = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, GZIP_WBITS)  # one gzip member, as the archive keeps
     with path.open("wb") as f:
-        for packed in compress_chunks(pieces):
-            f.write(packed)
+        for piece in pieces:
+            f.write(packer.compress(piece))
+        f.write(packer.flush())
     return blob_id
 
 

@@ -20,7 +20,7 @@ from ikreport.store.recordset import RecordSet
 from ikreport.store.cache import Cache, default_cache_dir
 from ikreport.commands.check import Checked, check
 from ikreport.site.manifest import manifest_json
-from ikreport.errors import BuildError
+from ikreport.errors import BuildError, IntegrityError
 from ikreport.progress import Progress
 from ikreport import links
 from ikreport.charts.render import SVG, ChartRenderer
@@ -62,24 +62,32 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     folder = cache_dir or default_cache_dir()
     cache = Cache(folder)
     try:
-        return _build(archive.read_through(folder / OBJECTS), output, cache, folder, templates, reports_dir, strict,
-                      max_blob_mb, workers, progress)
+        archive = archive.read_through(folder / OBJECTS)
+        ids = archive.record_ids()
+        archive.fetch("records", ids)  # a bucket's objects are fetched once, then kept
+        if len(ids) - cache.count(HTML) >= SERIAL_BELOW:  # enough new pages for a pool, likely: start its server now
+            start_early(len(ids), workers)
+        recheck = functools.partial(check, archive, reports_dir, cache=cache, ids=ids)
+        try:
+            checked = recheck(later=True)  # the records kept by summary are re-hashed while pages are made
+            _stop_on(checked, strict)
+            return _build(archive, checked, output, cache, folder, templates, max_blob_mb, workers, progress)
+        except IntegrityError:  # a damaged record kept by summary can trip a report or page before its hash is
+            _stop_on(recheck(), strict)  # known: the error is then check's, in its words
+            raise
     finally:
         cache.close()
 
 
-def _build(archive: Archive, output: Path, cache: Cache, folder: Path, templates: Path | None,
-           reports_dir: Path | None, strict: bool, max_blob_mb: float, workers: int | None,
-           progress: Progress | None) -> BuildResult:
-    ids = archive.record_ids()
-    archive.fetch("records", ids)  # a bucket's objects are fetched once, then kept
-    if len(ids) - cache.count(HTML) >= SERIAL_BELOW:  # enough new pages for a pool, likely: start its server now
-        start_early(len(ids), workers)
-    checked = check(archive, reports_dir, cache=cache, ids=ids)
+def _stop_on(checked: Checked, strict: bool) -> None:
     failures = checked.failures(strict)
     if failures:  # one line, as every error: 'ikreport check' lists them all
         more = f" (and {len(failures) - 1} more: 'ikreport check' lists them)" if len(failures) > 1 else ""
         raise BuildError(f"{failures[0]}{more}")
+
+
+def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folder: Path, templates: Path | None,
+           max_blob_mb: float, workers: int | None, progress: Progress | None) -> BuildResult:
     records = checked.records
     slugs = [r.slug for r in checked.reports]
     if len(set(slugs)) != len(slugs):
@@ -128,10 +136,14 @@ def _build(archive: Archive, output: Path, cache: Cache, folder: Path, templates
         if key in charts_shown:
             continue  # a history page's chart too: written once
         if key in chart_svgs:
-            files.add(f"charts/{key}.svg", chart_svgs[key])
+            files.add(links.chart_file(key), chart_svgs[key])
         else:
-            files.add_lazy(f"charts/{key}.svg", functools.partial(
+            files.add_lazy(links.chart_file(key), functools.partial(
                 _kept_or, functools.partial(cache.get, SVG, key), again, rid, key), *stamp)
+    found = len(checked.findings)
+    records.finish()  # every record re-hashed, before their sizes are asked for and anything is written
+    if len(checked.findings) > found:
+        raise IntegrityError("a record changed while the site was built; build again")
     for rid in keys:  # the exact bytes, re-read and re-hashed when they are written
         files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
                        records.sizes.get(rid) or archive.backend.size("records", rid) or 0, rid)
@@ -142,12 +154,12 @@ def _build(archive: Archive, output: Path, cache: Cache, folder: Path, templates
         manifest_blobs.append({"id": blob_id, "path": path})
     for name in ASSETS:
         files.add(name, asset(env, name))
-    (html_404,) = render(env, Page(path="404", template="404", title="Not found", root=""), ("html",))
-    files.add("404.html", html_404)
+    (html_404,) = render(env, Page(path=links.NOT_FOUND, template="404", title="Not found", root=""), ("html",))
+    files.add(links.page_file(links.NOT_FOUND), html_404)
     files.add(".nojekyll", b"")
     warnings = budget_warnings(files)
     write_site(files, output, functools.partial(manifest_json, sorted(records.records), manifest_blobs))
-    pages = sum(1 for path in files.entries if path.endswith(".html") and path != "404.html")
+    pages = sum(1 for path in files.entries if path.endswith(".html") and path != links.page_file(links.NOT_FOUND))
     return BuildResult(pages, len(records.records), claims[0], tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),
                        findings=tuple(str(f) for f in checked.findings))  # warnings only: errors stopped it
@@ -169,22 +181,22 @@ def _archive_pages(archive: Archive, checked: Checked, series: list[Series], env
             html, md = render(env, page)
             kept = {"html": html, "md": md, "charts": {k["chart"].key: _stamp(k["chart"].svg) for k in page.context["sections"]}}
             cache.put_json("history page", key, kept)
-        files.add(f"{s.path}.html", kept["html"])
-        files.add(f"{s.path}.md", kept["md"])
+        files.add(links.page_file(s.path), kept["html"])
+        files.add(links.page_file(s.path, "md"), kept["md"])
         for chart, stamp in sorted(kept["charts"].items()):
             if chart not in charts_shown:  # one chart on two pages is written once
                 charts_shown[chart] = ("", stamp)
                 again = functools.partial(_history_chart_again, s, records, archive, charts, chart)
-                files.add_lazy(f"charts/{chart}.svg", functools.partial(
+                files.add_lazy(links.chart_file(chart), functools.partial(
                     _kept_or, functools.partial(cache.get, SVG, chart), lambda *_, again=again: again(), "", chart), *stamp)
     index, *listings = paginate(index_page(records, checked.reports, series_links(series, "index")))
     pages = [index, changelog_page(records)] + [report_page(r, records) for r in checked.reports]
     for page in pages + listings:  # listings: the later rows of the index's tables
         html, md = render(env, page)
-        files.add(f"{page.path}.html", html)
-        files.add(f"{page.path}.md", md)
+        files.add(links.page_file(page.path), html)
+        files.add(links.page_file(page.path, "md"), md)
         claims[0] += page.context.get("cited_paragraphs", 0)
-    docs = archive_docs(records, checked.reports, [(f"History: {s.title}", f"{s.path}.html") for s in series])
+    docs = archive_docs(records, checked.reports, [(f"History: {s.title}", links.page_file(s.path)) for s in series])
     for path, text in search_files(docs, cache).items():
         files.add(path, text)
 
@@ -222,7 +234,7 @@ def budget_warnings(files: SiteFiles) -> list[str]:
     """Warnings for files and a site too big for GitHub Pages."""
     out = []
     total = 0
-    for path, size in sorted(files.sizes().items()):
+    for path, size in sorted((path, entry.size) for path, entry in files.entries.items()):
         total += size
         if size > WARN_FILE_MB * MiB:
             out.append(f"{path}: {size / MiB:.0f} MB; GitHub refuses files over 100 MB (use --max-blob-mb)")

@@ -58,16 +58,17 @@ def default_reports_dir(archive: Archive) -> Path | None:
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
-          cache: Cache | None = None, ids: list[str] | None = None) -> Checked:
+          cache: Cache | None = None, ids: list[str] | None = None, later: bool = False) -> Checked:
     """Load every record (each re-hashed; parsed unless ``cache`` keeps its summary) and render
     every report without writing anything; return what was found. ``ids``: the archive's
-    record ids, when the caller has just listed them."""
+    record ids, when the caller has just listed them. ``later``: recordset.load's; the
+    findings of damaged records kept by summary come with ``records.finish()``."""
     findings: list[Finding] = []
 
     def damaged(rid: str, exc: IkreportError) -> None:
         findings.append(Finding("IK108", None, _after_path(str(exc)), archive.where(rid)))
 
-    records = recordset.load(archive, cache, damaged, ids=ids)
+    records = recordset.load(archive, cache, damaged, ids=ids, later=later)
     blobs = archive.blob_files(records.cited_blobs())  # a blob it lacks is missing
     for rid, what, ref in records.dangling(blobs):
         code = "IK102" if what == "blob" else "IK101"

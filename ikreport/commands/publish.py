@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
-from ikreport import __version__
+from ikreport import __version__, links
 from ikreport.site.manifest import MANIFEST, MANIFEST_SCHEMA, MAX_MANIFEST, inside_site, read_manifest_bytes, walk_site
 from ikreport.errors import BranchHoldsWorkError, PublishError, UnsafeSiteError, WorkflowValueError
 from ikreport.terminal import safe_text
@@ -251,7 +251,7 @@ def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: 
     import ghp_import
 
     site = site.resolve()
-    if not (site / "index.html").is_file() or not (site / "e").is_dir():
+    if not (site / links.page_file(links.INDEX)).is_file() or not (site / links.record_page("")).is_dir():
         raise PublishError(f"{site}: not a built ikreport site (no index.html and e/); run 'ikreport build' first")
     manifest_sha, files = check_site(site)
     _check_hashes(site)

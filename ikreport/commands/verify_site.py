@@ -19,7 +19,6 @@ import functools
 import http.client
 import json
 import os
-import re
 import socket
 import stat
 import threading
@@ -41,7 +40,6 @@ MAX_REMOTE_FILE = 2**30  # bytes; GitHub Pages refuses files over 100 MB, so mor
 BLOCK = 2**20
 TIMEOUT_S = 30  # seconds of silence a socket waits; network_deadline() bounds the whole file
 EXPIRED_TIMEOUT_S = 0.001  # what a socket's timeout becomes at the deadline: its next wait ends at once
-BLOB_PATH_RX = re.compile(r"^b/([0-9a-f]{64})(\.[A-Za-z0-9]{1,16})?(\.gz)?$")
 
 
 def verify_site(site: str, fetch: Callable[[str], bytes] | None = None) -> tuple[int, list[str]]:
@@ -97,7 +95,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     for i, blob in enumerate(blobs):
         path = blob.get("path") if isinstance(blob, dict) else None
         blob_id = blob.get("id") if isinstance(blob, dict) else None
-        found = BLOB_PATH_RX.match(path) if isinstance(path, str) else None
+        found = links.BLOB_FILE_RX.match(path) if isinstance(path, str) else None
         if not (isinstance(blob_id, str) and ID_RX.match(blob_id)):
             problems.append(f"{bad}blobs[{i}].id is not a blob id (64 lowercase hex digits); rebuild the site")
         elif not found or found.group(1) != blob_id:
@@ -119,7 +117,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
                 break
             continue
         if got != want:
-            what = "its name" if path.startswith("e/") else want[:12]
+            what = "its name" if path == links.record_file(want, "json") else want[:12]
             problems.append(f"{base}{path}: does not hash to {what} (tampered or damaged); compare with the archive")
     return checked, problems
 

@@ -147,8 +147,7 @@ def history_page(series: Series, records: RecordSet, read_blob: Callable[[str], 
     history = series.history
 
     def link(rid: str) -> dict[str, str]:
-        return {"short": short(rid), "title": records.records[rid]["title"],
-                "href": links.url(links.record_file(rid), path), "md_href": links.url(links.record_file(rid, "md"), path)}
+        return {"short": short(rid), "title": records.records[rid]["title"], **links.twins(links.record_page(rid), path)}
 
     context = SeriesContext(records, series.records, series.when, path, read_blob, cache or Cache(None), charts, link)
     sections = history.sections(context)
@@ -196,4 +195,4 @@ def _order_notes(series: Series, records: RecordSet) -> list[str]:
 def series_links(series: list[Series], page: str) -> list[dict[str, str]]:
     """The index's list of series: title, record count and the links to its history page."""
     return [{"title": s.title, "count": plural(len(s.records), s.history.member, s.history.members),
-             "href": links.url(f"{s.path}.html", page), "md_href": links.url(f"{s.path}.md", page)} for s in series]
+             **links.twins(s.path, page)} for s in series]

@@ -1,9 +1,6 @@
-"""Listing pages that stay small however big the archive: the index shows the first
-``ROWS_PER_PAGE`` rows of each table, and pages ``l/<table>-<n>`` the rest (issue 18 item 4:
-with 10,000 records no listing page passes 2 MB; ``bench/bench_scale.py`` measures it).
-
-Also the choices of the tables' filters (GPU, kind), which ``assets/search.js`` applies to
-the rows of the page shown.
+"""Listing pages that stay small however big the archive (``bench/bench_scale.py`` measures
+them): the index shows the first ``ROWS_PER_PAGE`` rows of each table, and pages ``l/<table>-<n>``
+the rest; and the choices of the tables' filters (GPU, kind), which ``assets/search.js`` applies.
 """
 
 from __future__ import annotations
@@ -18,11 +15,6 @@ ROWS_PER_PAGE = 1000  # about 450 kB of HTML for a table of profiles
 TABLES = {"profiles": "Profiles", "others": "Other records"}  # the index's tables, as its context names them
 
 
-def list_page_path(table: str, number: int) -> str:
-    """The path of a table's page ``number`` (1 is the index itself)."""
-    return "index" if number == 1 else f"l/{table}-{number}"
-
-
 def _relink(value: Any, page: str) -> Any:
     """A row made for the index (whose links are paths from the root) linked from ``page``."""
     if isinstance(value, dict):
@@ -32,8 +24,7 @@ def _relink(value: Any, page: str) -> Any:
 
 
 def _pager(table: str, number: int, count: int, page: str) -> list[dict[str, Any]]:
-    return [{"number": n, "href": links.url(list_page_path(table, n) + ".html", page),
-             "md_href": links.url(list_page_path(table, n) + ".md", page), "current": n == number}
+    return [{"number": n, **links.twins(links.list_page(table, n), page), "current": n == number}
             for n in range(1, count + 1)]
 
 
@@ -51,10 +42,10 @@ def paginate(index: Page) -> list[Page]:
         count = max(1, -(-len(rows) // ROWS_PER_PAGE))
         context[f"{table}_filters"] = filters(rows)
         context[f"{table}_total"] = len(rows)
-        context[f"{table}_pages"] = _pager(table, 1, count, "index") if count > 1 else []
+        context[f"{table}_pages"] = _pager(table, 1, count, links.INDEX) if count > 1 else []
         context[table] = rows[:ROWS_PER_PAGE]
         for number in range(2, count + 1):
-            path = list_page_path(table, number)
+            path = links.list_page(table, number)
             first = (number - 1) * ROWS_PER_PAGE
             part = [_relink(r, path) for r in rows[first:first + ROWS_PER_PAGE]]
             extra.append(Page(path=path, template="list", title=f"{TABLES[table]}, page {number} of {count}", root="../", context={

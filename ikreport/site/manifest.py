@@ -20,10 +20,8 @@ MAX_MANIFEST = 64 * 2**20  # bytes; a manifest names each file once (1,000 profi
 
 
 def manifest_json(record_ids: list[str], blobs: list[dict[str, str]], files: Any) -> bytes:
-    """Every record (and published blob) in the site, for 'ikreport verify --site'; every file
-    the build wrote but this one (``files``), so that 'ikreport publish' can refuse a file
-    nobody built; and the sha256 of each file's content (a .gz blob's once decompressed), by
-    which the next build knows what it need not write again."""
+    """Every record and published blob (for 'verify --site'), every file but this one (``files``:
+    'publish' refuses any other) and each one's content sha256 (what the next build need not write)."""
     digests: dict[str, str] = files.digests()
     body = {"schema": MANIFEST_SCHEMA, "records": record_ids, "blobs": blobs, "files": sorted(digests),
             "sha256": digests}
@@ -35,7 +33,6 @@ def inside_site(path: str) -> bool:
     """A relative path that stays inside the site: no '..', no absolute path, no odd characters."""
     return bool(path) and path.isprintable() and "\\" not in path and \
         not any(part in ("", ".", "..") for part in path.split("/"))
-
 
 
 def read_manifest_bytes(path: str | os.PathLike[str]) -> bytes:

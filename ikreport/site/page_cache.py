@@ -1,10 +1,7 @@
 """What a record page depends on, and the rendered pages kept in the build cache by it.
 
-Records are immutable, so a record page is a pure function of: the record, the records it
-refers to and that refer to it, what else its kind reads (a profile: the peak-bandwidth
-record its claims use), whether a supersession replaces it, which of its blobs are
-published, the templates, and ikreport's own code. Hash those ids and digests and a page
-whose key is unchanged need not be rendered again.
+Records are immutable, so a record page is a pure function of what ``record_page_key`` hashes:
+a page whose key is unchanged need not be rendered again.
 """
 
 from __future__ import annotations
@@ -32,28 +29,28 @@ META, HTML, MD = "page", "page.html.gz", "page.md.gz"  # the cache's spaces: a p
 @lru_cache(maxsize=1)
 def code_digest() -> str:
     """A digest of ikreport's own source: a new rule or view invalidates every kept page."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(__version__.encode())
-    for path in sorted(root.rglob("*")):
-        if path.suffix in (".py", ".json", ".js", ".css", ".html", ".md") and path.is_file():
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()
+    suffixes = (".py", ".json", ".js", ".css", ".html", ".md")
+    return _digest(hashlib.sha256(__version__.encode()), [str(Path(__file__).resolve().parents[1])], suffixes)
 
 
 def templates_digest(dirs: list[str]) -> str:
     """A digest of every file in the template folders (names and bytes)."""
-    h = hashlib.sha256()
+    return _digest(hashlib.sha256(), dirs)
+
+
+def _digest(h: Any, dirs: list[str], suffixes: tuple[str, ...] | None = None) -> str:
     for base in dirs:
         for path in sorted(Path(base).rglob("*")):
-            if path.is_file():
+            if (suffixes is None or path.suffix in suffixes) and path.is_file():
                 h.update(str(path.relative_to(base)).encode())
                 h.update(path.read_bytes())
     return h.hexdigest()
 
 
 def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, str], templates: str) -> str:
-    """The cache key of a record page: a digest of everything the page depends on."""
+    """The cache key of a record page: a digest of all it depends on (the record, those it refers
+    to and that refer to it, what else its kind reads, its successor, its published blobs, the
+    templates and ikreport's code)."""
     record = records.records[record_id]
     page_inputs = kind(record["kind"]).page_inputs  # e.g. the peak a profile's roofline and claims use
     newer = records.supersession_of(record_id)

@@ -42,7 +42,7 @@ def shown_titles(records: RecordSet) -> dict[str, str]:
 
 def replacement(rid: str, records: RecordSet, page: str) -> dict[str, str] | None:
     """The record that supersedes ``rid`` ({"href", "md_href", "short", "title"}, linked from
-    ``page``), or None: every place that shows a superseded record marks it (issue 16 item 9)."""
+    ``page``), or None: every place that shows a superseded record marks it."""
     newer = records.supersession_of(rid)
     if newer is None:
         return None
@@ -79,8 +79,7 @@ class _RecordPage:
 
 def _record_link(rid: str, page: str) -> dict[str, str]:
     """{"href", "md_href", "short"}: a record's page and its Markdown twin, linked from ``page``."""
-    return {"href": links.url(links.record_file(rid), page), "md_href": links.url(links.record_file(rid, "md"), page),
-            "short": short(rid)}
+    return {**links.twins(links.record_page(rid), page), "short": short(rid)}
 
 
 def _source_note(source: dict[str, Any], published: Mapping[str, str] | None) -> str:
@@ -140,7 +139,7 @@ def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, recor
 
 def _groups(claims: list[Any], record_id: str) -> list[dict[str, Any]]:
     """Claims that cite the same records share one list of those records' limitations. A page
-    states each record's limitations once (issue 16 item 8): its own record's under
+    states each record's limitations once: its own record's under
     "Limitations", another's beside the first group citing it; a later group links there."""
     groups: dict[tuple[str, ...], dict[str, Any]] = {}
     for claim in claims:
@@ -204,11 +203,11 @@ def changelog_page(records: RecordSet) -> Page:
         r = records.records[rid]
         facts = records.facts(rid)  # from the summary: a rebuild need not parse every supersession
         old, new = facts["old"], facts["new"]
-        rows.append({"when": r["collected_at"] or "", **_record_link(rid, "changes"),
+        rows.append({"when": r["collected_at"] or "", **_record_link(rid, links.CHANGELOG),
                      "old": _changelog_side(old, records), "new": _changelog_side(new, records),
                      "reason": facts["reason"]})
     rows.sort(key=lambda x: (x["when"], x["short"]), reverse=True)
-    return Page(path="changes", template="changes", title="Changelog", root="", context={"changes": rows})
+    return Page(path=links.CHANGELOG, template="changes", title="Changelog", root="", context={"changes": rows})
 
 
 def _changelog_side(rid: str, records: RecordSet) -> dict[str, str]:
@@ -216,7 +215,7 @@ def _changelog_side(rid: str, records: RecordSet) -> dict[str, str]:
     short (the full one on hover) so that the reason column has the width; the id tells two
     records of one title apart."""
     full = records.records[rid]["title"] if rid in records.records else ""
-    return {**_record_link(rid, "changes"), "full": full, "title": short_title(full, CHANGELOG_TITLE)}
+    return {**_record_link(rid, links.CHANGELOG), "full": full, "title": short_title(full, CHANGELOG_TITLE)}
 
 
 def report_page(report: RenderedReport, records: RecordSet) -> Page:
@@ -260,7 +259,7 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
         record = records.records[rid]
         gpu = shown_gpu(records, rid)
         gpus[gpu] = gpus.get(gpu, 0) + 1
-        row = {**_record_link(rid, "index"), "title": titles[rid], "superseded_by": replacement(rid, records, "index"),
+        row = {**_record_link(rid, links.INDEX), "title": titles[rid], "superseded_by": replacement(rid, records, links.INDEX),
                "kind": record["kind"], "gpu": gpu, "launches": "", "time": "", "top": ""}
         index_row = kind(record["kind"]).index_row  # a kind with one goes in the profiles table
         if index_row is not None:
@@ -271,9 +270,8 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
     kinds: dict[str, int] = {}
     for record in records.records.values():
         kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
-    return Page(path="index", template="index", title="Evidence", root="", context={
-        "reports": [{"title": r.title, "summary": r.summary, "href": links.url(links.report_file(r.slug), "index"),
-                     "md_href": links.url(links.report_file(r.slug, "md"), "index"),
+    return Page(path=links.INDEX, template="index", title="Evidence", root="", context={
+        "reports": [{"title": r.title, "summary": r.summary, **links.twins(links.report_page(r.slug), links.INDEX),
                      "cites": plural(len(r.cites), "record", "records")} for r in (reports or [])],
         "record_count": len(records.records),
         "kinds": sorted(kinds.items()),

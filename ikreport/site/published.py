@@ -1,14 +1,10 @@
 """Which blobs a site publishes, under what file name, and their bytes, checked.
 
 A blob is published as the archive stores it (compressed: ``b/ID.csv.gz``), never recompressed,
-so a reader can check it with ``gunzip -c b/ID.csv.gz | sha256sum``. Before a build names it, the
-blob is read once, decompressed and re-hashed against its id, in threads (decompressing and
-hashing run outside the GIL); when the writer copies it into the site, the stored bytes are read
-again and must hash as they did then. The file name's suffix is its media type's, except that a
-CSV holding cells a spreadsheet would run as formulas is offered as ``.txt``: exports are kept
-verbatim (a blob's name is its hash), so they cannot be neutralised as the CSVs ikreport writes
-are, and a .txt opens in a text editor or the browser, not a spreadsheet. That answer never
-changes for a blob, so the build cache keeps it and a rebuild reads no blob it publishes already.
+so a reader can check it with ``gunzip -c b/ID.csv.gz | sha256sum``; the writer re-hashes what it
+copies. The suffix is its media type's, except that a CSV holding cells a spreadsheet would run
+as formulas is offered as ``.txt`` (an export is kept verbatim, so it cannot be neutralised). That
+answer never changes for a blob, so the build cache keeps it: a rebuild reads no blob it published.
 """
 
 from __future__ import annotations

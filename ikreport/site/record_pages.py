@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -95,10 +96,8 @@ def _init_worker(job: Job, builder: int) -> None:
     assert job.summaries is not None
     # This process lives only as long as the pool: the collector is paused while the records
     # are made and they are then moved out of its reach (gc.freeze), so the many full collections
-    # rendering causes never scan them (1,000 bench records: 22-25 record pages/s without,
-    # 27-42 with). Records hold no reference cycles; reference counting still frees them.
-    # The records come as the builder's summaries: loading them all again took each worker
-    # 0.43 s for 300 bench records, before its first page; a page reads the data it shows.
+    # rendering causes never scan them; they hold no cycles, so reference counting frees them.
+    # The records come as the builder's summaries, not loaded again: a page reads what it shows.
     gc.disable()
     _JOB = replace(job, records=recordset.from_summaries(_archive(job), job.summaries), summaries=None)
     _CACHE = Cache(job.cache)
@@ -140,13 +139,9 @@ def _render_one(record_id: str) -> RenderedPage:
     return RenderedPage(record_id, Packed.of(html), Packed.of(md), {c.key: c.svg for c in page.context["charts"]}, claims)
 
 
-_ENVS: dict[tuple[Path | None, Path | None], Any] = {}
-
-
+@lru_cache(maxsize=None)  # one per templates and cache folder, for every page a process renders
 def _env(templates: Path | None, bytecode_dir: Path | None) -> Any:
-    if (templates, bytecode_dir) not in _ENVS:
-        _ENVS[templates, bytecode_dir] = environment(templates, bytecode_dir)
-    return _ENVS[templates, bytecode_dir]
+    return environment(templates, bytecode_dir)
 
 
 def _pooled(pages: int, workers: int | None) -> bool:

@@ -4,12 +4,9 @@ No server and no CDN: ``assets/search.js`` fetches these files relative to the i
 search works wherever the site is served, a GitHub Pages sub-path included. The index has
 three parts, all under ``search/``:
 
-- ``meta.json``: the format version, the folder that holds the other two parts (``dir``, a
-  digest of what they hold), how many documents, how many per chunk, how many term shards;
-- ``<dir>/docs-<n>.json``: the documents (records and reports), ``DOCS_PER_CHUNK`` to a file, in the
-  order their numbers give: a title, a link from the site root, the kind, the GPU, a line of
-  what else was matched on (kernels, engine, model, workload) and the replacement's title when
-  the record is superseded;
+- ``meta.json``: the format, the folder of the other two parts (``dir``, a digest of what they
+  hold), how many documents, how many per chunk, how many term shards;
+- ``<dir>/docs-<n>.json``: the documents, ``DOCS_PER_CHUNK`` to a file, as ``search_files`` writes them;
 - ``<dir>/terms-<n>.json``: term -> document numbers. A term goes to the shard its first two
   characters choose (``shard_of``, which ``search.js`` computes alike), so a query loads one
   shard per word it has, and then only the chunks of the documents it shows.
@@ -19,10 +16,7 @@ Terms are lower-case ASCII runs of letters and digits, and the parts of an ident
 a query word matches every term it begins.
 
 Document numbers change whenever a record is added, so the pieces of one index must never meet
-another's: each index is a folder of its own that only its ``meta.json`` names. A site updated
-in place renames the new folder's files in first and ``meta.json`` after them (write_order.py),
-and removes the old folder last, so a search, even during a build killed half-way, reads one
-index whole.
+another's: each index is a folder of its own that only its ``meta.json`` names.
 """
 
 from __future__ import annotations
@@ -90,7 +84,7 @@ def record_doc(records: RecordSet, rid: str) -> SearchDoc:
     kernels = facts.get("kernel_names") or []  # an ncu-profile's, longest first; other kinds have none
     words = list(_short_names(tuple(kernels[:MAX_KERNELS])))
     words += [str(subject[k]) for k in ("engine", "model", "workload") if subject.get(k)]
-    newer = replacement(rid, records, "index")
+    newer = replacement(rid, records, links.INDEX)
     return SearchDoc(title=shown_titles(records)[rid], path=links.record_file(rid), kind=str(record["kind"]),
                      gpu=shown_gpu(records, rid), words=tuple(dict.fromkeys(words)),
                      superseded_by=newer["title"] if newer else "")
@@ -100,10 +94,6 @@ def record_doc(records: RecordSet, rid: str) -> SearchDoc:
 def _short_names(kernels: tuple[object, ...]) -> tuple[str, ...]:
     # the strings are picked out here, on a miss: a build's 40,000 isinstance calls cost 4 ms
     return tuple(short_kernel(k) for k in kernels if isinstance(k, str))
-
-
-def _doc_text(doc: SearchDoc) -> str:
-    return " ".join((doc.title, doc.kind, doc.gpu, *doc.words))
 
 
 def archive_docs(records: RecordSet, reports: Iterable[RenderedReport],
@@ -128,7 +118,7 @@ def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[
     the order given (their numbers). A document's terms are a pure function of its text, kept
     in the build ``cache`` under a digest of it and of this code."""
     docs = list(docs)
-    texts = [_doc_text(doc) for doc in docs]
+    texts = [" ".join((doc.title, doc.kind, doc.gpu, *doc.words)) for doc in docs]
     keys = [hashlib.blake2b(text.encode(), digest_size=16).hexdigest() for text in texts]
     cache = cache or Cache(None)
     kept = {key: found for key, value in cache.get_many(TERMS_SPACE, keys).items()
@@ -155,7 +145,7 @@ def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[
     for name, text in sorted(pieces.items()):
         digest.update(f"{name}\n{len(text)}\n{text}".encode())
     folder = digest.hexdigest()[:16]
-    files = {f"search/{folder}/{name}": text for name, text in pieces.items()}
+    files = {links.search_file(folder, name): text for name, text in pieces.items()}
     files[links.SEARCH_META] = _compact({"format": FORMAT, "dir": folder, "docs": len(docs), "per_chunk": DOCS_PER_CHUNK,
                             "shards": shards})
     return files

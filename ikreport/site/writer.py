@@ -1,15 +1,12 @@
 """The only writer of a site. Files are gathered first, then written.
 
-Each file comes with the sha256 of its content (for a ``.gz`` blob, of what it decompresses
-to), and ``manifest.json``, written last, keeps them. A first build (no folder, or an empty one)
-is written beside the output and renamed into place whole. A rebuild skips each file whose
-sha256 the site's manifest already gives and that is still as the build left it: a regular file
-of that size whose inode changed no later than the manifest's, which is renamed in last (any
-write, chmod or replacement since moves a file's ctime, so it is written over). Every
-other file is written beside the output first, so a build that fails while producing bytes
-changes nothing; then each is renamed into place, the manifest last, and the files the old
-manifest lists that this build does not make are removed. A build killed among the renames
-leaves files newer than the manifest, which the next build writes again.
+Each file comes with the sha256 of its content (a ``.gz`` blob's once decompressed), which
+``manifest.json``, written last, keeps. A first build is written beside the output and renamed
+into place whole. A rebuild skips each file whose sha256 the manifest gives and that is still as
+the build left it (``_as_left``: any write, chmod or replacement since moves its ctime past the
+manifest's); the rest are all written beside the output before the first is renamed in, so a
+build that fails changes nothing, and one killed among the renames leaves files newer than the
+manifest, which the next build writes again.
 
 A build writes only into a folder that an ikreport build wrote (a manifest.json of ours), never
 through a symbolic link, and removes only files its manifest lists: ``-o`` pointed at a project
@@ -74,10 +71,6 @@ class SiteFiles:
         self._check(path)
         self.entries[path] = Entry(load, size, sha256)
 
-    def sizes(self) -> dict[str, int]:
-        """Every file's size in bytes, by path."""
-        return {path: e.size for path, e in self.entries.items()}
-
     def digests(self) -> dict[str, str]:
         """Every file's content sha256, by path: what the manifest keeps."""
         return {path: e.sha256 for path, e in self.entries.items()}
@@ -108,7 +101,10 @@ def write_site(files: SiteFiles, output: Path, manifest: Callable[[SiteFiles], b
             os.mkdir(tmp)
             (tmp / STAGING).touch()  # marks it as this writer's, for remove_leftovers
             if previous is None:
-                _stage_all(files, manifest, tmp)
+                for path in sorted(files.entries):
+                    _stage(files.entries[path].load(), tmp, path)
+                _stage(manifest(files), tmp, MANIFEST)
+                os.unlink(tmp / STAGING)  # the folder is the site now (remove_leftovers knows it by its manifest)
                 if output.exists():
                     os.rmdir(output)  # empty: read_previous said so
                 os.rename(tmp, output)
@@ -118,13 +114,6 @@ def write_site(files: SiteFiles, output: Path, manifest: Callable[[SiteFiles], b
             raise BuildError(f"{output}: cannot write the site ({exc.strerror}); check the folder is writable") from exc
         finally:  # a crash before this leaves it for the next build to remove
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _stage_all(files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path) -> None:
-    for path in sorted(files.entries):
-        _stage(files.entries[path].load(), tmp, path)
-    _stage(manifest(files), tmp, MANIFEST)
-    os.unlink(tmp / STAGING)  # the folder is the site now (remove_leftovers knows it by its manifest)
 
 
 def _update(files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path, output: Path, previous: Previous) -> None:
@@ -208,25 +197,20 @@ def read_previous(output: Path) -> Previous | None:
     NotASiteError unless it is a folder holding a manifest.json an ikreport build wrote."""
     try:
         st = os.lstat(output)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise BuildError(f"{output}: cannot read it ({exc.strerror}); choose another output folder (-o)") from exc
-    why = None
-    if not stat.S_ISDIR(st.st_mode):
-        why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a folder"
-    else:
-        try:
+        if stat.S_ISDIR(st.st_mode):
             with os.scandir(output) as entries:
                 if not any(entries):
                     return None
             found = _manifest(output)
-        except OSError as exc:
-            raise BuildError(f"{output}: cannot read it ({exc.strerror}); choose another output folder (-o)") from exc
-        if isinstance(found, Previous):
-            return found
-        why = found
-    raise NotASiteError(f"{output}: exists and is not an ikreport site ({why}); choose another output folder (-o)")
+        else:
+            found = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a folder"
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise BuildError(f"{output}: cannot read it ({exc.strerror}); choose another output folder (-o)") from exc
+    if isinstance(found, Previous):
+        return found
+    raise NotASiteError(f"{output}: exists and is not an ikreport site ({found}); choose another output folder (-o)")
 
 
 def _manifest(output: Path) -> Previous | str:

@@ -7,9 +7,6 @@ merge by copying files. Ids and prefixes are checked to be hex before they reach
 A blob is stored compressed (compression.py) and read back decompressed and re-hashed; blobs
 stored uncompressed, as archives before kept them, read the same. Where the files live is the
 backend's business (backend.py): a folder (local.py) or object storage under a URL (bucket.py).
-A record is small JSON, so a file in records/ larger than MAX_RECORD is refused by its size
-before it is read; a blob may be big, and whoever hashes or copies one whole reads it a chunk
-at a time (``stored_chunks``).
 """
 
 from __future__ import annotations
@@ -17,14 +14,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ikreport.store import records
 from ikreport.store.backend import ID_RX, Area, Backend
 from ikreport.store.bucket import Bucket, check_location, is_url
-from ikreport.store.compression import GZ, ContentDigest, GzipSpool, compress, content_digest, inflate
+from ikreport.store.compression import GZ, ContentDigest, GzipSpool, compress, inflate
 from ikreport.store.local import LocalFolder, Survey
 from ikreport.errors import (
     AmbiguousIdError,
@@ -37,7 +34,7 @@ from ikreport.errors import (
 
 PREFIX_RX = re.compile(r"^[0-9a-f]{8,64}$")
 SIZE_MODULO = 1 << 32  # gzip's trailer keeps a member's size modulo 4 GiB
-LOOK_EACH = 32  # blobs asked about: beyond this many, one listing of blobs/ costs less than a look at each
+LOOK_EACH = 32  # blobs asked about: beyond this many, one listing of a bucket's blobs/ costs less than a look at each
 HEX = b"0123456789abcdef"
 # bytes; the records ikreport writes stay far below (a profile keeps its launches inline only
 # when they are few, else cites its per-launch table as a blob), so a bigger file is no record
@@ -207,21 +204,26 @@ class Archive:
 
     def blob_form(self, blob_id: str) -> str | None:
         """How the blob is stored: ``.gz`` (compressed), ``""`` (its bytes), None when absent."""
+        found = self._stored_as(blob_id)
+        return found[0] if found is not None else None
+
+    def _stored_as(self, blob_id: str) -> tuple[str, int] | None:  # (form, size as stored)
         for form in (GZ, ""):
-            if self.backend.exists("blobs", blob_id + form):
-                return form
+            size = self.backend.size("blobs", blob_id + form)
+            if size is not None:
+                return form, size
         return None
 
     def blob_files(self, blob_ids: Collection[str]) -> dict[str, tuple[str, int]]:
         """(form, size as stored) of each of ``blob_ids`` the archive holds (the rest are
-        absent): from one listing of blobs/ when there are many, else a look at each."""
+        absent): a look at each (one lstat in a folder), or in a bucket one listing of blobs/
+        when there are many (a request each would cost more)."""
         check_ids(blob_ids)
-        if len(blob_ids) > LOOK_EACH:
+        if len(blob_ids) > LOOK_EACH and isinstance(self.backend, Bucket):
             names = set(self.backend.ids("blobs"))
             forms = {b: GZ if b + GZ in names else "" for b in blob_ids if b + GZ in names or b in names}
-        else:
-            forms = {b: form for b in blob_ids if (form := self.blob_form(b)) is not None}
-        return {b: (form, self.backend.size("blobs", b + form) or 0) for b, form in forms.items()}
+            return {b: (form, self.backend.size("blobs", b + form) or 0) for b, form in forms.items()}
+        return {b: found for b in blob_ids if (found := self._stored_as(b)) is not None}
 
     def blob_size(self, blob_id: str, form: str, stored: int) -> int:
         """The size of a blob's bytes (stored as ``form``, ``stored`` bytes) modulo 4 GiB
@@ -286,12 +288,8 @@ class Archive:
         """(form, bytes as stored) of a blob, once they are known to give back bytes that hash
         to its id: what a site publishes and ``sync`` copies, never recompressed."""
         form, stored = self._stored(blob_id)
-        try:
-            digest = content_digest([stored], form == GZ, "")[0]
-        except IntegrityError as exc:
-            raise self._damaged(blob_id + form, exc) from None
-        if digest != blob_id:
-            raise self._damaged(blob_id + form)
+        for _ in self._checked_chunks(blob_id, form, [stored]):
+            pass
         return form, stored
 
     def stored_chunks(self, blob_id: str) -> tuple[str, Iterator[bytes]]:
@@ -303,11 +301,11 @@ class Archive:
         form = self.blob_form(check_id(blob_id))
         if form is None:
             raise UnknownIdError(f"{self.backend.where('blobs', blob_id)}: not in the archive")
-        return form, self._checked_chunks(blob_id, form)
+        return form, self._checked_chunks(blob_id, form, self.backend.read_chunks("blobs", blob_id + form))
 
-    def _checked_chunks(self, blob_id: str, form: str) -> Iterator[bytes]:
+    def _checked_chunks(self, blob_id: str, form: str, chunks: Iterable[bytes]) -> Iterator[bytes]:
         digest = ContentDigest(form == GZ, "")
-        for chunk in self.backend.read_chunks("blobs", blob_id + form):
+        for chunk in chunks:
             try:
                 digest.update(chunk)
             except IntegrityError as exc:

@@ -1,26 +1,18 @@
 """The object-storage backend: an archive under an fsspec URL (``s3://bucket/prefix``, and
 ``gs://``, ``az://``, ``memory://`` or any other protocol fsspec knows).
 
-The layout is the local folder's (``records/ab/cdef….json``, ``blobs/ab/cdef…[.gz]``), so a folder
-and a bucket copy into each other object for object (``ikreport sync``, or ``aws s3 sync``).
-An object is written once with a conditional put (``If-None-Match: *``, which s3fs sends for
-``pipe_file(mode="create")``): when two boxes write the same record at once, the second put
-fails its precondition, which means the same bytes (the name is their hash) are already there.
-A PUT is atomic, so no reader ever sees part of an object. Objects never change once written,
-so the sizes a listing returns are kept and answer ``size`` and ``exists`` without a request.
+The layout is the local folder's, so a folder and a bucket copy into each other object for
+object (``ikreport sync``, or ``aws s3 sync``). An object is written once with a conditional put
+(``If-None-Match: *``): a put refused because the object exists means its bytes (named by their
+hash) are there. A PUT is atomic, so no reader sees part of an object; objects never change, so
+the sizes a listing gives answer ``size`` and ``exists`` without a request.
 
-A build reads through ``copies``: a local copy of each object it fetched, used only while its
-bytes still give back what its name says (decompressed, for a compressed blob), so a rebuild
-fetches only new objects. ``verify`` reads the
-storage itself. Credentials and the endpoint come from where the storage library looks (for
-S3: AWS_ACCESS_KEY_ID and friends, AWS_PROFILE, ~/.aws, AWS_ENDPOINT_URL), never from flags.
-
-A big object is read in ranges of RANGE bytes and, on S3, written as a multipart upload of
-parts of PART bytes or more, completed with the same condition, so no object is held whole. Every
-request has a deadline (``network_deadline``, IKREPORT_NETWORK_DEADLINE): the storage
-library's own timeouts bound each wait for a byte and it retries, so a stalled endpoint would
-otherwise hold a command for minutes in silence; past the deadline the request is given up in
-one line that names the object and what was asked of it.
+A build reads through ``copies``, a local copy of each object it fetched, used only while it
+still gives back what its name says; ``verify`` reads the storage itself. Credentials and the
+endpoint come from where the storage library looks (for S3: AWS_ACCESS_KEY_ID and friends,
+AWS_PROFILE, ~/.aws, AWS_ENDPOINT_URL), never from flags. A big object is read in ranges and,
+on S3, written as a multipart upload, so none is held whole. Every request has a deadline
+(``network_deadline``), past which it is given up in one line naming the object.
 """
 
 from __future__ import annotations

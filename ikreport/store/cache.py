@@ -1,11 +1,9 @@
 """The build cache: what ikreport can always work out again, kept in one SQLite file.
 
-Every entry is keyed by content: a record's summary by the record's id (the hash of its
-bytes) under the rules that validated it, a rendered page by the digest of everything the page
-depends on, a chart by the digest of the rows it draws. An entry is therefore right whoever
-wrote it and whenever, and is never invalidated, only left unused. Nothing here is trusted
-for integrity: every build and ``verify`` re-hash every record they read, and a blob is
-re-hashed whenever it is read (decompressed) or copied into a site.
+Every entry is keyed by content (a record's summary by its id under the rules that validated
+it, a page by the digest of all it depends on, a chart by the rows it draws), so it is right
+whoever wrote it, never invalidated, only left unused. Nothing here is trusted for integrity:
+every build and ``verify`` re-hash every record, and a blob whenever it is read or published.
 
 The file lives in ``$XDG_CACHE_HOME/ikreport``, else ``~/.cache/ikreport`` (``--cache-dir``
 overrides it). Deleting it loses nothing but time; a file that is damaged, locked for too long

@@ -30,17 +30,8 @@ CHUNK = 1 << 20  # bytes decompressed at a time: a big blob is never whole in me
 
 def compress(data: bytes) -> bytes:
     """``data`` as one gzip member (no file name, no time: the same bytes always give the same)."""
-    return b"".join(compress_chunks([data]))
-
-
-def compress_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """The gzip member of the bytes ``chunks`` yield, a piece at a time."""
     compressor = isal_zlib.compressobj(LEVEL, isal_zlib.DEFLATED, GZIP_WBITS)
-    for chunk in chunks:
-        out = compressor.compress(chunk)
-        if out:
-            yield out
-    yield compressor.flush()
+    return compressor.compress(data) + compressor.flush()
 
 
 class Inflater:
@@ -111,16 +102,17 @@ class ContentDigest:
 
     def update(self, chunk: bytes) -> None:
         """Hash what ``chunk`` holds (IntegrityError when a compressed blob is not whole gzip)."""
-        for piece in self._inflater.feed(chunk) if self._inflater is not None else (chunk,):
+        self._add(self._inflater.feed(chunk) if self._inflater is not None else (chunk,))
+
+    def _add(self, pieces: Iterable[bytes]) -> None:
+        for piece in pieces:
             self._digest.update(piece)
             self.size += len(piece)
 
     def hexdigest(self) -> str:
         """The sha256 of everything fed (no more updates after asking)."""
         if self._inflater is not None:
-            for piece in self._inflater.end():
-                self._digest.update(piece)
-                self.size += len(piece)
+            self._add(self._inflater.end())
             self._inflater = None
         return self._digest.hexdigest()
 

@@ -75,23 +75,14 @@ class LocalFolder:
 
     def read(self, area: Area, name: str) -> bytes:
         """The file's bytes; refuses a link (the file, its shard or its area folder)."""
-        fd = self._open(self._file(area, name))
-        try:
-            parts = []
-            while chunk := os.read(fd, 1 << 24):
-                parts.append(chunk)
-            return b"".join(parts)
-        finally:
-            os.close(fd)
+        with os.fdopen(self._open(self._file(area, name)), "rb") as f:
+            return f.read()
 
     def read_chunks(self, area: Area, name: str) -> Iterator[bytes]:
         """The file's bytes, CHUNK at a time, read as ``read`` reads."""
-        fd = self._open(self._file(area, name))
-        try:
-            while chunk := os.read(fd, CHUNK):
+        with os.fdopen(self._open(self._file(area, name)), "rb", buffering=0) as f:
+            while chunk := f.read(CHUNK):
                 yield chunk
-        finally:
-            os.close(fd)
 
     def tail(self, area: Area, name: str, size: int) -> bytes:
         """The file's last ``size`` bytes, read as ``read`` reads."""
@@ -128,17 +119,15 @@ class LocalFolder:
 
     def exists(self, area: Area, name: str) -> bool:
         """Whether the file is there (a link is not followed)."""
-        try:
-            return stat.S_ISREG(os.lstat(self._file(area, name)).st_mode)
-        except OSError:
-            return False
+        return self.size(area, name) is not None
 
     def size(self, area: Area, name: str) -> int | None:
-        """The file's size on disk (a link is not followed); None when absent."""
+        """The file's size on disk; None when absent, or not a regular file (a link is not followed)."""
         try:
-            return os.lstat(self._file(area, name)).st_size
+            st = os.lstat(self._file(area, name))
         except OSError:
             return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def write_once(self, area: Area, name: str, data: bytes) -> None:
         """Write the file unless it is there: temp file, fsync, link, read-only."""

@@ -2,24 +2,16 @@
 
 One object answers "which record does this prefix name", "what does this record point at",
 "what cites it" and "what supersedes it", so that ``check``, ``verify``, the build, its
-workers and report citations all get the same answer. Before this there were several copies
-of each rule, and two of them named different successors for the same record.
+workers and report citations all get the same answer.
 
-Loading re-hashes every record; a record whose summary the cache (cache.py) keeps under the
-rules in force is not parsed again but known by that summary (a LazyRecord, whose data is read,
-and re-hashed, the first time a page asks for it).
-
-The successor rule lives here too: a record whose kind's part names a successor key (the
-supersession kind's does) says that record replaces each one it supersedes; a record has at
-most one successor, and when a broken archive gives it two, the first stating record by id
-wins, so every reader names the same one. commands/supersede.py states what makes a set of
-supersessions broken (IK109) on top of :func:`chosen`.
+Loading re-hashes every record; one whose summary the cache keeps is known by it (a
+LazyRecord). The successor rule lives here too (``of_record``, ``chosen``); commands/supersede.py
+states what makes a set of supersessions broken (IK109) on top of it.
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
 import hashlib
 import itertools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -79,10 +71,6 @@ class LazyRecord(Mapping[str, Any]):
         self.facts: dict[str, Any] = summary["facts"]
         self._load = load
         self._whole: dict[str, Any] | None = None
-
-    def summary(self) -> Summary:
-        """What it is known by: its head and facts."""
-        return {"head": self.head, "facts": self.facts}
 
     def whole(self) -> dict[str, Any]:
         """The whole record, loaded (and checked) the first time it is asked for."""
@@ -158,11 +146,14 @@ class RecordSet:
     by_kind: dict[str, list[str]] = field(default_factory=dict)
     # each record file's size as loading read it, so a build need not stat every record again
     sizes: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    # waits until every record is re-hashed (load's ``later``); a damaged one goes to load's ``failed``
+    finish: Callable[[], None] = field(default=lambda: None, repr=False, compare=False)
     # Worked out on first use (a frozen value's caches: same inputs, same answers).
     _index: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def of(cls, records: dict[str, Record], sizes: dict[str, int] | None = None) -> RecordSet:
+    def of(cls, records: dict[str, Record], sizes: dict[str, int] | None = None,
+           finish: Callable[[], None] | None = None) -> RecordSet:
         """The set of ``records`` (id -> record), with their ids grouped by kind, and the sizes of
         their files where loading read them."""
         by_kind: dict[str, list[str]] = {}
@@ -170,7 +161,8 @@ class RecordSet:
         heads = _heads(records)
         for record_id in order:
             by_kind.setdefault(heads[record_id]["kind"], []).append(record_id)
-        return cls(records=records, by_kind=by_kind, sizes=sizes or {}, _index={"sorted": order, "heads": heads})
+        return cls(records=records, by_kind=by_kind, sizes={} if sizes is None else sizes,
+                   finish=finish or (lambda: None), _index={"sorted": order, "heads": heads})
 
     def whole(self, record_id: str) -> dict[str, Any]:
         """The record as a plain dict, read from the archive if only its summary was loaded."""
@@ -289,12 +281,14 @@ def _citing(records: RecordSet) -> dict[str, dict[str, None]]:
 
 
 def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, IkreportError], None] | None = None,
-         ids: list[str] | None = None) -> RecordSet:
+         ids: list[str] | None = None, later: bool = False) -> RecordSet:
     """Every record of ``archive``, each re-hashed against its id. A record whose summary
     ``cache`` keeps is not parsed (a LazyRecord reads it when its data is asked for); the rest
     are parsed, validated, and their summaries kept. A record that does not load goes to
     ``failed`` and is left out; without ``failed`` the error is raised. ``ids``: the archive's
-    record ids, when the caller has just listed them (a build has, to fetch them)."""
+    record ids, when the caller has just listed them. ``later``: when few records are new, the
+    kept ones are re-hashed in threads while the caller goes on, until the set's ``finish``
+    (a damaged one goes to ``failed`` then but stays in the set, which must not be used)."""
     cache = cache or Cache(None)
     ids = archive.record_ids() if ids is None else ids
     space = summary_space()
@@ -302,47 +296,70 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     sizes: dict[str, int] = {}
     new: list[tuple[str, bytes]] = []
     # Reading and hashing run in threads (both outside the GIL) while this one parses the kept
-    # summaries: every record is still re-hashed, in 0.6 of the time it took in one thread.
-    with ThreadPoolExecutor(max_workers=HASHING_THREADS) as pool:
+    # summaries, or, with ``later``, while the caller renders pages: every record is re-hashed.
+    pool = ThreadPoolExecutor(max_workers=HASHING_THREADS)
+
+    def hashed(which: list[str], whole: bool) -> Iterator[bytes | int | IkreportError]:
         # a thread pool's map takes no chunks: a future per record cost more than the hashing
-        runs = [ids[i:i + HASHING_RUN] for i in range(0, len(ids), HASHING_RUN)]
-        hashed = itertools.chain.from_iterable(pool.map(functools.partial(_records_bytes, archive), runs))
+        runs = [which[i:i + HASHING_RUN] for i in range(0, len(which), HASHING_RUN)]
+        return itertools.chain.from_iterable(pool.map(partial(_records_bytes, archive, whole=whole), runs))
+
+    def take(rid: str, data: bytes | int | IkreportError | None) -> None:
+        try:
+            if isinstance(data, IkreportError):
+                raise data
+            if data is not None:  # None: a kept record, hashed later
+                sizes[rid] = data if isinstance(data, int) else len(data)
+            if rid in kept:
+                loaded.setdefault(rid, LazyRecord(kept[rid], partial(archive.load, rid, known_valid=True)))
+                return
+            assert isinstance(data, bytes)
+            record = record_codec.decode(data, archive.where(rid))
+            new.append((rid, orjson.dumps(summarize(record))))
+            loaded[rid] = record
+        except IkreportError as exc:
+            if failed is None or isinstance(exc, StalledError):  # the storage's fault, not the record's
+                raise
+            failed(rid, exc)
+
+    def finish(pending: Iterable[tuple[str, bytes | int | IkreportError]]) -> None:
+        try:
+            for rid, data in pending:
+                take(rid, data)
+        finally:  # reads not yet begun are dropped: a stalled store costs one deadline, not one per record
+            pool.shutdown(wait=True, cancel_futures=True)
+        cache.put_many(space, new)  # later runs need not parse them
+        new.clear()  # finish may be called again
+
+    rest = None
+    try:
+        early = None if later else hashed(ids, True)
         kept = {rid: summary for rid, value in cache.get_many(space, ids).items()
                 if (summary := as_summary(loads(value))) is not None}
-        try:
-            for rid, data in zip(ids, hashed):
-                try:
-                    if isinstance(data, IkreportError):
-                        raise data
-                    sizes[rid] = len(data)
-                    if rid in kept:
-                        loaded[rid] = LazyRecord(kept[rid], partial(archive.load, rid, known_valid=True))
-                        continue
-                    record = record_codec.decode(data, archive.where(rid))
-                    new.append((rid, orjson.dumps(summarize(record))))
-                    loaded[rid] = record
-                except IkreportError as exc:
-                    if failed is None or isinstance(exc, StalledError):  # the storage's fault, not the record's
-                        raise
-                    failed(rid, exc)
-        except BaseException:
-            # reads not yet begun are dropped: a stalled store costs one deadline, not one per record
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-    cache.put_many(space, new)  # later runs need not parse them
-    return RecordSet.of(loaded, sizes)
+        if early is None and len(ids) - len(kept) < HASHING_RUN:
+            for rid in ids:  # the new ones read now, in order, the kept ones hashed meanwhile
+                take(rid, None if rid in kept else _records_bytes(archive, [rid])[0])
+            held = [rid for rid in ids if rid in kept]
+            rest = partial(finish, zip(held, hashed(held, False)))
+        else:
+            finish(zip(ids, early or hashed(ids, True)))
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    return RecordSet.of(loaded, sizes, rest)
 
 
-def _records_bytes(archive: Archive, record_ids: list[str]) -> list[bytes | IkreportError]:
-    """Each record's bytes, checked against its id, or the error that says why they are not;
-    once the storage stalls, that error stands for the rest unread (one deadline, not one each)."""
-    out: list[bytes | IkreportError] = []
+def _records_bytes(archive: Archive, record_ids: list[str], whole: bool = True) -> list[bytes | int | IkreportError]:
+    """Each record's bytes (their size, unless ``whole``) checked against its id, or the error
+    why not; once the storage stalls, that error stands for the rest (one deadline, not one each)."""
+    out: list[bytes | int | IkreportError] = []
     for record_id in record_ids:
         if out and isinstance(out[-1], StalledError):
             out.append(out[-1])
             continue
         try:
-            out.append(archive.record_bytes(record_id))
+            data = archive.record_bytes(record_id)
+            out.append(data if whole else len(data))
         except IkreportError as exc:
             out.append(exc)
     return out
@@ -350,7 +367,8 @@ def _records_bytes(archive: Archive, record_ids: list[str]) -> list[bytes | Ikre
 
 def summaries(records: RecordSet) -> dict[str, Summary]:
     """Each record's summary (its head and facts), by id: what ``from_summaries`` needs."""
-    return {rid: r.summary() if isinstance(r, LazyRecord) else summarize(r) for rid, r in records.records.items()}
+    return {rid: {"head": r.head, "facts": r.facts} if isinstance(r, LazyRecord) else summarize(r)
+            for rid, r in records.records.items()}
 
 
 def from_summaries(archive: Archive, known: Mapping[str, Summary]) -> RecordSet:
