@@ -15,6 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from ikreport import __version__
+from ikreport import links
 from ikreport.bidi import show_bidi
 from ikreport.errors import BuildError
 from ikreport.formatting import Markdown, md_code, md_text
@@ -164,6 +165,7 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> _Env
     env.filters["rows"] = _rows
     env.filters["mark"] = _mark
     env.globals["version"] = __version__
+    env.globals["chart_url"] = lambda key, page: links.url(links.chart_file(key), page.path)
     return env
 
 
