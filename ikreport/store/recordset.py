@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import orjson
 
 from ikreport.errors import AmbiguousIdError, IkreportError, StalledError, UnknownIdError
-from ikreport.store import records as record_codec
+from ikreport.store import records as record_codec, rehash
 from ikreport.store.archive import Archive, references as record_references
 from ikreport.store.cache import Cache, loads
 from ikreport.store.schema_parts import digest_input, record_facts, successor_key
@@ -287,8 +287,9 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     are parsed, validated, and their summaries kept. A record that does not load goes to
     ``failed`` and is left out; without ``failed`` the error is raised. ``ids``: the archive's
     record ids, when the caller has just listed them. ``later``: when few records are new, the
-    kept ones are re-hashed in threads while the caller goes on, until the set's ``finish``
-    (a damaged one goes to ``failed`` then but stays in the set, which must not be used)."""
+    kept ones are re-hashed elsewhere (a child process, rehash.py; else threads) while the
+    caller goes on, until the set's ``finish`` (a damaged one goes to ``failed`` then but stays
+    in the set, which must not be used)."""
     cache = cache or Cache(None)
     ids = archive.record_ids() if ids is None else ids
     space = summary_space()
@@ -296,7 +297,8 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     sizes: dict[str, int] = {}
     new: list[tuple[str, bytes]] = []
     # Reading and hashing run in threads (both outside the GIL) while this one parses the kept
-    # summaries, or, with ``later``, while the caller renders pages: every record is re-hashed.
+    # summaries, or, with ``later``, in a child while the caller renders pages: every record
+    # is re-hashed.
     pool = ThreadPoolExecutor(max_workers=HASHING_THREADS)
 
     def hashed(which: list[str], whole: bool) -> Iterator[bytes | int | IkreportError]:
@@ -337,10 +339,11 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
         kept = {rid: summary for rid, value in cache.get_many(space, ids).items()
                 if (summary := as_summary(loads(value))) is not None}
         if early is None and len(ids) - len(kept) < HASHING_RUN:
-            for rid in ids:  # the new ones read now, in order, the kept ones hashed meanwhile
-                take(rid, None if rid in kept else _records_bytes(archive, [rid])[0])
             held = [rid for rid in ids if rid in kept]
-            rest = partial(finish, zip(held, hashed(held, False)))
+            elsewhere = rehash.start(archive, held) or hashed(held, False)  # the kept ones, meanwhile
+            for rid in ids:  # the new ones read now, in order
+                take(rid, None if rid in kept else _records_bytes(archive, [rid])[0])
+            rest = partial(finish, zip(held, elsewhere))
         else:
             finish(zip(ids, early or hashed(ids, True)))
     except BaseException:

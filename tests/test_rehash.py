@@ -1,0 +1,88 @@
+"""The records a rebuild knows by summary, re-hashed in a child process (store/rehash.py): the
+child answers exactly as ``Archive.record_bytes`` would in this process, and a child that
+cannot start or dies leaves the answers to this process, never a record unchecked."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import pytest
+
+from conftest import ROOT
+from ikreport.commands.build import build_site
+from ikreport.errors import BuildError, IkreportError, IntegrityError, UnknownIdError
+from ikreport.store import rehash
+from ikreport.store.archive import Archive
+
+
+@pytest.fixture
+def damaged(tmp_path):
+    """The sample archive with one record tampered (same size) and one deleted: (archive, ids
+    in order, the tampered id, the deleted id)."""
+    shutil.copytree(ROOT / "sample_evidence", tmp_path / "arch")
+    archive = Archive.open(tmp_path / "arch")
+    ids = archive.record_ids()
+    tampered, gone = ids[1], ids[-1]
+    path = archive.record_path(tampered)
+    os.chmod(path, 0o644)
+    data = bytearray(path.read_bytes())
+    data[-2] = ord("x") if data[-2] != ord("x") else ord("y")
+    path.write_bytes(bytes(data))
+    os.chmod(archive.record_path(gone), 0o644)
+    os.unlink(archive.record_path(gone))
+    return archive, ids, tampered, gone
+
+
+def described(answers):
+    return [a if isinstance(a, int) else (type(a), str(a)) for a in answers]
+
+
+def in_this_process(archive, ids):
+    out = []
+    for rid in ids:
+        try:
+            out.append(len(archive.record_bytes(rid)))
+        except IkreportError as exc:
+            out.append(exc)
+    return out
+
+
+def test_the_child_answers_as_this_process_would(damaged):
+    archive, ids, tampered, gone = damaged
+    answers = rehash.start(archive, ids)
+    assert answers is not None
+    got = described(answers)
+    assert got == described(in_this_process(archive, ids))
+    assert got[ids.index(tampered)][0] is IntegrityError
+    assert got[ids.index(gone)][0] is UnknownIdError
+    assert sum(isinstance(a, int) for a in got) == len(ids) - 2
+
+
+@pytest.mark.parametrize("executable", ["/bin/false", "/no/such/python"])
+def test_a_child_that_dies_or_cannot_start_leaves_the_hashing_to_this_process(damaged, monkeypatch, executable):
+    archive, ids, tampered, _ = damaged
+    monkeypatch.setattr(sys, "executable", executable)
+    answers = rehash.start(archive, ids)
+    assert (answers is None) == (executable == "/no/such/python")
+    if answers is not None:  # started, died: answered here
+        assert described(answers) == described(in_this_process(archive, ids))
+
+
+@pytest.mark.parametrize("executable", ["/bin/false", "/no/such/python"])
+def test_a_rebuild_without_a_working_child_still_refuses_a_tampered_record(tmp_path, monkeypatch, executable):
+    shutil.copytree(ROOT / "sample_evidence", tmp_path / "arch")
+    archive = Archive.open(tmp_path / "arch")
+    build_site(archive, tmp_path / "site", cache_dir=tmp_path / "cache")
+    path = archive.record_path(archive.record_ids()[2])
+    os.chmod(path, 0o644)
+    path.write_bytes(path.read_bytes().replace(b'"title":"', b'"title":"X', 1))
+    monkeypatch.setattr(sys, "executable", executable)
+    with pytest.raises(BuildError, match="IK108 the bytes do not hash to the file's name"):
+        build_site(archive, tmp_path / "site", cache_dir=tmp_path / "cache")
+
+
+def test_an_archive_in_object_storage_is_hashed_in_this_process(damaged):
+    archive, ids, _, _ = damaged
+    assert rehash.start(Archive("s3://bucket/archive", backend=archive.backend), ids) is None
