@@ -223,3 +223,28 @@ def test_two_series_whose_short_names_collide_get_two_pages(tmp_path, monkeypatc
         title = f"{workload} on NVIDIA H100"
         (link,) = re.findall(rf"\[{re.escape(title)}\]\((h/[a-z0-9-]+)\.md\) \(2 profiles\)", index)
         assert f"# History: {title}" in (tmp_path / "site" / f"{link}.md").read_text()
+
+
+def test_a_history_page_lost_from_the_cache_after_its_look_up_is_made_again(nightly, tmp_path, monkeypatch):
+    """A history page, like a record page, is kept in the build cache and read from it when it
+    is written; an entry gone by then (another build, a damaged file) is made again."""
+    import ikreport.commands.build as build_module
+    import ikreport.store.cache as cache_module
+
+    arch, _ = nightly
+    cache = tmp_path / "c"
+    for out in ("clean", "again"):  # the second from the cache the first filled, every entry gone when read
+        built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / out), "--cache-dir", str(cache)])
+        assert built.exit_code == 0, built.output
+        if out == "clean":
+            monkeypatch.setattr(build_module, "kept_file", lambda *args: None)
+            real_get = cache_module.Cache.get
+            monkeypatch.setattr(cache_module.Cache, "get",
+                                lambda self, space, key: None if space == "chart" else real_get(self, space, key))
+            made_again: list[str] = []
+            real_again = build_module._history_again
+            monkeypatch.setattr(build_module, "_history_again",
+                                lambda *a: made_again.append(a[-1]) or real_again(*a))
+    assert sorted(map(str, made_again))[:2] == ["0", "1"]  # the page's html and Markdown, and its charts
+    assert [p.read_bytes() for p in sorted((tmp_path / "again").rglob("*.*"))] == \
+        [p.read_bytes() for p in sorted((tmp_path / "clean").rglob("*.*"))]

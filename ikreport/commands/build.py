@@ -26,7 +26,7 @@ from ikreport import links
 from ikreport.charts.render import SVG, ChartRenderer
 from ikreport.site.history import Series, find_series, history_key, history_page, series_links
 from ikreport.site.page_cache import HTML, MD, code_digest, keep_page, kept_file, kept_metas, record_page_key, templates_digest
-from ikreport.site.record_pages import OBJECTS, SERIAL_BELOW, Job, Packed, render_record_pages, start_early
+from ikreport.site.record_pages import OBJECTS, SERIAL_BELOW, Job, Packed, RenderedPage, render_record_pages, start_early
 from ikreport.site.listing import paginate
 from ikreport.site.search_index import archive_docs, search_files
 from ikreport.site.pages import changelog_page, index_page, report_page
@@ -168,27 +168,32 @@ def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folde
 def _archive_pages(archive: Archive, checked: Checked, series: list[Series], env: Any, digest: str, cache: Cache,
                    files: SiteFiles, charts_shown: dict[str, tuple[str, list[Any]]], claims: list[int]) -> None:
     """The pages about the whole archive, into ``files``: always rendered (they list every
-    record), but for a series' history page, which the cache keeps as long as its series is
-    the same."""
+    record), but for a series' history page, which the cache keeps, as it keeps record pages,
+    as long as its series is the same."""
     records = checked.records
     charts = ChartRenderer(cache)
-    for s in series:
-        key = history_key(s, records, digest)
-        kept = cache.get_json("history page", key)
-        if not (isinstance(kept, dict) and isinstance(kept.get("html"), str) and isinstance(kept.get("md"), str)
-                and isinstance(kept.get("charts"), dict)):
+    keys = [history_key(s, records, digest) for s in series]
+    metas = kept_metas(cache, keys)
+    for s, key in zip(series, keys):
+        again = functools.partial(_history_again, s, records, archive, env)
+        paths = links.page_file(s.path), links.page_file(s.path, "md")
+        meta = metas.get(key)
+        if meta is None:
             page = history_page(s, records, archive.read_blob, charts, cache)
             html, md = render(env, page)
-            kept = {"html": html, "md": md, "charts": {k["chart"].key: _stamp(k["chart"].svg) for k in page.context["sections"]}}
-            cache.put_json("history page", key, kept)
-        files.add(links.page_file(s.path), kept["html"])
-        files.add(links.page_file(s.path, "md"), kept["md"])
-        for chart, stamp in sorted(kept["charts"].items()):
+            svgs = {k["chart"].key: k["chart"].svg for k in page.context["sections"]}
+            meta = keep_page(cache, key, RenderedPage("", Packed.of(html), Packed.of(md), svgs, 0))
+            files.add(paths[0], html)
+            files.add(paths[1], md)
+        else:  # read from the cache when written, if it must be
+            for n, (path, space) in enumerate(zip(paths, (HTML, MD))):
+                files.add_lazy(path, functools.partial(_kept_or, functools.partial(kept_file, cache, space, key),
+                                                       again, "", n), *meta[("html", "md")[n]])
+        for chart, stamp in sorted(meta["charts"].items()):
             if chart not in charts_shown:  # one chart on two pages is written once
                 charts_shown[chart] = ("", stamp)
-                again = functools.partial(_history_chart_again, s, records, archive, charts, chart)
                 files.add_lazy(links.chart_file(chart), functools.partial(
-                    _kept_or, functools.partial(cache.get, SVG, chart), lambda *_, again=again: again(), "", chart), *stamp)
+                    _kept_or, functools.partial(cache.get, SVG, chart), again, "", chart), *stamp)
     index, *listings = paginate(index_page(records, checked.reports, series_links(series, "index")))
     pages = [index, changelog_page(records)] + [report_page(r, records) for r in checked.reports]
     for page in pages + listings:  # listings: the later rows of the index's tables
@@ -201,15 +206,14 @@ def _archive_pages(archive: Archive, checked: Checked, series: list[Series], env
         files.add(path, text)
 
 
-def _stamp(text: str) -> list[Any]:
-    data = text.encode("utf-8")
-    return [len(data), hashlib.sha256(data).hexdigest()]
-
-
-def _history_chart_again(series: Series, records: RecordSet, archive: Archive, charts: ChartRenderer, key: str) -> bytes:
-    """A history page's chart made again, when the cache lost it since the page was kept."""
-    page = history_page(series, records, archive.read_blob, charts, Cache(None))
-    return next(k["chart"].svg for k in page.context["sections"] if k["chart"].key == key).encode("utf-8")
+def _history_again(series: Series, records: RecordSet, archive: Archive, env: Any, record_id: str,
+                   part: int | str) -> bytes:
+    """Part of a history page made again, when the cache lost it since it was looked up: 0 its
+    html, 1 its Markdown, a chart key that chart's SVG (``record_id`` is unused: _kept_or's)."""
+    page = history_page(series, records, archive.read_blob, ChartRenderer(Cache(None)), Cache(None))
+    if isinstance(part, int):
+        return render(env, page)[part].encode("utf-8")
+    return next(k["chart"].svg for k in page.context["sections"] if k["chart"].key == part).encode("utf-8")
 
 
 def _kept_or(kept: Callable[[], bytes | None], again: Callable[[str, int | str], bytes], record_id: str,
