@@ -45,7 +45,9 @@ def published_blobs(archive: Archive, blobs: Iterable[tuple[str, str]], stored: 
     blobs = list(blobs)
     kept = {k: v for k, v in cache.get_texts(SPACE, [b for b, _ in blobs]).items() if v in SUFFIXES}
     todo = [(blob_id, media_type) for blob_id, media_type in blobs if blob_id not in kept]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    looked = {}
+    if todo:  # a rebuild has only its new blobs to look at, if any
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             looked = dict(zip([b for b, _ in todo], pool.map(lambda item: _look(archive, stored[item[0]][0], *item), todo)))
     cache.put_many(SPACE, [(blob_id, suffix.encode()) for blob_id, (suffix, _) in looked.items()])
     out = {}
