@@ -233,18 +233,36 @@ def test_a_history_page_lost_from_the_cache_after_its_look_up_is_made_again(nigh
 
     arch, _ = nightly
     cache = tmp_path / "c"
-    for out in ("clean", "again"):  # the second from the cache the first filled, every entry gone when read
+
+    def build(out):
         built = CliRunner().invoke(cli, ["build", str(arch), "-o", str(tmp_path / out), "--cache-dir", str(cache)])
         assert built.exit_code == 0, built.output
-        if out == "clean":
-            monkeypatch.setattr(build_module, "kept_file", lambda *args: None)
-            real_get = cache_module.Cache.get
-            monkeypatch.setattr(cache_module.Cache, "get",
-                                lambda self, space, key: None if space == "chart" else real_get(self, space, key))
-            made_again: list[str] = []
-            real_again = build_module._history_again
-            monkeypatch.setattr(build_module, "_history_again",
-                                lambda *a: made_again.append(a[-1]) or real_again(*a))
+
+    build("clean")
+    monkeypatch.setattr(build_module, "kept_file", lambda *args: None)  # every entry gone when read
+    real_get = cache_module.Cache.get
+    monkeypatch.setattr(cache_module.Cache, "get",
+                        lambda self, space, key: None if space == "chart" else real_get(self, space, key))
+    made_again: list[str] = []
+    real_again = build_module._history_again
+    monkeypatch.setattr(build_module, "_history_again", lambda *a: made_again.append(a[-1]) or real_again(*a))
+    build("again")  # from the cache the first build filled
     assert sorted(map(str, made_again))[:2] == ["0", "1"]  # the page's html and Markdown, and its charts
     assert [p.read_bytes() for p in sorted((tmp_path / "again").rglob("*.*"))] == \
         [p.read_bytes() for p in sorted((tmp_path / "clean").rglob("*.*"))]
+
+
+def test_the_median_interval_rank_is_the_binomial_quantile_computed_exactly():
+    """A history point's interval runs from the l-th to the (n+1-l)-th smallest launch, l the
+    least k whose Binomial(n, 1/2) CDF reaches 2.5%: here summed in integers, no rounding."""
+    from math import comb
+
+    from ikreport.analysis.ratio_interval import _lower_rank, median_interval
+
+    for n in [*range(1, 300), 1000, 4097]:
+        total, k = 0, 0
+        while k <= n // 2 and 40 * (total := total + comb(n, k)) < 2**n:
+            k += 1
+        assert _lower_rank(n) == max(k, 1), n
+        if n >= 2:
+            assert median_interval(list(range(n, 0, -1)))[1:] == (max(k, 1), n + 1 - max(k, 1))
