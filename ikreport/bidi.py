@@ -28,9 +28,9 @@ def _escape(match: re.Match[str]) -> str:
 
 def show_bidi(text: str) -> str:
     """``text`` with every bidirectional control shown as a ``\\uNNNN`` escape."""
-    # ASCII holds none; else a look for each control (a C search) costs a fifth of the regex's
-    # pass over a whole page
-    if text.isascii() or not any(c in text for c in _EACH):
+    # ASCII holds none; in a whole page a look for each control (a C search) costs a fifth of
+    # the regex's pass, in a short text more than it
+    if text.isascii() or (len(text) > 1024 and not any(c in text for c in _EACH)):
         return text
     return BIDI_CONTROLS.sub(_escape, text)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -125,10 +126,10 @@ def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[
             if isinstance(found := loads(value), list)}
     new = {key: sorted(terms(text)) for key, text in zip(keys, texts) if key not in kept}
     cache.put_many(TERMS_SPACE, [(key, orjson.dumps(found)) for key, found in new.items()])
-    postings: dict[str, list[int]] = {}
+    postings: defaultdict[str, list[int]] = defaultdict(list)
     for n, key in enumerate(keys):
         for term in kept[key] if key in kept else new[key]:
-            postings.setdefault(term, []).append(n)
+            postings[term].append(n)
     size = sum(len(t) + 6 * len(ns) for t, ns in postings.items())  # about a posting's JSON bytes
     shards = max(1, math.ceil(size / SHARD_BYTES))
     split: list[dict[str, list[int]]] = [{} for _ in range(shards)]
