@@ -30,7 +30,7 @@ from ikreport.site.model import Page
 from ikreport.store.cache import Cache
 from ikreport.store.recordset import RecordSet
 
-_SECOND = re.compile(r":(\d\d)Z$")
+_SECOND = re.compile(r":\d\dZ$")
 SERIES_KEYS = ("gpu", "workload", "engine", "model")
 LABELS = {"gpu": "GPU"}  # subject fields as readers write them
 
@@ -100,7 +100,7 @@ def _series_of(records: RecordSet, name: str, history: History) -> list[Series]:
             key = (tuple(subject.get(k) or "" for k in SERIES_KEYS), tuple(history.shared(record).items()))
             # a time to the second sorts before the milliseconds of that second (it was truncated),
             # never after; the id only makes the order of records of the same second reproducible
-            rows.append((key, _SECOND.sub(r":\1.000Z", when), rid, when))
+            rows.append((key, when[:-1] + ".000Z" if _SECOND.search(when) else when, rid, when))
     out = []
     for (key, shared), group in itertools.groupby(sorted(rows), key=lambda row: row[0]):
         found = list(group)
