@@ -12,9 +12,7 @@ the builder's copies); when no child can be had or it dies, the caller hashes in
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +31,9 @@ def start(archive: Archive, record_ids: list[str]) -> Iterator[Answer] | None:
     folder or no child can be started."""
     if archive.folder is None or not record_ids or not sys.executable:
         return None
+    import subprocess  # here, not above: the child imports this module and needs neither
+    import threading
+
     package_parent = str(Path(__file__).resolve().parents[2])
     try:
         child = subprocess.Popen([sys.executable, "-c", _CHILD, package_parent, archive.location],
