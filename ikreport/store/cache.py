@@ -63,10 +63,6 @@ class Cache:
         """The value kept for ``key`` in ``space``; None when there is none."""
         return self.get_many(space, [key]).get(key)
 
-    def every(self, space: str) -> dict[str, bytes]:
-        """Every key and value kept in ``space``."""
-        return dict(self._query("SELECT key, value FROM kept WHERE space = ?", [space]))
-
     def count(self, space: str) -> int:
         """How many entries ``space`` holds."""
         found = self._query("SELECT count(*), '' FROM kept WHERE space = ?", [space])

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import itertools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from importlib import resources
@@ -30,8 +28,7 @@ from ikreport.store.cache import Cache, loads
 from ikreport.store.schema_parts import digest_input, record_facts, successor_key
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
-HASHING_THREADS = 2
-HASHING_RUN = 64  # records read and hashed by one task of the pool
+LATER_BELOW = 64  # new records; with fewer, load's ``later`` re-hashes the kept ones meanwhile
 Summary = dict[str, Any]  # {"head": every field but data, "facts": the kind's facts}
 T = TypeVar("T")
 
@@ -287,24 +284,17 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     are parsed, validated, and their summaries kept. A record that does not load goes to
     ``failed`` and is left out; without ``failed`` the error is raised. ``ids``: the archive's
     record ids, when the caller has just listed them. ``later``: when few records are new, the
-    kept ones are re-hashed elsewhere (a child process, rehash.py; else threads) while the
-    caller goes on, until the set's ``finish`` (a damaged one goes to ``failed`` then but stays
-    in the set, which must not be used)."""
+    kept ones are re-hashed in a child process (rehash.py) while the caller goes on, until the
+    set's ``finish`` (a damaged one goes to ``failed`` then but stays in the set, which must
+    not be used)."""
     cache = cache or Cache(None)
     ids = archive.record_ids() if ids is None else ids
     space = summary_space()
     loaded: dict[str, Record] = {}
     sizes: dict[str, int] = {}
     new: list[tuple[str, bytes]] = []
-    # Reading and hashing run in threads (both outside the GIL) while this one parses the kept
-    # summaries, or, with ``later``, in a child while the caller renders pages: every record
-    # is re-hashed.
-    pool = ThreadPoolExecutor(max_workers=HASHING_THREADS)
-
-    def hashed(which: list[str], whole: bool) -> Iterator[bytes | int | IkreportError]:
-        # a thread pool's map takes no chunks: a future per record cost more than the hashing
-        runs = [which[i:i + HASHING_RUN] for i in range(0, len(which), HASHING_RUN)]
-        return itertools.chain.from_iterable(pool.map(partial(_records_bytes, archive, whole=whole), runs))
+    kept = {rid: summary for rid, value in cache.get_many(space, ids).items()
+            if (summary := as_summary(loads(value))) is not None}
 
     def take(rid: str, data: bytes | int | IkreportError | None) -> None:
         try:
@@ -313,59 +303,32 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
             if data is not None:  # None: a kept record, hashed later
                 sizes[rid] = data if isinstance(data, int) else len(data)
             if rid in kept:
-                loaded.setdefault(rid, LazyRecord(kept[rid], partial(archive.load, rid, known_valid=True)))
+                if rid not in loaded:  # taken again when its hash is known
+                    loaded[rid] = LazyRecord(kept[rid], partial(archive.load, rid, known_valid=True))
                 return
             assert isinstance(data, bytes)
             record = record_codec.decode(data, archive.where(rid))
             new.append((rid, orjson.dumps(summarize(record))))
             loaded[rid] = record
         except IkreportError as exc:
-            if failed is None or isinstance(exc, StalledError):  # the storage's fault, not the record's
+            if failed is None or isinstance(exc, StalledError):  # the storage's fault: one deadline, not one each
                 raise
             failed(rid, exc)
 
     def finish(pending: Iterable[tuple[str, bytes | int | IkreportError]]) -> None:
-        try:
-            for rid, data in pending:
-                take(rid, data)
-        finally:  # reads not yet begun are dropped: a stalled store costs one deadline, not one per record
-            pool.shutdown(wait=True, cancel_futures=True)
+        for rid, data in pending:  # read as taken, so a stalled store stops the reading
+            take(rid, data)
         cache.put_many(space, new)  # later runs need not parse them
         new.clear()  # finish may be called again
 
-    rest = None
-    try:
-        early = None if later else hashed(ids, True)
-        kept = {rid: summary for rid, value in cache.get_many(space, ids).items()
-                if (summary := as_summary(loads(value))) is not None}
-        if early is None and len(ids) - len(kept) < HASHING_RUN:
-            held = [rid for rid in ids if rid in kept]
-            elsewhere = rehash.start(archive, held) or hashed(held, False)  # the kept ones, meanwhile
-            for rid in ids:  # the new ones read now, in order
-                take(rid, None if rid in kept else _records_bytes(archive, [rid])[0])
-            rest = partial(finish, zip(held, elsewhere))
-        else:
-            finish(zip(ids, early or hashed(ids, True)))
-    except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    return RecordSet.of(loaded, sizes, rest)
-
-
-def _records_bytes(archive: Archive, record_ids: list[str], whole: bool = True) -> list[bytes | int | IkreportError]:
-    """Each record's bytes (their size, unless ``whole``) checked against its id, or the error
-    why not; once the storage stalls, that error stands for the rest (one deadline, not one each)."""
-    out: list[bytes | int | IkreportError] = []
-    for record_id in record_ids:
-        if out and isinstance(out[-1], StalledError):
-            out.append(out[-1])
-            continue
-        try:
-            data = archive.record_bytes(record_id)
-            out.append(data if whole else len(data))
-        except IkreportError as exc:
-            out.append(exc)
-    return out
+    held = [rid for rid in ids if rid in kept]
+    elsewhere = rehash.start(archive, held) if later and len(ids) - len(held) < LATER_BELOW else None
+    if elsewhere is None:
+        finish((rid, rehash.checked(archive, rid)) for rid in ids)
+        return RecordSet.of(loaded, sizes)
+    for rid in ids:  # the new ones read now, in order
+        take(rid, None if rid in kept else rehash.checked(archive, rid))
+    return RecordSet.of(loaded, sizes, partial(finish, zip(held, elsewhere)))
 
 
 def summaries(records: RecordSet) -> dict[str, Summary]:

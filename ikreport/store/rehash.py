@@ -1,12 +1,10 @@
-"""Records re-hashed in a child process while the caller goes on.
+"""Records re-hashed against their ids: in the caller's threads, or in a child process.
 
-A rebuild re-hashes every record it knows by a kept summary while it makes its pages. Threads
-of the builder's own process would share its interpreter lock with the page making: each read
-and each hash hands the lock back and forth, and on two cores that cost the builder more time
-than the hashing itself. A child process has a lock of its own. It reopens the archive, checks
-each record as ``Archive.record_bytes`` does, and answers with each one's size or the error
-why not, in order. Only a folder archive is hashed so (a bucket's objects are read through
-the builder's copies); when no child can be had or it dies, the caller hashes in its process.
+A rebuild re-hashes every record it knows by a kept summary while it makes its pages. Its
+threads would share the interpreter lock with the page making, each read and hash handing it
+back and forth, which on two cores cost more than the hashing; a child has a lock of its own.
+It reopens the (folder) archive and answers, in order, each record's size or the error why not.
+When it cannot start or dies, the caller hashes the records itself.
 """
 
 from __future__ import annotations
@@ -20,24 +18,32 @@ from ikreport import errors
 from ikreport.errors import IkreportError
 from ikreport.store.archive import Archive
 
-Answer = int | IkreportError  # a record's size, or why it is not whole
+Answer = bytes | int | IkreportError  # a record's bytes or size, or why it is not whole
 # the child: ikreport from the folder this process has it from, then serve()
 _CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from ikreport.store.rehash import serve; serve(sys.argv[2])"
 
 
+def checked(archive: Archive, record_id: str, whole: bool = True) -> Answer:
+    """A record's bytes (their size, unless ``whole``) checked against its id, or the error why not."""
+    try:
+        data = archive.record_bytes(record_id)
+    except IkreportError as exc:
+        return exc
+    return data if whole else len(data)
+
+
 def start(archive: Archive, record_ids: list[str]) -> Iterator[Answer] | None:
-    """Start re-hashing ``record_ids`` in a child process; returns the answers (one per id, in
-    order), which wait for the child when first asked for. None when the archive is not a
-    folder or no child can be started."""
+    """Start re-hashing ``record_ids`` in a child; returns each one's size or error, in order,
+    waiting for the child when first asked. None for an archive not in a folder, or no child."""
     if archive.folder is None or not record_ids or not sys.executable:
         return None
     import subprocess  # here, not above: the child imports this module and needs neither
     import threading
 
-    package_parent = str(Path(__file__).resolve().parents[2])
     try:
-        child = subprocess.Popen([sys.executable, "-c", _CHILD, package_parent, archive.location],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen([sys.executable, "-c", _CHILD, str(Path(__file__).resolve().parents[2]),
+                                  archive.location], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL)
     except OSError:
         return None
     out: list[bytes] = []
@@ -52,10 +58,10 @@ def start(archive: Archive, record_ids: list[str]) -> Iterator[Answer] | None:
             found = json.loads(out[0]) if out and child.returncode == 0 else None
         except ValueError:
             found = None
-        if not isinstance(found, list) or len(found) != len(record_ids):
-            yield from _in_process(archive, record_ids)  # the child died or was killed: hash here
-        else:
+        if isinstance(found, list) and len(found) == len(record_ids):
             yield from map(_answer, found)
+        else:  # the child died or was killed: hash here
+            yield from (checked(archive, rid, whole=False) for rid in record_ids)
     return answers()
 
 
@@ -67,20 +73,9 @@ def _answer(item: object) -> Answer:
     return (kind if isinstance(kind, type) and issubclass(kind, IkreportError) else IkreportError)(str(message))
 
 
-def _in_process(archive: Archive, record_ids: list[str]) -> list[Answer]:
-    out: list[Answer] = []
-    for record_id in record_ids:
-        try:
-            out.append(len(archive.record_bytes(record_id)))
-        except IkreportError as exc:
-            out.append(exc)
-    return out
-
-
 def serve(location: str) -> None:
     """The child: the ids on standard input, one a line; on standard output, a JSON list of each
     one's size, or [error class, message]."""
     archive = Archive.at(Path(location))
-    ids = sys.stdin.read().split()
-    answers = [a if isinstance(a, int) else [type(a).__name__, str(a)] for a in _in_process(archive, ids)]
-    sys.stdout.write(json.dumps(answers))
+    answers = [checked(archive, rid, whole=False) for rid in sys.stdin.read().split()]
+    sys.stdout.write(json.dumps([a if isinstance(a, int) else [type(a).__name__, str(a)] for a in answers]))
