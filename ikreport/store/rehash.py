@@ -1,4 +1,4 @@
-"""Records re-hashed against their ids: in the caller's threads, or in a child process.
+"""Records re-hashed against their ids: by the caller, or in a child process meanwhile.
 
 A rebuild re-hashes every record it knows by a kept summary while it makes its pages. Its
 threads would share the interpreter lock with the page making, each read and hash handing it
