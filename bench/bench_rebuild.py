@@ -6,9 +6,8 @@ A link copy of the bench archive (bench_build.py's) is built once; then each reb
 one more imported profile, the disk synced first, in this process, as ``ikreport build`` runs
 (the collector paused). Each function ``build_site`` calls is timed by name (a phase called
 twice adds up, one called inside another counts for the outer one); "(the rest)" is the build's
-own loops and what no phase covers: the build memo read and kept, the build's objects freed when
-it returns. Prints the minimum and median of the rebuilds, phases by
-their minimum: the figures bench/README.md's "A rebuild after one record" tables quote.
+own loops and what no phase covers, the build's objects freed when it returns among them.
+Prints the minimum and median of the rebuilds, and the phases by their minimum.
 """
 
 from __future__ import annotations
