@@ -115,8 +115,9 @@ def fmt_number(value: float | None) -> str:
 
 
 # Every character that can start Markdown or HTML markup mid-line (``&`` starts an entity,
-# ``~`` GFM strikethrough), and a list marker, which does so where a value starts a line.
-MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#&~])")
+# ``~`` GFM strikethrough), the backslash first so that the escapes added after it stay single;
+# and a list marker, which starts markup where a value starts a line.
+MD_SPECIAL = "\\`*_[]<>|#&~"
 MD_LIST_MARKER = re.compile(r"^(?:([-+])|(\d+)([.)]))(?=\s|$)")
 BACKTICKS = re.compile(r"`+")
 
@@ -132,8 +133,17 @@ def md_text(value: object) -> Markdown:
     backslash-escaped (CommonMark renders an escaped ASCII punctuation character as itself)."""
     if isinstance(value, Markdown):
         return value
-    text = MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
-    return Markdown(MD_LIST_MARKER.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text))
+    text = " ".join(str(value).split())
+    for special in MD_SPECIAL:  # str.replace at C speed: a regex's replacement template cost more
+        if special in text:
+            text = text.replace(special, "\\" + special)
+    if text[:1] in "-+0123456789" and text:
+        text = MD_LIST_MARKER.sub(_list_marker, text)
+    return Markdown(text)
+
+
+def _list_marker(m: re.Match[str]) -> str:
+    return f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}"
 
 
 def md_code(value: object) -> Markdown:

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
@@ -151,6 +151,42 @@ def test_md_code_fences_longer_than_any_backtick_run(text):
     tokens = MarkdownIt("commonmark", {"html": True}).parseInline(f"before {md_code(text)} after")[0].children
     assert [t.type for t in tokens] == ["text", "code_inline", "text"]
     assert tokens[1].content == text
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("amp1 -+.)\\`*_[]<>|#&;~!\"'=:/()é·"), max_size=24))
+@example('&amp; &#35; &#x41;')
+@example('~~struck~~')
+@example('<b>x</b>')
+@example('[a](b)')
+@example('`code`')
+@example('*em* __strong__')
+@example('a\\*b')
+@example('a | b')
+@example('<https://x.y>')
+@example('# h')
+@example('- x')
+@example('1. x')
+def test_md_text_reads_back_as_the_text_it_was_given(text):
+    """Whatever record text holds, its Markdown twin shows that text, white space folded, and no
+    markup: in a line and in a table cell, as the .md templates place values."""
+    from ikreport.formatting import md_text
+
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    shown = f"value: {' '.join(text.split())}".strip()
+    for source in (f"value: {md_text(text)}", f"| value: {md_text(text)} |\n|---|\n"):
+        inline = [t for t in md.parse(source) if t.type == "inline"]
+        assert len(inline) == 1 and all(c.type == "text" for c in inline[0].children), (text, source)
+        assert "".join(c.content for c in inline[0].children).strip() == shown
+
+
+@pytest.mark.parametrize("text", ["- x", "+ x", "1. x", "2) x", "10. x", "-", "3."])
+def test_md_text_starting_a_line_starts_no_list(text):
+    from ikreport.formatting import md_text
+
+    tokens = MarkdownIt("commonmark").parse(md_text(text))
+    assert [t.type for t in tokens] == ["paragraph_open", "inline", "paragraph_close"]
+    assert tokens[1].children[0].content == text
 
 
 def test_md_templates_escape_every_value_even_without_the_md_filter(tmp_path):
