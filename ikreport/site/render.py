@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import orjson
 from markupsafe import Markup
 
 from ikreport import __version__
@@ -94,7 +95,10 @@ def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: st
     ext = _ext(context)
     env = context.environment
     assert isinstance(env, _Environment)
-    keys = [hashlib.blake2b(f"{ext} {table} {row!r}".encode(), digest_size=16).hexdigest() for row in rows]
+    # orjson writes the values as they are (a str subclass, say Markup, by its repr), faster than repr
+    head = f"{ext} {table} ".encode()
+    keys = [hashlib.blake2b(head + orjson.dumps(row, option=orjson.OPT_PASSTHROUGH_SUBCLASS, default=repr),
+                            digest_size=16).hexdigest() for row in rows]
     kept = env.build_cache.get_texts(env.rows_space, keys)
     new = {key: _row_text(env, ext, row, table) for key, row in zip(keys, rows) if key not in kept}
     env.build_cache.put_many(env.rows_space, [(key, text.encode("utf-8")) for key, text in new.items()])
