@@ -1,7 +1,9 @@
 """Worker processes, made one way: from a clean ``forkserver`` process, never by forking the
 caller, which may already hold threads (a fork of a process with threads can deadlock in the
 child: vl-convert did). A module named in ``preload`` is imported once by the forkserver, so
-each worker starts with it rather than importing it as it unpickles its first task."""
+each worker starts with it rather than importing it as it unpickles its first task. The
+forkserver is started with PYTHONSAFEPATH, so it imports nothing from the folder the command
+was run in (a clone of someone's archive may hold a json.py)."""
 
 from __future__ import annotations
 
@@ -26,14 +28,23 @@ def pool(workers: int, initializer: Callable[..., object] | None = None, initarg
          preload: list[str] | None = None) -> ProcessPoolExecutor:
     """A pool of ``workers`` processes started from the forkserver."""
     context = multiprocessing.get_context("forkserver")
-    if preload:
-        context.set_forkserver_preload(preload)
+    start_server(preload or [])
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=initializer, initargs=initargs)
 
 
 def start_server(preload: list[str]) -> None:
-    """Start the forkserver now, importing ``preload``, so a pool made later need not wait for it."""
+    """Start the forkserver now (if it is not running), importing ``preload``, so a pool made
+    later need not wait for it."""
     from multiprocessing import forkserver
 
-    multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
-    forkserver.ensure_running()
+    if preload:
+        multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
+    was = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        forkserver.ensure_running()
+    finally:
+        if was is None:
+            del os.environ["PYTHONSAFEPATH"]
+        else:
+            os.environ["PYTHONSAFEPATH"] = was

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
 from ikreport.commands.build import build_site
 from ikreport.errors import BuildError, IkreportError, IntegrityError, UnknownIdError
+from ikreport.site.record_pages import SERIAL_BELOW
 from ikreport.store import rehash
 from ikreport.store.archive import Archive
 
@@ -49,11 +53,15 @@ def in_this_process(archive, ids):
     return out
 
 
-def test_the_child_answers_as_this_process_would(damaged):
+def test_the_child_answers_as_this_process_would(damaged, monkeypatch):
     archive, ids, tampered, gone = damaged
     answers = rehash.start(archive, ids)
     assert answers is not None
+    here: list[str] = []  # what this process hashed itself: nothing, when the child answered
+    real = rehash.checked
+    monkeypatch.setattr(rehash, "checked", lambda archive, rid, whole=True: here.append(rid) or real(archive, rid, whole))
     got = described(answers)
+    assert here == []
     assert got == described(in_this_process(archive, ids))
     assert got[ids.index(tampered)][0] is IntegrityError
     assert got[ids.index(gone)][0] is UnknownIdError
@@ -86,3 +94,65 @@ def test_a_rebuild_without_a_working_child_still_refuses_a_tampered_record(tmp_p
 def test_an_archive_in_object_storage_is_hashed_in_this_process(damaged):
     archive, ids, _, _ = damaged
     assert rehash.start(Archive("s3://bucket/archive", backend=archive.backend), ids) is None
+
+
+PLANTED = ("json", "pathlib", "hashlib", "threading", "subprocess", "selectors", "signal", "base64", "struct")
+
+
+def test_a_build_imports_nothing_from_the_folder_it_is_run_in(tmp_path):
+    """A clone of someone's archive may hold a json.py: neither the re-hash child of a rebuild
+    nor the forkserver of a first build's workers imports it from the folder the command runs in."""
+    arch = tmp_path / "arch"
+    shutil.copytree(ROOT / "sample_evidence", arch)
+    archive = Archive.open(arch)
+    source = archive.record_ids()[0]
+    for n in range(SERIAL_BELOW):  # enough pages for a first build's worker pool
+        record = archive.load(source)
+        archive.put_record({**record, "title": f"{record['title']} ({n})"})
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    ran = tmp_path / "ran"
+    for name in PLANTED:
+        (clone / f"{name}.py").write_text(f"open({str(ran)!r}, 'a').write({name!r} + ' ')\nraise ImportError\n")
+    ikreport = str(Path(sys.executable).with_name("ikreport"))
+    for build in ("first", "rebuild"):
+        out = subprocess.run([ikreport, "build", str(arch), "-o", str(tmp_path / "site"), "--cache-dir",
+                              str(tmp_path / "cache")], cwd=clone, capture_output=True, text=True)
+        assert out.returncode == 0, (build, out.stderr)
+    assert not ran.exists(), ran.read_text()
+
+
+def test_a_killed_builder_leaves_no_child_hashing_on(tmp_path):
+    """The child watches its builder: killed with SIGKILL, the builder leaves no re-hash child."""
+    shutil.copytree(ROOT / "sample_evidence", tmp_path / "arch")
+    script = tmp_path / "builder.py"
+    script.write_text(
+        "import sys, time\n"
+        "from ikreport.store import rehash\n"
+        "from ikreport.store.archive import Archive\n"
+        "archive = Archive.open(sys.argv[1])\n"
+        "answers = rehash.start(archive, archive.record_ids() * 50000)  # many seconds of hashing\n"
+        "time.sleep(3)  # the ids all handed over: the child is hashing, not waiting for them\n"
+        "print('started', flush=True)\n"
+        "time.sleep(600)\n")
+    builder = subprocess.Popen([sys.executable, str(script), str(tmp_path / "arch")], stdout=subprocess.PIPE, text=True)
+    assert builder.stdout is not None and builder.stdout.readline() == "started\n"
+
+    def children() -> list[int]:  # re-hash children of this archive, by their command lines
+        out = []
+        for proc in Path("/proc").iterdir():
+            try:
+                line = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"rehash import serve" in line and str(tmp_path / "arch").encode() in line:
+                out.append(int(proc.name))
+        return out
+
+    assert children()
+    builder.kill()
+    builder.wait()
+    deadline = time.monotonic() + 10
+    while children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert children() == []

@@ -10,6 +10,7 @@ When it cannot start or dies, the caller hashes the records itself.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +20,10 @@ from ikreport.errors import IkreportError
 from ikreport.store.archive import Archive
 
 Answer = bytes | int | IkreportError  # a record's bytes or size, or why it is not whole
-# the child: ikreport from the folder this process has it from, then serve()
-_CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from ikreport.store.rehash import serve; serve(sys.argv[2])"
+# The child: ikreport from the folder this process has it from, then serve(). -P: no module is
+# looked for in the folder the build was started from (an archive's clone may hold a json.py).
+_CHILD = "import sys; sys.path.insert(0, sys.argv[1]); from ikreport.store.rehash import serve; serve(*sys.argv[2:])"
+WATCH_EVERY = 64  # records the child hashes between looks at whether the builder is still there
 
 
 def checked(archive: Archive, record_id: str, whole: bool = True) -> Answer:
@@ -41,9 +44,9 @@ def start(archive: Archive, record_ids: list[str]) -> Iterator[Answer] | None:
     import threading
 
     try:
-        child = subprocess.Popen([sys.executable, "-c", _CHILD, str(Path(__file__).resolve().parents[2]),
-                                  archive.location], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL)
+        child = subprocess.Popen([sys.executable, "-P", "-c", _CHILD, str(Path(__file__).resolve().parents[2]),
+                                  archive.location, str(os.getpid())], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         return None
     out: list[bytes] = []
@@ -73,9 +76,15 @@ def _answer(item: object) -> Answer:
     return (kind if isinstance(kind, type) and issubclass(kind, IkreportError) else IkreportError)(str(message))
 
 
-def serve(location: str) -> None:
+def serve(location: str, builder: str) -> None:
     """The child: the ids on standard input, one a line; on standard output, a JSON list of each
-    one's size, or [error class, message]."""
+    one's size, or [error class, message]. It stops, answering nothing, once the builder (pid
+    ``builder``) is gone: a killed build leaves no child hashing on."""
     archive = Archive.at(Path(location))
-    answers = [checked(archive, rid, whole=False) for rid in sys.stdin.read().split()]
-    sys.stdout.write(json.dumps([a if isinstance(a, int) else [type(a).__name__, str(a)] for a in answers]))
+    answers = []
+    for n, rid in enumerate(sys.stdin.read().split()):
+        if n % WATCH_EVERY == 0 and os.getppid() != int(builder):  # orphans are given a new parent
+            return
+        answer = checked(archive, rid, whole=False)
+        answers.append(answer if isinstance(answer, int) else [type(answer).__name__, str(answer)])
+    sys.stdout.write(json.dumps(answers))
