@@ -141,7 +141,8 @@ class Kind:
     view: Callable[[Record, PageContext], dict[str, Any]] | None = None
     template: str = "record"  # its page's template: <template>.html and <template>.md
     charts: ChartMakers = field(default_factory=dict)
-    # what else a page of this kind depends on, beyond its references (page_cache.py)
+    # what else a page of this kind depends on, beyond its references: ids and text, which
+    # page_cache.py keys the page by
     page_inputs: Callable[[Record, RecordSet], Any] | None = None
     # the index's profile-table cells {"launches", "time", "top"} from facts; None: the other table
     index_row: Callable[[Mapping[str, Any]], dict[str, str]] | None = None

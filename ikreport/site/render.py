@@ -95,15 +95,21 @@ def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: st
     ext = _ext(context)
     env = context.environment
     assert isinstance(env, _Environment)
-    # orjson writes the values as they are (a str subclass, say Markup, by its repr), faster than repr
+    # A row's values are text, None and dicts of them (kinds/base.py index_row), which orjson
+    # writes exactly and faster than repr; anything else (Markup, say) is written as [type, repr],
+    # never as the text it holds.
     head = f"{ext} {table} ".encode()
-    keys = [hashlib.blake2b(head + orjson.dumps(row, option=orjson.OPT_PASSTHROUGH_SUBCLASS, default=repr),
+    keys = [hashlib.blake2b(head + orjson.dumps(row, option=orjson.OPT_PASSTHROUGH_SUBCLASS, default=_typed),
                             digest_size=16).hexdigest() for row in rows]
     kept = env.build_cache.get_texts(env.rows_space, keys)
     new = {key: _row_text(env, ext, row, table) for key, row in zip(keys, rows) if key not in kept}
     env.build_cache.put_many(env.rows_space, [(key, text.encode("utf-8")) for key, text in new.items()])
     text = "".join([(new[key] if key in new else kept[key]) + "\n" for key in keys])
     return Markup(text) if ext == "html" else Markdown(text)
+
+
+def _typed(value: object) -> list[str]:
+    return [type(value).__name__, repr(value)]
 
 
 @jinja2.pass_context
