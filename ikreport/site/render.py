@@ -78,20 +78,12 @@ def _finalize(context: jinja2.runtime.Context, value: object) -> object:
 
 
 @jinja2.pass_context
-def _row(context: jinja2.runtime.Context, row: dict[str, Any], table: str) -> object:
-    """``row`` as a row of ``table``: the macro of that name in _rows.html or _rows.md."""
-    ext = _ext(context)
-    text = _row_text(context.environment, ext, row, table)
-    return Markup(text) if ext == "html" else Markdown(text)
-
-
-@jinja2.pass_context
 def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: str) -> object:
-    """Each of ``rows`` as ``_row`` gives it, each followed by a newline: a table's body in one
-    call (a thousand rows through a template loop and a filter each cost twice the time). A
-    row's text is a pure function of its values (all the macro reads), the templates and the
-    code, so the build cache keeps it under a digest of them: a rebuild of an index of
-    thousands of records renders only the rows it has not shown before."""
+    """Each of ``rows`` as a row of ``table`` (the macro of that name in _rows.html or _rows.md),
+    each followed by a newline: a table's body in one call (a thousand rows through a template
+    loop cost twice the time). A row's text is a pure function of its values (all the macro
+    reads), the templates and the code, so the build cache keeps it under a digest of them: a
+    rebuild of an index of thousands of records renders only the rows it has not shown before."""
     ext = _ext(context)
     env = context.environment
     assert isinstance(env, _Environment)
@@ -99,17 +91,14 @@ def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: st
     # writes exactly and faster than repr; anything else (Markup, say) is written as [type, repr],
     # never as the text it holds.
     head = f"{ext} {table} ".encode()
-    keys = [hashlib.blake2b(head + orjson.dumps(row, option=orjson.OPT_PASSTHROUGH_SUBCLASS, default=_typed),
+    keys = [hashlib.blake2b(head + orjson.dumps(row, option=orjson.OPT_PASSTHROUGH_SUBCLASS,
+                                                default=lambda v: [type(v).__name__, repr(v)]),
                             digest_size=16).hexdigest() for row in rows]
     kept = env.build_cache.get_texts(env.rows_space, keys)
     new = {key: _row_text(env, ext, row, table) for key, row in zip(keys, rows) if key not in kept}
     env.build_cache.put_many(env.rows_space, [(key, text.encode("utf-8")) for key, text in new.items()])
     text = "".join([(new[key] if key in new else kept[key]) + "\n" for key in keys])
     return Markup(text) if ext == "html" else Markdown(text)
-
-
-def _typed(value: object) -> list[str]:
-    return [type(value).__name__, repr(value)]
 
 
 @jinja2.pass_context
@@ -171,7 +160,6 @@ def environment(override: Path | None, bytecode_dir: Path | None = None) -> _Env
     )
     env.filters["md"] = md_text
     env.filters["mdcode"] = md_code
-    env.filters["row"] = _row
     env.filters["rows"] = _rows
     env.filters["mark"] = _mark
     env.globals["version"] = __version__
