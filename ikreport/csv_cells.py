@@ -91,16 +91,18 @@ def restore(cell: str) -> str:
 def has_formula_cells(data: bytes) -> bool:
     """Whether a spreadsheet opening ``data`` as CSV would find a text cell it could run as
     a formula. A file that cannot be read as CSV counts as having one."""
+    lines: Any
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = data.decode("utf-16", errors="replace")
         if not _may_hold_formula(text.encode("utf-8")):
             return False
+        lines = io.StringIO(text, newline="")
     elif not _may_hold_formula(data):  # before decoding: most files end here
         return False
-    else:
-        text = data.decode("utf-8-sig", errors="replace")
+    else:  # decoded as read: an export whose preamble starts "==PROF==" is decided at its first line
+        lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace", newline="")
     try:
-        for row in csv.reader(io.StringIO(text, newline="")):
+        for row in csv.reader(lines):
             for cell in row:
                 if cell.startswith(TRIGGERS) and not _is_number(cell):
                     return True
