@@ -13,8 +13,8 @@ import hashlib
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ikreport import csv_cells
 from ikreport.csv_cells import has_formula_cells
@@ -29,8 +29,7 @@ SUFFIXES = {"", *MEDIA_EXT.values()}
 SPACE = f"offered {hashlib.sha256(Path(csv_cells.__file__).read_bytes()).hexdigest()[:16]}"
 
 
-@dataclass(frozen=True)
-class Published:
+class Published(NamedTuple):  # a tuple: a build makes one for every blob it publishes
     """A blob as the site publishes it."""
 
     suffix: str  # the file name's, after the id: ".csv", ".txt.gz" …

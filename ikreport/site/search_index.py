@@ -26,9 +26,9 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -50,8 +50,7 @@ _RUN = re.compile(r"[a-z0-9]+")
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
-@dataclass(frozen=True)
-class SearchDoc:
+class SearchDoc(NamedTuple):  # a tuple: a build makes one for every record
     """One thing search can find: a record or a report."""
 
     title: str
