@@ -293,6 +293,10 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     loaded: dict[str, Record] = {}
     sizes: dict[str, int] = {}
     new: list[tuple[str, bytes]] = []
+    # the child starts on every record before the summaries are read, when the cache holds
+    # about as many as there are records; if too few prove kept, it is left unread
+    held = cache.count(space) if later else 0
+    elsewhere = rehash.start(archive, ids) if 0 < held and held + LATER_BELOW > len(ids) else None
     kept = {rid: summary for rid, value in cache.get_many(space, ids).items()
             if (summary := as_summary(loads(value))) is not None}
 
@@ -321,14 +325,12 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
         cache.put_many(space, new)  # later runs need not parse them
         new.clear()  # finish may be called again
 
-    held = [rid for rid in ids if rid in kept]
-    elsewhere = rehash.start(archive, held) if later and len(ids) - len(held) < LATER_BELOW else None
-    if elsewhere is None:
+    if elsewhere is None or len(ids) - len(kept) >= LATER_BELOW:
         finish((rid, rehash.checked(archive, rid)) for rid in ids)
         return RecordSet.of(loaded, sizes)
     for rid in ids:  # the new ones read now, in order
         take(rid, None if rid in kept else rehash.checked(archive, rid))
-    return RecordSet.of(loaded, sizes, partial(finish, zip(held, elsewhere)))
+    return RecordSet.of(loaded, sizes, partial(finish, ((rid, a) for rid, a in zip(ids, elsewhere) if rid in kept)))
 
 
 def summaries(records: RecordSet) -> dict[str, Summary]:
