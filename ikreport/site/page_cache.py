@@ -17,7 +17,7 @@ import orjson
 from ikreport import __version__
 from ikreport.kinds.registry import kind
 from ikreport.site.pages import shown_titles
-from ikreport.store.cache import Cache, loads
+from ikreport.store.cache import Cache, key_bytes, loads
 from ikreport.errors import IntegrityError
 from ikreport.site.record_pages import RenderedPage
 from ikreport.store.compression import inflate
@@ -67,8 +67,7 @@ def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, 
         sorted((s["id"], published[s["id"]]) for s in record["sources"] if s["id"] in published),
         templates, code_digest(),
     )
-    # lists, tuples, strings and None: orjson writes them exactly, and several times faster than repr
-    return hashlib.sha256(orjson.dumps(deps)).hexdigest()
+    return hashlib.sha256(key_bytes(deps)).hexdigest()
 
 
 def kept_metas(cache: Cache, keys: list[str]) -> dict[str, dict[str, Any]]:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import orjson
 from markupsafe import Markup
 
 from ikreport import __version__
@@ -21,7 +20,7 @@ from ikreport.bidi import show_bidi
 from ikreport.errors import BuildError
 from ikreport.formatting import Markdown, md_code, md_text
 from ikreport.site.model import Page
-from ikreport.store.cache import Cache
+from ikreport.store.cache import Cache, key_bytes
 
 ENVIRONMENT_REVISION = "md-finalize-1"  # change with any option of environment() below
 
@@ -87,13 +86,8 @@ def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: st
     ext = _ext(context)
     env = context.environment
     assert isinstance(env, _Environment)
-    # A row's values are text, None and dicts of them (kinds/base.py index_row), which orjson
-    # writes exactly and faster than repr; anything else (Markup, say) is written as [type, repr],
-    # never as the text it holds.
     head = f"{ext} {table} ".encode()
-    keys = [hashlib.blake2b(head + orjson.dumps(row, option=orjson.OPT_PASSTHROUGH_SUBCLASS,
-                                                default=lambda v: [type(v).__name__, repr(v)]),
-                            digest_size=16).hexdigest() for row in rows]
+    keys = [hashlib.blake2b(head + key_bytes(row), digest_size=16).hexdigest() for row in rows]
     kept = env.build_cache.get_texts(env.rows_space, keys)
     new = {key: _row_text(env, ext, row, table) for key, row in zip(keys, rows) if key not in kept}
     env.build_cache.put_many(env.rows_space, [(key, text.encode("utf-8")) for key, text in new.items()])

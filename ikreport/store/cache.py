@@ -115,6 +115,13 @@ class Cache:
         self.close()
 
 
+def key_bytes(value: Any) -> bytes:
+    """``value`` as the bytes a content key is a digest of: orjson writes lists, tuples, dicts,
+    text and numbers exactly, faster than repr; anything else (Markup, a str subclass) as its
+    type and repr, never as the text it holds."""
+    return orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_SUBCLASS, default=lambda v: [type(v).__name__, repr(v)])
+
+
 def loads(value: bytes | None) -> Any:
     """The JSON value of kept bytes; None for none, or bytes that are not JSON."""
     if value is None:
