@@ -175,7 +175,7 @@ def _archive_pages(archive: Archive, checked: Checked, series: list[Series], env
     keys = [history_key(s, records, digest) for s in series]
     metas = kept_metas(cache, keys)
     for s, key in zip(series, keys):
-        again = functools.partial(_history_again, s, records, archive, env)
+        again = functools.partial(_history_again, s, records, archive, env, {})
         paths = links.page_file(s.path), links.page_file(s.path, "md")
         meta = metas.get(key)
         if meta is None:
@@ -206,14 +206,17 @@ def _archive_pages(archive: Archive, checked: Checked, series: list[Series], env
         files.add(path, text)
 
 
-def _history_again(series: Series, records: RecordSet, archive: Archive, env: Any, record_id: str,
-                   part: int | str) -> bytes:
-    """Part of a history page made again, when the cache lost it since it was looked up: 0 its
-    html, 1 its Markdown, a chart key that chart's SVG (``record_id`` is unused: _kept_or's)."""
-    page = history_page(series, records, archive.read_blob, ChartRenderer(Cache(None)), Cache(None))
-    if isinstance(part, int):
-        return render(env, page)[part].encode("utf-8")
-    return next(k["chart"].svg for k in page.context["sections"] if k["chart"].key == part).encode("utf-8")
+def _history_again(series: Series, records: RecordSet, archive: Archive, env: Any, done: dict[int | str, bytes],
+                   record_id: str, part: int | str) -> bytes:
+    """Part of a history page made again (once per page), when the cache lost it since it was
+    looked up: 0 its html, 1 its Markdown, a chart key that chart's SVG (``record_id`` is
+    _kept_or's, unused here)."""
+    if not done:
+        page = history_page(series, records, archive.read_blob, ChartRenderer(Cache(None)), Cache(None))
+        html, md = render(env, page)
+        done.update({0: html.encode("utf-8"), 1: md.encode("utf-8"),
+                     **{k["chart"].key: k["chart"].svg.encode("utf-8") for k in page.context["sections"]}})
+    return done[part]
 
 
 def _kept_or(kept: Callable[[], bytes | None], again: Callable[[str, int | str], bytes], record_id: str,
