@@ -91,7 +91,7 @@ def restore(cell: str) -> str:
 def has_formula_cells(data: bytes) -> bool:
     """Whether a spreadsheet opening ``data`` as CSV would find a text cell it could run as
     a formula. A file that cannot be read as CSV counts as having one."""
-    lines: Any
+    lines: io.TextIOBase
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = data.decode("utf-16", errors="replace")
         if not _may_hold_formula(text.encode("utf-8")):

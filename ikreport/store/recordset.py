@@ -295,8 +295,8 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     new: list[tuple[str, bytes]] = []
     # the child starts on every record before the summaries are read, when the cache holds
     # about as many as there are records; if too few prove kept, it is left unread
-    held = cache.count(space) if later else 0
-    elsewhere = rehash.start(archive, ids) if 0 < held and held + LATER_BELOW > len(ids) else None
+    counted = cache.count(space) if later else 0
+    elsewhere = rehash.start(archive, ids) if 0 < counted and counted + LATER_BELOW > len(ids) else None
     kept = {rid: summary for rid, value in cache.get_many(space, ids).items()
             if (summary := as_summary(loads(value))) is not None}
 
