@@ -79,8 +79,8 @@ class SiteFiles:
 class Previous(NamedTuple):
     """What the site at the output holds, by its manifest."""
 
-    files: list[str]  # every file it lists
-    sha256: dict[str, str]  # the content sha256 of each, where the manifest gives it
+    files: list[Any]  # every file it lists (only text is a path)
+    sha256: dict[str, Any]  # the content sha256 of each, where the manifest gives it (only text is one)
     written: int  # the manifest's ctime (ns): renamed in last, so no file the build wrote is newer
 
 
@@ -120,12 +120,14 @@ def _update(files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path,
     """Bring the site at ``output`` up to date in place (see the module docstring)."""
     changed = []
     site = f"{output}/"  # plain strings: thousands of pathlib joins cost more than the lstats
+    known, written = previous.sha256, previous.written
     for path, entry in files.entries.items():
-        if previous.sha256.get(path) == entry.sha256 and _as_left(site + path, entry.size, previous.written):
+        if known.get(path) == entry.sha256 and _as_left(site + path, entry.size, written):
             continue
         _stage(entry.load(), tmp, path)  # every byte is produced before the first rename
         changed.append(path)
-    gone = [path for path in previous.files if path not in files.entries and inside_site(path)]  # the few gone
+    gone = [path for path in previous.files  # the few gone
+            if isinstance(path, str) and path not in files.entries and inside_site(path)]
     if not changed and not gone:
         return
     _stage(manifest(files), tmp, MANIFEST)
@@ -225,11 +227,9 @@ def _manifest(output: Path) -> Previous | str:
         return f"{MANIFEST} is not an ikreport build's"
     if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
         return f"{MANIFEST} is not an ikreport build's"
-    listed = manifest.get("files")
-    digests: Any = manifest.get("sha256")
-    files = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
-    sha256 = {p: d for p, d in digests.items() if isinstance(d, str)} if isinstance(digests, dict) else {}
-    return Previous(files, sha256, written)
+    listed, digests = manifest.get("files"), manifest.get("sha256")
+    # as read: a path that is not text is never removed, a digest that is not text never matches
+    return Previous(listed if isinstance(listed, list) else [], digests if isinstance(digests, dict) else {}, written)
 
 
 def remove_leftovers(parent: Path, name: str) -> None:
