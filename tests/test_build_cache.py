@@ -118,3 +118,36 @@ def test_a_summarised_record_answers_as_the_whole_record(arch):
         assert loads == []
         assert lazy.get("data") == whole["data"] and lazy["data"] == whole["data"] and loads == [rid]
         assert dict(lazy) == whole
+
+
+def test_a_row_added_to_a_long_table_is_the_only_one_rendered_and_the_table_reads_as_anew(tmp_path, monkeypatch):
+    """A table's rows are kept one by one and in runs: after a row is added in the middle of a
+    long table, only that row is rendered again, the table is what a build without a cache
+    gives (every row in order, one line each), and the next build finds it run by run."""
+    from ikreport.site import render as render_module
+    from ikreport.store.cache import Cache
+
+    (tmp_path / "_rows.html").write_text('{% macro t(row) %}<tr><td>{{ row.n }}</td></tr>{% endmacro %}', "utf-8")
+    (tmp_path / "page.html").write_text("{{ rows | rows('t') }}", "utf-8")
+    rendered = []
+    real = render_module._row_text
+    monkeypatch.setattr(render_module, "_row_text", lambda *a: rendered.append(a[2]["n"]) or real(*a))
+
+    def table(rows, cache):
+        env = render_module.environment(tmp_path)
+        env.build_cache, env.rows_space = cache, "row test"
+        return env.get_template("page.html").render(rows=rows)
+
+    cache = Cache(tmp_path / "cache")
+    rows = [{"n": f"row {n}"} for n in range(0, 2000, 2)]
+    assert table(rows, cache) == "".join(f"<tr><td>{r['n']}</td></tr>\n" for r in rows)
+    grown = rows[:500] + [{"n": "row 999"}] + rows[500:]
+    rendered.clear()
+    assert table(grown, cache) == table(grown, Cache(None)) == "".join(f"<tr><td>{r['n']}</td></tr>\n" for r in grown)
+    assert rendered[0] == "row 999" and rendered[1:] == [r["n"] for r in grown]  # then the build without a cache
+    asked = []
+    real_get = Cache.get_texts
+    monkeypatch.setattr(Cache, "get_texts", lambda self, space, keys: asked.extend(keys) or real_get(self, space, keys))
+    rendered.clear()
+    assert table(grown, cache) == "".join(f"<tr><td>{r['n']}</td></tr>\n" for r in grown) and rendered == []
+    assert len(asked) < len(grown) / 10  # found by the run, not row by row
