@@ -98,7 +98,7 @@ def _sizes(archive: Archive, records: RecordSet, blobs: dict[str, tuple[str, int
     A blob's size is a pure function of its id, so one a record's declaration was found to
     match is kept in the cache and not read again; one that does not match is read every time."""
     declared = {source["id"]: source["size"] % SIZE_MODULO for head in records.heads().values() for source in head["sources"]}
-    kept = {blob: int(value) for blob, value in cache.get_many(SIZE_SPACE, list(blobs)).items() if value.isdigit()}
+    kept = cache.get_runs(SIZE_SPACE, sorted(blobs), lambda value: type(value) is int and value >= 0)
     sizes = {blob: kept[blob] if blob in kept else archive.blob_size(blob, form, stored)
              for blob, (form, stored) in blobs.items()}
     cache.put_many(SIZE_SPACE, [(blob, str(size).encode()) for blob, size in sizes.items()

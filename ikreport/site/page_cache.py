@@ -17,7 +17,7 @@ import orjson
 from ikreport import __version__
 from ikreport.kinds.registry import kind
 from ikreport.site.pages import shown_titles
-from ikreport.store.cache import Cache, key_bytes, loads
+from ikreport.store.cache import Cache, key_bytes
 from ikreport.errors import IntegrityError
 from ikreport.site.record_pages import RenderedPage
 from ikreport.store.compression import inflate
@@ -72,7 +72,7 @@ def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, 
 
 def kept_metas(cache: Cache, keys: list[str]) -> dict[str, dict[str, Any]]:
     """The meta of each page of ``keys`` the cache keeps (a damaged one is a miss)."""
-    return {key: meta for key, value in cache.get_many(META, keys).items() if is_meta(meta := loads(value))}
+    return cache.get_runs(META, keys, is_meta)
 
 
 def keep_page(cache: Cache, key: str, page: RenderedPage) -> dict[str, Any]:

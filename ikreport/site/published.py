@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
+import orjson
+
 from ikreport import csv_cells
 from ikreport.csv_cells import has_formula_cells
 from ikreport.errors import IntegrityError
@@ -26,7 +28,7 @@ from ikreport.store.compression import GZ, inflate
 MEDIA_EXT = {"text/csv": ".csv", "text/plain": ".txt", "application/json": ".json"}
 SUFFIXES = {"", *MEDIA_EXT.values()}
 # the rule's own code names what is kept: another rule looks at every blob again
-SPACE = f"offered {hashlib.sha256(Path(csv_cells.__file__).read_bytes()).hexdigest()[:16]}"
+SPACE = f"offered as JSON {hashlib.sha256(Path(csv_cells.__file__).read_bytes()).hexdigest()[:16]}"
 
 
 class Published(NamedTuple):  # a tuple: a build makes one for every blob it publishes
@@ -42,13 +44,13 @@ def published_blobs(archive: Archive, blobs: Iterable[tuple[str, str]], stored: 
     """How the site publishes each of ``blobs`` ((id, media type), each in the archive, stored
     as ``stored`` says: (form, size))."""
     blobs = list(blobs)
-    kept = {k: v for k, v in cache.get_texts(SPACE, [b for b, _ in blobs]).items() if v in SUFFIXES}
+    kept = cache.get_runs(SPACE, [b for b, _ in blobs], lambda suffix: isinstance(suffix, str) and suffix in SUFFIXES)
     todo = [(blob_id, media_type) for blob_id, media_type in blobs if blob_id not in kept]
     looked = {}
     if todo:  # a rebuild has only its new blobs to look at, if any
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             looked = dict(zip([b for b, _ in todo], pool.map(lambda item: _look(archive, stored[item[0]][0], *item), todo)))
-    cache.put_many(SPACE, [(blob_id, suffix.encode()) for blob_id, (suffix, _) in looked.items()])
+    cache.put_many(SPACE, [(blob_id, orjson.dumps(suffix)) for blob_id, (suffix, _) in looked.items()])
     out = {}
     for blob_id, media_type in blobs:
         form, size = stored[blob_id]

@@ -36,7 +36,7 @@ from ikreport.bidi import show_bidi
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.reports.render import RenderedReport
 from ikreport.site.pages import index_order, replacement, shown_gpu, shown_titles
-from ikreport.store.cache import Cache, loads
+from ikreport.store.cache import Cache
 from ikreport.store.recordset import RecordSet
 from ikreport import links
 
@@ -121,8 +121,7 @@ def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[
     texts = [" ".join((doc.title, doc.kind, doc.gpu, *doc.words)) for doc in docs]
     keys = [hashlib.blake2b(text.encode(), digest_size=16).hexdigest() for text in texts]
     cache = cache or Cache(None)
-    kept = {key: found for key, value in cache.get_many(TERMS_SPACE, keys).items()
-            if isinstance(found := loads(value), list)}
+    kept = cache.get_runs(TERMS_SPACE, keys, lambda found: isinstance(found, list))
     new = {key: sorted(terms(text)) for key, text in zip(keys, texts) if key not in kept}
     cache.put_many(TERMS_SPACE, [(key, orjson.dumps(found)) for key, found in new.items()])
     postings: defaultdict[str, list[int]] = defaultdict(list)

@@ -13,9 +13,11 @@ or cannot be written is the same as an empty cache, never an error. Concurrent b
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
-from collections.abc import Iterable
+import zlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ FILE = "cache.sqlite"
 BUSY_MS = 10_000  # how long a write waits for another build's before the entry is not kept
 SCHEMA = "CREATE TABLE IF NOT EXISTS kept (space TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, PRIMARY KEY (space, key))"
 BATCH = 500  # keys asked for in one query (SQLite's limit on parameters is higher)
+RUN = 32  # keys in a run that get_runs asks for as one, on average
 
 
 def default_cache_dir() -> Path:
@@ -57,6 +60,28 @@ class Cache:
                 out[key] = value.decode("utf-8")
             except UnicodeDecodeError:
                 pass
+        return out
+
+    def get_runs(self, space: str, keys: list[str], valid: Callable[[Any], bool]) -> dict[str, Any]:
+        """The JSON value kept for each of ``keys`` (in an order that is the same from build to
+        build) that has one and is ``valid``, asked for run by run: a run of keys, ended by a key
+        chosen by its own digest (one in RUN, so a key added or gone changes only its run), whose
+        values are all kept and valid is kept as one entry too, and found with one look-up."""
+        ends = [n + 1 for n, key in enumerate(keys) if zlib.crc32(key.encode()) % RUN == 0] + [len(keys)]
+        runs = [(hashlib.blake2b("\n".join(keys[a:b]).encode(), digest_size=16, person=b"run").hexdigest(), a, b)
+                for a, b in zip([0, *ends], ends) if a < b]
+        kept = self.get_many(space, [run for run, _, _ in runs])
+        out: dict[str, Any] = {}
+        whole = []
+        for run, a, b in runs:
+            values = loads(kept.get(run))
+            if not (isinstance(values, list) and len(values) == b - a and all(map(valid, values))):
+                found = self.get_many(space, keys[a:b])
+                values = [value if valid(value := loads(found.get(key))) else None for key in keys[a:b]]
+                if None not in values:
+                    whole.append((run, orjson.dumps(values)))
+            out.update((key, value) for key, value in zip(keys[a:b], values) if value is not None)
+        self.put_many(space, whole)
         return out
 
     def get(self, space: str, key: str) -> bytes | None:

@@ -24,7 +24,7 @@ import orjson
 from ikreport.errors import AmbiguousIdError, IkreportError, StalledError, UnknownIdError
 from ikreport.store import records as record_codec, rehash
 from ikreport.store.archive import Archive, references as record_references
-from ikreport.store.cache import Cache, loads
+from ikreport.store.cache import Cache
 from ikreport.store.schema_parts import digest_input, record_facts, successor_key
 
 Record = Mapping[str, Any]  # a dict, or a LazyRecord known by its summary
@@ -297,8 +297,7 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     # about as many as there are records; if too few prove kept, it is left unread
     counted = cache.count(space) if later else 0
     elsewhere = rehash.start(archive, ids) if 0 < counted and counted + LATER_BELOW > len(ids) else None
-    kept = {rid: summary for rid, value in cache.get_many(space, ids).items()
-            if (summary := as_summary(loads(value))) is not None}
+    kept = cache.get_runs(space, ids, lambda value: as_summary(value) is not None)
 
     def take(rid: str, data: bytes | int | IkreportError | None) -> None:
         try:
