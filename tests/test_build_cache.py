@@ -151,3 +151,34 @@ def test_a_row_added_to_a_long_table_is_the_only_one_rendered_and_the_table_read
     rendered.clear()
     assert table(grown, cache) == "".join(f"<tr><td>{r['n']}</td></tr>\n" for r in grown) and rendered == []
     assert len(asked) < len(grown) / 10  # found by the run, not row by row
+
+
+def test_kept_values_are_found_run_by_run_and_a_damaged_or_invalid_one_is_a_miss(tmp_path, monkeypatch):
+    """get_runs gives what get_many would, value by value: after one build has asked, the next
+    finds a thousand values in a few dozen look-ups; a key added in the middle costs its run
+    only; a value that is not valid, or a run entry that is damaged, is a miss, never a wrong
+    answer."""
+    import orjson
+    from ikreport.store.cache import Cache
+
+    cache = Cache(tmp_path / "cache")
+    keys = [f"{n:064x}" for n in range(0, 2000, 2)]
+    cache.put_many("s", [(k, orjson.dumps({"n": int(k, 16)})) for k in keys])
+    cache.put("s", keys[7], b"[1]")  # JSON, but not what the space holds
+    valid = lambda v: isinstance(v, dict) and type(v.get("n")) is int  # noqa: E731
+    want = {k: {"n": int(k, 16)} for k in keys if k != keys[7]}
+    assert cache.get_runs("s", keys, valid) == want  # the first: value by value, runs kept
+    asked = []
+    real = Cache.get_many
+    monkeypatch.setattr(Cache, "get_many", lambda self, space, ks: asked.extend(ks) or real(self, space, ks))
+    assert cache.get_runs("s", keys, valid) == want
+    assert len(asked) < 150  # the runs, and the one run whose invalid value kept it from being kept
+
+    grown = sorted([*keys, f"{999:064x}"])
+    asked.clear()
+    assert cache.get_runs("s", grown, valid) == want  # the new key has no value yet
+    assert len(asked) < 200
+    for space, key, value in cache._db.execute("SELECT space, key, value FROM kept WHERE space = 's'").fetchall():
+        if key not in keys:  # every run entry: damaged
+            cache.put("s", key, value[:-3])
+    assert cache.get_runs("s", keys, valid) == want
