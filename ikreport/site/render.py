@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-import zlib
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import orjson
 from markupsafe import Markup
 
 from ikreport import __version__
@@ -24,7 +24,6 @@ from ikreport.site.model import Page
 from ikreport.store.cache import Cache, key_bytes
 
 ENVIRONMENT_REVISION = "md-finalize-1"  # change with any option of environment() below
-RUN = 32  # rows in a kept run of a table, on average
 
 
 def default_templates_dir() -> Path:
@@ -84,28 +83,17 @@ def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: st
     each followed by a newline: a table's body in one call (a thousand rows through a template
     loop cost twice the time). A row's text is a pure function of its values (all the macro
     reads), the templates and the code, so the build cache keeps it under a digest of them: a
-    rebuild of an index of thousands of records renders only the rows it has not shown before.
-    Runs of rows are kept too, each ended by a row chosen by its own values (one in RUN), so a
-    row added or changed costs its run and leaves the others to be found as they were."""
+    rebuild of an index of thousands of records renders only the rows it has not shown before,
+    and finds the rest run by run (``Cache.get_runs``)."""
     ext = _ext(context)
     env = context.environment
     assert isinstance(env, _Environment)
     head = f"{ext} {table} ".encode()
-    values = [key_bytes(row) for row in rows]
-    ends = [n + 1 for n, value in enumerate(values) if zlib.crc32(value) % RUN == 0] + [len(rows)]
-    runs = [(hashlib.blake2b(head + b"\n".join(values[a:b]), digest_size=16, person=b"run").hexdigest(), a, b)
-            for a, b in zip([0, *ends], ends) if a < b]
-    kept = env.build_cache.get_texts(env.rows_space, [key for key, _, _ in runs])
-    made: dict[str, str] = {}
-    for key, a, b in runs:
-        if key not in kept and key not in made:
-            keys = [hashlib.blake2b(head + value, digest_size=16).hexdigest() for value in values[a:b]]
-            found = env.build_cache.get_texts(env.rows_space, keys)
-            new = {k: _row_text(env, ext, row, table) for k, row in zip(keys, rows[a:b]) if k not in found}
-            made.update(new)
-            made[key] = "".join([(new[k] if k in new else found[k]) + "\n" for k in keys])
-    env.build_cache.put_many(env.rows_space, [(key, text.encode("utf-8")) for key, text in made.items()])
-    text = "".join([kept[key] if key in kept else made[key] for key, _, _ in runs])
+    keys = [hashlib.blake2b(head + key_bytes(row), digest_size=16).hexdigest() for row in rows]
+    kept = env.build_cache.get_runs(env.rows_space, keys, lambda text: isinstance(text, str))
+    new = {key: _row_text(env, ext, row, table) for key, row in zip(keys, rows) if key not in kept}
+    env.build_cache.put_many(env.rows_space, [(key, orjson.dumps(text)) for key, text in new.items()])
+    text = "".join([(new[key] if key in new else kept[key]) + "\n" for key in keys])
     return Markup(text) if ext == "html" else Markdown(text)
 
 

@@ -52,16 +52,6 @@ class Cache:
             out.update(self._query(f"SELECT key, value FROM kept WHERE space = ? AND key IN ({marks})", [space, *part]))
         return out
 
-    def get_texts(self, space: str, keys: Iterable[str]) -> dict[str, str]:
-        """``get_many``'s values that are UTF-8 text, decoded (any other is a miss)."""
-        out = {}
-        for key, value in self.get_many(space, keys).items():
-            try:
-                out[key] = value.decode("utf-8")
-            except UnicodeDecodeError:
-                pass
-        return out
-
     def get_runs(self, space: str, keys: list[str], valid: Callable[[Any], bool]) -> dict[str, Any]:
         """The JSON value kept for each of ``keys`` (in an order that is the same from build to
         build) that has one and is ``valid``, asked for run by run: a run of keys, ended by a key
