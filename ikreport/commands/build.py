@@ -25,7 +25,7 @@ from ikreport.progress import Progress
 from ikreport import links
 from ikreport.charts.render import SVG, ChartRenderer
 from ikreport.site.history import Series, find_series, history_key, history_page, series_links
-from ikreport.site.page_cache import HTML, MD, code_digest, keep_page, kept_file, kept_metas, record_page_key, templates_digest
+from ikreport.site.page_cache import HTML, META, MD, code_digest, is_meta, keep_page, kept_file, record_page_key, templates_digest
 from ikreport.site.record_pages import OBJECTS, SERIAL_BELOW, Job, Packed, RenderedPage, render_record_pages, start_early
 from ikreport.site.listing import paginate
 from ikreport.site.search_index import archive_docs, search_files
@@ -105,7 +105,7 @@ def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folde
     # Record pages: reuse what a key says is unchanged, render the rest in worker processes,
     # while this process makes the pages about the whole archive.
     keys = {rid: record_page_key(rid, records, published, digest) for rid in sorted(records.records)}
-    metas = kept_metas(cache, list(keys.values()))
+    metas = cache.get_runs(META, list(keys.values()), is_meta)  # a damaged one is a miss
     todo = [rid for rid, key in keys.items() if key not in metas]
     job = Job(archive.location, records, published, templates, folder)
     env.build_cache, env.rows_space = cache, f"row {hashlib.sha256((digest + code_digest()).encode()).hexdigest()[:16]}"
@@ -173,7 +173,7 @@ def _archive_pages(archive: Archive, checked: Checked, series: list[Series], env
     records = checked.records
     charts = ChartRenderer(cache)
     keys = [history_key(s, records, digest) for s in series]
-    metas = kept_metas(cache, keys)
+    metas = cache.get_runs(META, keys, is_meta)
     for s, key in zip(series, keys):
         again = functools.partial(_history_again, s, records, archive, env, {})
         paths = links.page_file(s.path), links.page_file(s.path, "md")
@@ -239,12 +239,9 @@ def _render_again(job: Job, cache: Cache, done: dict[str, dict[int | str, bytes]
 
 def budget_warnings(files: SiteFiles) -> list[str]:
     """Warnings for files and a site too big for GitHub Pages."""
-    out = []
-    total = 0
-    for path, size in sorted((path, entry.size) for path, entry in files.entries.items()):
-        total += size
-        if size > WARN_FILE_MB * MiB:
-            out.append(f"{path}: {size / MiB:.0f} MB; GitHub refuses files over 100 MB (use --max-blob-mb)")
+    out = [f"{path}: {size / MiB:.0f} MB; GitHub refuses files over 100 MB (use --max-blob-mb)"
+           for path, size in sorted((p, e.size) for p, e in files.entries.items() if e.size > WARN_FILE_MB * MiB)]
+    total = sum(entry.size for entry in files.entries.values())
     if total > WARN_SITE_MB * MiB:
         out.append(f"the site is {total / MiB:.0f} MB; GitHub Pages sites should stay under about 1 GB")
     return out
