@@ -70,11 +70,6 @@ def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, 
     return hashlib.sha256(key_bytes(deps)).hexdigest()
 
 
-def kept_metas(cache: Cache, keys: list[str]) -> dict[str, dict[str, Any]]:
-    """The meta of each page of ``keys`` the cache keeps (a damaged one is a miss)."""
-    return cache.get_runs(META, keys, is_meta)
-
-
 def keep_page(cache: Cache, key: str, page: RenderedPage) -> dict[str, Any]:
     """Keep a rendered page's files, gzipped as it comes; returns its meta: the size and sha256
     of each of its files and charts, and its claim count."""

@@ -3,10 +3,11 @@
 Each file comes with the sha256 of its content (a ``.gz`` blob's once decompressed), which
 ``manifest.json``, written last, keeps. A first build is written beside the output and renamed
 into place whole. A rebuild skips each file whose sha256 the manifest gives and that is still as
-the build left it (``_as_left``: any write, chmod or replacement since moves its ctime past the
-manifest's); the rest are all written beside the output before the first is renamed in, so a
-build that fails changes nothing, and one killed among the renames leaves files newer than the
-manifest, which the next build writes again.
+the build left it: a regular file (never a link) of its size whose inode changed no later than
+the manifest's (any write, chmod or replacement since moves its ctime past it). The rest are
+all written beside the output before the first is renamed in, so a build that fails changes
+nothing, and one killed among the renames leaves files newer than the manifest, which the next
+build writes again.
 
 A build writes only into a folder that an ikreport build wrote (a manifest.json of ours), never
 through a symbolic link, and removes only files its manifest lists: ``-o`` pointed at a project
@@ -122,8 +123,13 @@ def _update(files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path,
     site = f"{output}/"  # plain strings: thousands of pathlib joins cost more than the lstats
     known, written = previous.sha256, previous.written
     for path, entry in files.entries.items():
-        if known.get(path) == entry.sha256 and _as_left(site + path, entry.size, written):
-            continue
+        if known.get(path) == entry.sha256:  # and the file is still a regular file as the build left it
+            try:
+                st = os.lstat(site + path)
+                if stat.S_ISREG(st.st_mode) and st.st_size == entry.size and st.st_ctime_ns <= written:
+                    continue
+            except OSError:
+                pass
         _stage(entry.load(), tmp, path)  # every byte is produced before the first rename
         changed.append(path)
     gone = [path for path in previous.files  # the few gone
@@ -146,16 +152,6 @@ def _stage(data: bytes, tmp: Path, path: str) -> None:
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with open(target, "xb") as f:
         f.write(data)
-
-
-def _as_left(path: str, size: int, written: int) -> bool:
-    """Whether the site's file at ``path`` is still as a build left it: a regular file (never a
-    link) of ``size`` bytes whose inode changed no later than the manifest's."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_size == size and st.st_ctime_ns <= written
 
 
 def _make_folders(output: Path, path: str) -> None:

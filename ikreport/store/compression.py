@@ -78,17 +78,10 @@ class Inflater:
         return IntegrityError(f"{self.where}: not a whole gzip file ({exc}); restore it from a good copy")
 
 
-def inflate_chunks(chunks: Iterable[bytes], where: str) -> Iterator[bytes]:
-    """The bytes the gzip member in ``chunks`` holds, at most CHUNK at a time (see Inflater)."""
-    inflater = Inflater(where)
-    for chunk in chunks:
-        yield from inflater.feed(chunk)
-    yield from inflater.end()
-
-
 def inflate(data: bytes, where: str) -> bytes:
-    """The bytes a whole gzip member holds (see ``inflate_chunks``)."""
-    return b"".join(inflate_chunks([data], where))
+    """The bytes a whole gzip member holds (see Inflater)."""
+    inflater = Inflater(where)
+    return b"".join([*inflater.feed(data), *inflater.end()])
 
 
 class ContentDigest:
