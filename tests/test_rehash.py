@@ -1,6 +1,7 @@
 """The records a rebuild knows by summary, re-hashed in a child process (store/rehash.py): the
-child answers exactly as ``Archive.record_bytes`` would in this process, and a child that
-cannot start or dies leaves the answers to this process, never a record unchecked."""
+answers are exactly what ``Archive.record_bytes`` gives in this process, which reads only the
+records the child could not vouch for, and a child that cannot start or dies leaves the answers
+to this process, never a record unchecked."""
 
 from __future__ import annotations
 
@@ -57,15 +58,31 @@ def test_the_child_answers_as_this_process_would(damaged, monkeypatch):
     archive, ids, tampered, gone = damaged
     answers = rehash.start(archive, ids)
     assert answers is not None
-    here: list[str] = []  # what this process hashed itself: nothing, when the child answered
+    here: list[str] = []  # what this process read itself: only what the child found not whole
     real = rehash.checked
     monkeypatch.setattr(rehash, "checked", lambda archive, rid, whole=True: here.append(rid) or real(archive, rid, whole))
     got = described(answers)
-    assert here == []
+    assert here == [rid for rid in ids if rid in (tampered, gone)]
     assert got == described(in_this_process(archive, ids))
     assert got[ids.index(tampered)][0] is IntegrityError
     assert got[ids.index(gone)][0] is UnknownIdError
     assert sum(isinstance(a, int) for a in got) == len(ids) - 2
+
+
+@pytest.mark.parametrize("linked", ["file", "shard folder"])
+def test_the_child_vouches_for_no_record_reached_through_a_link(tmp_path, linked):
+    """A record file, or its shard folder, replaced by a link to a copy that hashes right is
+    still refused, in the caller's words: archives hold plain folders and files only."""
+    shutil.copytree(ROOT / "sample_evidence", tmp_path / "arch")
+    archive = Archive.open(tmp_path / "arch")
+    ids = archive.record_ids()
+    path = archive.record_path(ids[0])
+    target = path if linked == "file" else path.parent
+    shutil.move(target, tmp_path / "elsewhere")
+    os.symlink(tmp_path / "elsewhere", target)
+    got = described(rehash.start(archive, ids))
+    assert got[0][0] is IntegrityError and "symbolic link" in got[0][1]
+    assert got == described(in_this_process(archive, ids))
 
 
 @pytest.mark.parametrize("executable", ["/bin/false", "/no/such/python"])
@@ -96,7 +113,7 @@ def test_an_archive_in_object_storage_is_hashed_in_this_process(damaged):
     assert rehash.start(Archive("s3://bucket/archive", backend=archive.backend), ids) is None
 
 
-PLANTED = ("json", "pathlib", "hashlib", "threading", "subprocess", "selectors", "signal", "base64", "struct")
+PLANTED = ("json", "pathlib", "hashlib", "stat", "threading", "subprocess", "selectors", "signal", "base64", "struct")
 
 
 def test_a_build_imports_nothing_from_the_folder_it_is_run_in(tmp_path):
@@ -145,7 +162,7 @@ def test_a_killed_builder_leaves_no_child_hashing_on(tmp_path):
                 line = (proc / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"rehash import serve" in line and str(tmp_path / "arch").encode() in line:
+            if b"records re-hashed for a build" in line and str(builder.pid).encode() in line.split(b"\0"):
                 out.append(int(proc.name))
         return out
 

@@ -36,10 +36,10 @@ class LocalFolder:
 
     def path(self, area: Area, name: str) -> Path:
         """Where the file is (or would be) on disk."""
-        return Path(self._file(area, name))
+        return Path(self.file(area, name))
 
-    def _file(self, area: Area, name: str) -> str:
-        # a plain string: a build stats every blob it cites, and pathlib joins cost more than stats
+    def file(self, area: Area, name: str) -> str:
+        """``path`` as a plain string: a build stats every blob it cites, and pathlib joins cost more than stats."""
         return f"{self._prefix}{area}/{name[:2]}/{name[2:]}{SUFFIX[area]}"
 
     def where(self, area: Area, name: str) -> str:
@@ -75,18 +75,18 @@ class LocalFolder:
 
     def read(self, area: Area, name: str) -> bytes:
         """The file's bytes; refuses a link (the file, its shard or its area folder)."""
-        with os.fdopen(self._open(self._file(area, name)), "rb") as f:
+        with os.fdopen(self._open(self.file(area, name)), "rb") as f:
             return f.read()
 
     def read_chunks(self, area: Area, name: str) -> Iterator[bytes]:
         """The file's bytes, CHUNK at a time, read as ``read`` reads."""
-        with os.fdopen(self._open(self._file(area, name)), "rb", buffering=0) as f:
+        with os.fdopen(self._open(self.file(area, name)), "rb", buffering=0) as f:
             while chunk := f.read(CHUNK):
                 yield chunk
 
     def tail(self, area: Area, name: str, size: int) -> bytes:
         """The file's last ``size`` bytes, read as ``read`` reads."""
-        fd = self._open(self._file(area, name))
+        fd = self._open(self.file(area, name))
         try:
             return os.pread(fd, size, max(0, os.fstat(fd).st_size - size))
         finally:
@@ -124,7 +124,7 @@ class LocalFolder:
     def size(self, area: Area, name: str) -> int | None:
         """The file's size on disk; None when absent, or not a regular file (a link is not followed)."""
         try:
-            st = os.lstat(self._file(area, name))
+            st = os.lstat(self.file(area, name))
         except OSError:
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
