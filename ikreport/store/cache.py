@@ -41,6 +41,7 @@ class Cache:
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
         self._db: sqlite3.Connection | None = _open(folder / FILE) if folder is not None else None
+        self._runs: list[tuple[str, str, list[str], Callable[[Any], bool]]] = []  # found lacking, kept at close
 
     def get_many(self, space: str, keys: Iterable[str]) -> dict[str, bytes]:
         """The kept value of each of ``keys`` in ``space`` that has one."""
@@ -56,22 +57,20 @@ class Cache:
         """The JSON value kept for each of ``keys`` (in an order that is the same from build to
         build) that has one and is ``valid``, asked for run by run: a run of keys, ended by a key
         chosen by its own digest (one in RUN, so a key added or gone changes only its run), whose
-        values are all kept and valid is kept as one entry too, and found with one look-up."""
+        values are all kept and valid (by ``close``: a build keeps its new values first) is kept as
+        one entry too, and found with one look-up."""
         ends = [n + 1 for n, key in enumerate(keys) if zlib.crc32(key.encode()) % RUN == 0] + [len(keys)]
         runs = [(hashlib.blake2b("\n".join(keys[a:b]).encode(), digest_size=16, person=b"run").hexdigest(), a, b)
                 for a, b in zip([0, *ends], ends) if a < b]
         kept = self.get_many(space, [run for run, _, _ in runs])
         out: dict[str, Any] = {}
-        whole = []
         for run, a, b in runs:
             values = loads(kept.get(run))
             if not (isinstance(values, list) and len(values) == b - a and all(map(valid, values))):
                 found = self.get_many(space, keys[a:b])
                 values = [value if valid(value := loads(found.get(key))) else None for key in keys[a:b]]
-                if None not in values:
-                    whole.append((run, orjson.dumps(values)))
+                self._runs.append((space, run, keys[a:b], valid))
             out.update((key, value) for key, value in zip(keys[a:b], values) if value is not None)
-        self.put_many(space, whole)
         return out
 
     def get(self, space: str, key: str) -> bytes | None:
@@ -111,7 +110,16 @@ class Cache:
         self.put(space, key, orjson.dumps(value))
 
     def close(self) -> None:
-        """Let go of the file (a worker process opens its own)."""
+        """Keep each run ``get_runs`` lacked whose values are all kept and valid now, then let go
+        of the file (a worker process opens its own)."""
+        runs, self._runs = self._runs, []
+        whole = []
+        for space, run, keys, valid in runs:
+            found = self.get_many(space, keys)
+            values = [loads(found.get(key)) for key in keys]
+            if all(map(valid, values)):
+                whole.append((space, run, orjson.dumps(values)))
+        self.put_rows(whole)
         if self._db is not None:
             self._db.close()
             self._db = None

@@ -293,10 +293,6 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     loaded: dict[str, Record] = {}
     sizes: dict[str, int] = {}
     new: list[tuple[str, bytes]] = []
-    # the child starts on every record before the summaries are read, when the cache holds
-    # about as many as there are records; if too few prove kept, it is left unread
-    counted = cache.count(space) if later else 0
-    elsewhere = rehash.start(archive, ids) if 0 < counted and counted + LATER_BELOW > len(ids) else None
     kept = cache.get_runs(space, ids, lambda value: as_summary(value) is not None)
 
     def take(rid: str, data: bytes | int | IkreportError | None) -> None:
@@ -324,12 +320,14 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
         cache.put_many(space, new)  # later runs need not parse them
         new.clear()  # finish may be called again
 
-    if elsewhere is None or len(ids) - len(kept) >= LATER_BELOW:
+    olds = [rid for rid in ids if rid in kept]
+    elsewhere = rehash.start(archive, olds) if later and len(ids) - len(olds) < LATER_BELOW else None
+    if elsewhere is None:
         finish((rid, rehash.checked(archive, rid)) for rid in ids)
         return RecordSet.of(loaded, sizes)
     for rid in ids:  # the new ones read now, in order
         take(rid, None if rid in kept else rehash.checked(archive, rid))
-    return RecordSet.of(loaded, sizes, partial(finish, ((rid, a) for rid, a in zip(ids, elsewhere) if rid in kept)))
+    return RecordSet.of(loaded, sizes, partial(finish, zip(olds, elsewhere)))
 
 
 def summaries(records: RecordSet) -> dict[str, Summary]:

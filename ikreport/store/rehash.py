@@ -1,12 +1,10 @@
 """Records re-hashed against their ids: by the caller, or in a child process meanwhile.
 
-A rebuild re-hashes every record it knows by a kept summary while it makes its pages. Its
-threads would share the interpreter lock with the page making, each read and hash handing it
-back and forth, which on two cores cost more than the hashing; a child has a lock of its own.
-The child is the standard library only, so it hashes from its first few milliseconds: given
-each record's id and file, it answers the size of each file that is whole, and leaves the rest
-to the caller, which reads those itself and so words every error one way (``checked``). When
-it cannot start or dies, the caller hashes the records itself.
+A rebuild re-hashes every record it knows by a kept summary while it makes its pages, in a child
+(threads would trade the interpreter lock with the page making). The child is the standard
+library only, so it hashes from its first few milliseconds; it answers the size of each record
+file that is whole and leaves the rest to the caller, which reads them itself and so words every
+error one way (``checked``). When the child cannot start or dies, the caller hashes them all.
 """
 
 from __future__ import annotations
@@ -24,9 +22,9 @@ if TYPE_CHECKING:
 Answer = bytes | int | IkreportError  # a record's bytes or size, or why it is not whole
 WATCH_EVERY = 64  # records the child hashes between looks at whether the builder is still there
 # The child: -I -S, so nothing from the environment, the site packages or the folder the build
-# was started from (an archive's clone may hold a hashlib.py). Given "id file" lines, a line for
-# each: the file's size when it is a regular file of at most MOST bytes (not a link, nor in a
-# folder that is one) whose bytes hash to the id, else "-". It stops once its builder is gone.
+# was started from (an archive's clone may hold a hashlib.py). Given "id file" lines, an answer
+# for each: the file's size when it is a regular file no bigger than a record can be (not a link,
+# nor in a folder that is one) whose bytes hash to the id, else "-". It stops once its builder is gone.
 _CHILD = """# ikreport: records re-hashed for a build
 import hashlib, os, stat, sys
 most, builder, plain, out = int(sys.argv[1]), int(sys.argv[2]), set(), []
