@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -48,3 +49,29 @@ def start_server(preload: list[str]) -> None:
             del os.environ["PYTHONSAFEPATH"]
         else:
             os.environ["PYTHONSAFEPATH"] = was
+
+
+def lean_child(script: str, args: list[str], given: bytes) -> Callable[[], bytes | None] | None:
+    """Run ``script`` in a child with the standard library only (``-I -S``: nothing from the
+    environment, the site packages or the folder the command was run in), ``given`` on its
+    input, while the caller goes on. Returns a function that waits for the child and gives what
+    it wrote, or None when it failed; None at once when no child can be started."""
+    import subprocess  # here: most commands start none
+    import threading
+
+    if not sys.executable:
+        return None
+    try:
+        child = subprocess.Popen([sys.executable, "-I", "-S", "-c", script, *args], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    out: list[bytes] = []
+    # a thread hands over the input (more than a pipe holds) while the child starts, and reads its answer
+    talk = threading.Thread(target=lambda: out.append(child.communicate(given)[0]), daemon=True)
+    talk.start()
+
+    def answer() -> bytes | None:
+        talk.join()
+        return out[0] if out and child.returncode == 0 else None
+    return answer

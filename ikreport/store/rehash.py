@@ -10,7 +10,6 @@ error one way (``checked``). When the child cannot start or dies, the caller has
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -21,10 +20,9 @@ if TYPE_CHECKING:
 
 Answer = bytes | int | IkreportError  # a record's bytes or size, or why it is not whole
 WATCH_EVERY = 64  # records the child hashes between looks at whether the builder is still there
-# The child: -I -S, so nothing from the environment, the site packages or the folder the build
-# was started from (an archive's clone may hold a hashlib.py). Given "id file" lines, an answer
-# for each: the file's size when it is a regular file no bigger than a record can be (not a link,
-# nor in a folder that is one) whose bytes hash to the id, else "-". It stops once its builder is gone.
+# The child (workers.lean_child). Given "id file" lines, an answer for each: the file's size when
+# it is a regular file no bigger than a record can be (not a link, nor in a folder that is one)
+# whose bytes hash to the id, else "-". It stops once its builder is gone.
 _CHILD = """# ikreport: records re-hashed for a build
 import hashlib, os, stat, sys
 most, builder, plain, out = int(sys.argv[1]), int(sys.argv[2]), set(), []
@@ -59,27 +57,18 @@ def checked(archive: Archive, record_id: str, whole: bool = True) -> Answer:
 def start(archive: Archive, record_ids: list[str]) -> Iterator[Answer] | None:
     """Start re-hashing ``record_ids`` in a child; returns each one's size or error, in order,
     waiting for the child when first asked. None for an archive not in a folder, or no child."""
-    if archive.folder is None or not record_ids or not sys.executable:
-        return None
-    import subprocess  # here, not above: only a rebuild needs them
-    import threading
-
+    from ikreport import workers
     from ikreport.store.archive import MAX_RECORD
 
-    try:
-        child = subprocess.Popen([sys.executable, "-I", "-S", "-c", _CHILD, str(MAX_RECORD), str(os.getpid())],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    except OSError:
+    if archive.folder is None or not record_ids:
         return None
     asked = "\n".join(f"{rid} {archive.layout.file('records', rid)}" for rid in record_ids).encode()
-    out: list[bytes] = []
-    # a thread feeds the files (more than a pipe holds) while the child starts, and reads its answer
-    talk = threading.Thread(target=lambda: out.append(child.communicate(asked)[0]), daemon=True)
-    talk.start()
+    answer = workers.lean_child(_CHILD, [str(MAX_RECORD), str(os.getpid())], asked)
+    if answer is None:
+        return None
 
     def answers() -> Iterator[Answer]:
-        talk.join()
-        found = out[0].split() if out and child.returncode == 0 else []
+        found = (answer() or b"").split()
         if len(found) != len(record_ids):  # the child died or was killed: all are hashed here
             found = [b"-"] * len(record_ids)
         for rid, size in zip(record_ids, found):
