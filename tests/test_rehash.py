@@ -5,6 +5,7 @@ to this process, never a record unchecked."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ from ikreport.commands.build import build_site
 from ikreport.errors import BuildError, IkreportError, IntegrityError, UnknownIdError
 from ikreport.site.record_pages import SERIAL_BELOW
 from ikreport.store import rehash
-from ikreport.store.archive import Archive
+from ikreport.store.archive import MAX_RECORD, Archive
 
 
 @pytest.fixture
@@ -83,6 +84,33 @@ def test_the_child_vouches_for_no_record_reached_through_a_link(tmp_path, linked
     got = described(rehash.start(archive, ids))
     assert got[0][0] is IntegrityError and "symbolic link" in got[0][1]
     assert got == described(in_this_process(archive, ids))
+
+
+def test_the_child_vouches_for_no_file_it_did_not_read_whole(tmp_path):
+    """A file too big to be a record is refused unread, even named by the hash of no bytes."""
+    shutil.copytree(ROOT / "sample_evidence", tmp_path / "arch")
+    archive = Archive.open(tmp_path / "arch")
+    empty = hashlib.sha256(b"").hexdigest()
+    path = archive.record_path(empty)
+    path.parent.mkdir(exist_ok=True)
+    with open(path, "wb") as f:
+        f.truncate(MAX_RECORD + 1)  # sparse: no disk used
+    got = described(rehash.start(archive, [empty, archive.record_ids()[0]]))
+    assert got[0][0] is IntegrityError and "more than any record" in got[0][1] and isinstance(got[1], int)
+
+
+def test_a_rebuild_of_an_archive_whose_path_is_not_utf_8_re_hashes_in_the_child(tmp_path, monkeypatch):
+    """A folder name the file system allows but UTF-8 does not (a byte 0xff) reaches the child
+    as it is, and the child, not the builder, hashes the kept records."""
+    odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/odd\xff"))
+    shutil.copytree(ROOT / "sample_evidence", odd / "arch")
+    archive = Archive.open(odd / "arch")
+    build_site(archive, tmp_path / "site", cache_dir=tmp_path / "cache")
+    here: list[str] = []
+    real = rehash.checked
+    monkeypatch.setattr(rehash, "checked", lambda archive, rid, whole=True: here.append(rid) or real(archive, rid, whole))
+    build_site(archive, tmp_path / "site", cache_dir=tmp_path / "cache")
+    assert here == []
 
 
 @pytest.mark.parametrize("executable", ["/bin/false", "/no/such/python"])

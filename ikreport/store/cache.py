@@ -69,7 +69,8 @@ class Cache:
             if not (isinstance(values, list) and len(values) == b - a and all(map(valid, values))):
                 found = self.get_many(space, keys[a:b])
                 values = [value if valid(value := loads(found.get(key))) else None for key in keys[a:b]]
-                self._runs.append((space, run, keys[a:b], valid))
+                if self._db is not None:  # kept at close
+                    self._runs.append((space, run, keys[a:b], valid))
             out.update((key, value) for key, value in zip(keys[a:b], values) if value is not None)
         return out
 

@@ -26,18 +26,19 @@ WATCH_EVERY = 64  # records the child hashes between looks at whether the builde
 _CHILD = """# ikreport: records re-hashed for a build
 import hashlib, os, stat, sys
 most, builder, plain, out = int(sys.argv[1]), int(sys.argv[2]), set(), []
-for n, line in enumerate(sys.stdin.read().splitlines()):
+for n, line in enumerate(sys.stdin.buffer.read().split(b"\\n")):
     if n % WATCH_EVERY == 0 and os.getppid() != builder:  # orphans are given a new parent
         sys.exit(1)
-    rid, path = line.split(" ", 1)
+    rid, path = line.split(b" ", 1)
     folders = [os.path.dirname(path), os.path.dirname(os.path.dirname(path))]
     try:
         if all(f in plain or not (os.path.islink(f) or plain.add(f)) for f in folders):
             with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
                 info = os.fstat(f.fileno())
-                data = f.read() if stat.S_ISREG(info.st_mode) and info.st_size <= most else b""
-            out.append(str(len(data)) if hashlib.sha256(data).hexdigest() == rid else "-")
-            continue
+                data = f.read(most + 1) if stat.S_ISREG(info.st_mode) and info.st_size <= most else None
+            if data is not None and len(data) <= most and hashlib.sha256(data).hexdigest().encode() == rid:
+                out.append(str(len(data)))
+                continue
     except OSError:
         pass
     out.append("-")
@@ -62,7 +63,7 @@ def start(archive: Archive, record_ids: list[str]) -> Iterator[Answer] | None:
 
     if archive.folder is None or not record_ids:
         return None
-    asked = "\n".join(f"{rid} {archive.layout.file('records', rid)}" for rid in record_ids).encode()
+    asked = b"\n".join(os.fsencode(f"{rid} {archive.layout.file('records', rid)}") for rid in record_ids)
     answer = workers.lean_child(_CHILD, [str(MAX_RECORD), str(os.getpid())], asked)
     if answer is None:
         return None
