@@ -137,7 +137,7 @@ def md_text(value: object) -> Markdown:
     for special in MD_SPECIAL:  # str.replace at C speed: a regex's replacement template cost more
         if special in text:
             text = text.replace(special, "\\" + special)
-    if text[:1] in "-+0123456789" and text:
+    if text and text[0] in "-+0123456789":
         text = MD_LIST_MARKER.sub(_list_marker, text)
     return Markdown(text)
 

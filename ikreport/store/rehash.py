@@ -32,7 +32,10 @@ for n, line in enumerate(sys.stdin.buffer.read().split(b"\\n")):
     rid, path = line.split(b" ", 1)
     folders = [os.path.dirname(path), os.path.dirname(os.path.dirname(path))]
     try:
-        if all(f in plain or not (os.path.islink(f) or plain.add(f)) for f in folders):
+        for folder in folders:  # its shard and area folder, each looked at once
+            if folder not in plain and not os.path.islink(folder):
+                plain.add(folder)
+        if all(folder in plain for folder in folders):
             with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
                 info = os.fstat(f.fileno())
                 data = f.read(most + 1) if stat.S_ISREG(info.st_mode) and info.st_size <= most else None
