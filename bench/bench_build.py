@@ -5,15 +5,15 @@ cli_archive): full build, rebuilds after one more record, sizes, start-up, verif
                                           [--rebuilds 5] [--verify-only] [--repeat 1]
 
 Goals (issue 26): full build >= 60 record pages/s with cold caches (the median of --full-builds
-builds, each into a new site with a new cache); a rebuild after one more record <= 2% of it (the
-median of --rebuilds rebuilds of each kind, each after one more profile, shared out after the
-full builds so that a shared machine's drifting speed weighs on both alike), giving the same
-bytes as a clean build; the site and the archive each <= 1 GB. The same rebuild run as a
+builds, each into a new site with a new cache); a rebuild after one more record <= 2% of it
+(the median of --rebuilds rebuilds of each kind, each after one more profile, shared out after
+the full builds so that a shared machine's drifting speed weighs on both alike), giving the
+same bytes as a clean build; the site and the archive each <= 1 GB. The same rebuild run as a
 command (`ikreport build`, in a new process) is timed too: what a user waits for, interpreter
-start and imports included.
-Kept from issues 7 and 18: largest page <= 2 MB; `ikreport --help` within 0.3 s; `ikreport verify` at least half the speed
-of reading and hashing the same files (decompressing the blobs too). The disk is synced before
-each timed build, so that none pays for what an earlier one wrote.
+start and imports included. Kept from issues 7 and 18: largest page <= 2 MB; `ikreport --help`
+within 0.3 s; `ikreport verify` at least half the speed of reading and hashing the same files
+(decompressing the blobs too). The disk is synced before each timed build, so that none pays
+for what an earlier one wrote.
 """
 
 from __future__ import annotations
