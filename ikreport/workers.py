@@ -57,21 +57,20 @@ def lean_child(script: str, args: list[str], given: bytes) -> Callable[[], bytes
     input, while the caller goes on. Returns a function that waits for the child and gives what
     it wrote, or None when it failed; None at once when no child can be started."""
     import subprocess  # here: most commands start none
-    import threading
+    import tempfile
 
     if not sys.executable:
         return None
-    try:
-        child = subprocess.Popen([sys.executable, "-I", "-S", "-c", script, *args], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:  # the input from a file, not a pipe: no thread need feed it while the child starts
+        with tempfile.TemporaryFile() as file:
+            file.write(given)
+            file.seek(0)
+            child = subprocess.Popen([sys.executable, "-I", "-S", "-c", script, *args], stdin=file,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         return None
-    out: list[bytes] = []
-    # a thread hands over the input (more than a pipe holds) while the child starts, and reads its answer
-    talk = threading.Thread(target=lambda: out.append(child.communicate(given)[0]), daemon=True)
-    talk.start()
 
     def answer() -> bytes | None:
-        talk.join()
-        return out[0] if out and child.returncode == 0 else None
+        out = child.communicate()[0]
+        return out if child.returncode == 0 else None
     return answer

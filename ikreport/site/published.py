@@ -27,6 +27,7 @@ from ikreport.store.compression import GZ, inflate
 
 MEDIA_EXT = {"text/csv": ".csv", "text/plain": ".txt", "application/json": ".json"}
 SUFFIXES = {"", *MEDIA_EXT.values()}
+FEW = 4  # new blobs up to this many are looked at in the builder's thread (a rebuild's few)
 # the rule's own code names what is kept: another rule looks at every blob again
 SPACE = f"offered as JSON {hashlib.sha256(Path(csv_cells.__file__).read_bytes()).hexdigest()[:16]}"
 
@@ -47,9 +48,11 @@ def published_blobs(archive: Archive, blobs: Iterable[tuple[str, str]], stored: 
     kept = cache.get_runs(SPACE, [b for b, _ in blobs], lambda suffix: isinstance(suffix, str) and suffix in SUFFIXES)
     todo = [(blob_id, media_type) for blob_id, media_type in blobs if blob_id not in kept]
     looked = {}
-    if todo:  # a rebuild has only its new blobs to look at, if any
+    if len(todo) > FEW:  # threads, for many: for a few, starting them cost more than they saved
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             looked = dict(zip([b for b, _ in todo], pool.map(lambda item: _look(archive, stored[item[0]][0], *item), todo)))
+    else:
+        looked = {blob_id: _look(archive, stored[blob_id][0], blob_id, media_type) for blob_id, media_type in todo}
     cache.put_many(SPACE, [(blob_id, orjson.dumps(suffix)) for blob_id, (suffix, _) in looked.items()])
     out = {}
     for blob_id, media_type in blobs:
