@@ -370,9 +370,11 @@ def _manifest(files: writer.SiteFiles) -> bytes:
 def test_a_file_where_the_new_build_has_a_folder_and_the_other_way_round(tmp_path):
     out = tmp_path / "site"  # say, the layout of another ikreport release
     old = {"index.html": b"1", "l": b"a file", "search/docs-0.json": b"[]"}
-    writer.write_site(_site_files(old), out, _manifest)
+    with writer.open_site(out) as site:
+        site.write(_site_files(old), _manifest)
     new = {"index.html": b"2", "l/profiles-1.html": b"page", "search": b"a file now"}
-    writer.write_site(_site_files(new), out, _manifest)
+    with writer.open_site(out) as site:
+        site.write(_site_files(new), _manifest)
     assert {k: v for k, v in tree(out).items() if k != "manifest.json"} == new
 
 

@@ -33,7 +33,7 @@ from ikreport.site.pages import changelog_page, index_page, report_page
 from ikreport.site.published import published_blobs, stored_bytes
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
-from ikreport.site.writer import SiteFiles, write_site
+from ikreport.site.writer import SiteFiles, open_site
 
 ASSETS = ("assets/style.css", "assets/site.js", "assets/search.css", "assets/search.js")
 MiB = 1 << 20
@@ -140,13 +140,6 @@ def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folde
         else:
             files.add_lazy(links.chart_file(key), functools.partial(
                 _kept_or, functools.partial(cache.get, SVG, key), again, rid, key), *stamp)
-    found = len(checked.findings)
-    records.finish()  # every record re-hashed, before their sizes are asked for and anything is written
-    if len(checked.findings) > found:
-        raise IntegrityError("a record changed while the site was built; build again")
-    for rid in keys:  # the exact bytes, re-read and re-hashed when they are written
-        files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
-                       records.sizes.get(rid) or archive.backend.size("records", rid) or 0, rid)
     manifest_blobs = []
     for blob_id, blob in sorted(blobs.items()):  # as stored, checked (site/published.py)
         path = links.blob_file(blob_id, blob.suffix)
@@ -157,8 +150,17 @@ def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folde
     (html_404,) = render(env, Page(path=links.NOT_FOUND, template="404", title="Not found", root=""), ("html",))
     files.add(links.page_file(links.NOT_FOUND), html_404)
     files.add(".nojekyll", b"")
-    warnings = budget_warnings(files)
-    write_site(files, output, functools.partial(manifest_json, sorted(records.records), manifest_blobs))
+    with open_site(output) as site:  # this build's turn at the folder, until the site is written
+        site.look([*files.entries, *(links.record_file(rid, "json") for rid in keys)])  # while the records are re-hashed
+        found = len(checked.findings)
+        records.finish()  # every record re-hashed, before their sizes are asked for and anything is written
+        if len(checked.findings) > found:
+            raise IntegrityError("a record changed while the site was built; build again")
+        for rid in keys:  # the exact bytes, re-read and re-hashed when they are written
+            files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
+                           records.sizes.get(rid) or archive.backend.size("records", rid) or 0, rid)
+        warnings = budget_warnings(files)
+        site.write(files, functools.partial(manifest_json, sorted(records.records), manifest_blobs))
     pages = sum(1 for path in files.entries if path.endswith(".html") and path != links.page_file(links.NOT_FOUND))
     return BuildResult(pages, len(records.records), claims[0], tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),

@@ -4,7 +4,8 @@ Each file comes with the sha256 of its content (a ``.gz`` blob's once decompress
 ``manifest.json``, written last, keeps. A first build is written beside the output and renamed
 into place whole. A rebuild skips each file whose sha256 the manifest gives and that is still as
 the build left it: a regular file (never a link) of its size whose inode changed no later than
-the manifest's (any write, chmod or replacement since moves its ctime past it). The rest are
+the manifest's (any write, chmod or replacement since moves its ctime past it), looked at once
+the build has its turn at the folder, while it waits for its records' re-hash. The rest are
 all written beside the output before the first is renamed in, so a build that fails changes
 nothing, and one killed among the renames leaves files newer than the manifest, which the next
 build writes again.
@@ -24,7 +25,7 @@ import re
 import secrets
 import shutil
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -85,18 +86,47 @@ class Previous(NamedTuple):
     written: int  # the manifest's ctime (ns): renamed in last, so no file the build wrote is newer
 
 
-def write_site(files: SiteFiles, output: Path, manifest: Callable[[SiteFiles], bytes]) -> None:
-    """Write the site to ``output`` (see the module docstring); ``manifest`` makes manifest.json
-    from the files, and it is written last."""
+@contextmanager
+def open_site(output: Path) -> Iterator[Site]:
+    """Take this build's turn at ``output`` and read what the site there holds; the build
+    writes it (``Site.write``) before the turn ends."""
     output = Path(os.path.abspath(output))
-    parent = output.parent
     try:
-        parent.mkdir(parents=True, exist_ok=True)
+        output.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise BuildError(f"{parent}: cannot create the folder ({exc.strerror}); check the path") from exc
-    with take_turn(parent):
-        remove_leftovers(parent, output.name)
-        previous = read_previous(output)
+        raise BuildError(f"{output.parent}: cannot create the folder ({exc.strerror}); check the path") from exc
+    with take_turn(output.parent):
+        remove_leftovers(output.parent, output.name)
+        yield Site(output, read_previous(output))
+
+
+class Site:
+    """The site at ``output`` while a build has its turn: what its manifest lists, and which
+    of its files are still as the last build left it."""
+
+    def __init__(self, output: Path, previous: Previous | None) -> None:
+        self.output, self.previous = output, previous
+        self.still: dict[str, int | None] = {}  # a file looked at -> its size if still as left
+
+    def look(self, paths: Iterable[str]) -> None:
+        """Look at each of ``paths`` the manifest gives a digest for (one lstat): a build does it
+        while it waits for something else, a rebuild for its records' re-hash."""
+        if self.previous is None:
+            return
+        site, known, written = f"{self.output}/", self.previous.sha256, self.previous.written
+        for path in paths:  # plain strings: thousands of pathlib joins cost more than the lstats
+            if path not in known:
+                continue
+            try:
+                st = os.lstat(site + path)
+            except OSError:
+                self.still[path] = None
+                continue
+            self.still[path] = st.st_size if stat.S_ISREG(st.st_mode) and st.st_ctime_ns <= written else None
+
+    def write(self, files: SiteFiles, manifest: Callable[[SiteFiles], bytes]) -> None:
+        """Write ``files`` and then manifest.json (see the module docstring)."""
+        output, parent, previous = self.output, self.output.parent, self.previous
         tmp = parent / f".{output.name}.tmp-{secrets.token_hex(4)}"
         try:
             os.mkdir(tmp)
@@ -110,41 +140,34 @@ def write_site(files: SiteFiles, output: Path, manifest: Callable[[SiteFiles], b
                     os.rmdir(output)  # empty: read_previous said so
                 os.rename(tmp, output)
             else:
-                _update(files, manifest, tmp, output, previous)
+                self.look([path for path in files.entries if path not in self.still])
+                self._update(files, manifest, tmp, previous)
         except OSError as exc:
             raise BuildError(f"{output}: cannot write the site ({exc.strerror}); check the folder is writable") from exc
         finally:  # a crash before this leaves it for the next build to remove
             shutil.rmtree(tmp, ignore_errors=True)
 
-
-def _update(files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path, output: Path, previous: Previous) -> None:
-    """Bring the site at ``output`` up to date in place (see the module docstring)."""
-    changed = []
-    site = f"{output}/"  # plain strings: thousands of pathlib joins cost more than the lstats
-    known, written = previous.sha256, previous.written
-    for path, entry in files.entries.items():
-        if known.get(path) == entry.sha256:  # and the file is still a regular file as the build left it
-            try:
-                st = os.lstat(site + path)
-                if stat.S_ISREG(st.st_mode) and st.st_size == entry.size and st.st_ctime_ns <= written:
-                    continue
-            except OSError:
-                pass
-        _stage(entry.load(), tmp, path)  # every byte is produced before the first rename
-        changed.append(path)
-    gone = [path for path in previous.files  # the few gone
-            if isinstance(path, str) and path not in files.entries and inside_site(path)]
-    if not changed and not gone:
-        return
-    _stage(manifest(files), tmp, MANIFEST)
-    for path in sorted(changed) + [MANIFEST]:  # the manifest last: it is what the next build trusts
-        target = site + path
-        _make_folders(output, path)
-        if os.path.isdir(target) and not os.path.islink(target):
-            shutil.rmtree(target)  # a folder where this build has a file
-        os.replace(f"{tmp}/{path}", target)
-    for path in sorted(gone):
-        _remove(output, path)
+    def _update(self, files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path, previous: Previous) -> None:
+        """Bring the site up to date in place (see the module docstring)."""
+        output, known, changed = self.output, previous.sha256, []
+        for path, entry in files.entries.items():
+            if known.get(path) == entry.sha256 and self.still.get(path) == entry.size:
+                continue
+            _stage(entry.load(), tmp, path)  # every byte is produced before the first rename
+            changed.append(path)
+        gone = [path for path in previous.files  # the few gone
+                if isinstance(path, str) and path not in files.entries and inside_site(path)]
+        if not changed and not gone:
+            return
+        _stage(manifest(files), tmp, MANIFEST)
+        for path in sorted(changed) + [MANIFEST]:  # the manifest last: it is what the next build trusts
+            target = f"{output}/{path}"
+            _make_folders(output, path)
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target)  # a folder where this build has a file
+            os.replace(f"{tmp}/{path}", target)
+        for path in sorted(gone):
+            _remove(output, path)
 
 
 def _stage(data: bytes, tmp: Path, path: str) -> None:
