@@ -88,16 +88,21 @@ class Previous(NamedTuple):
 
 @contextmanager
 def open_site(output: Path) -> Iterator[Site]:
-    """Take this build's turn at ``output`` and read what the site there holds; the build
-    writes it (``Site.write``) before the turn ends."""
+    """Take this build's turn at ``output`` (builds into one folder take turns: an exclusive lock
+    on the folder holding it, released by the kernel if a build dies, so never stale) and read
+    what the site there holds; the build writes it (``Site.write``) before the turn ends."""
     output = Path(os.path.abspath(output))
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(output.parent, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as exc:
-        raise BuildError(f"{output.parent}: cannot create the folder ({exc.strerror}); check the path") from exc
-    with take_turn(output.parent):
+        raise BuildError(f"{output.parent}: cannot open the folder ({exc.strerror}); check the path and its permissions") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         remove_leftovers(output.parent, output.name)
         yield Site(output, read_previous(output))
+    finally:
+        os.close(fd)
 
 
 class Site:
@@ -115,14 +120,12 @@ class Site:
             return
         site, known, written = f"{self.output}/", self.previous.sha256, self.previous.written
         for path in paths:  # plain strings: thousands of pathlib joins cost more than the lstats
-            if path not in known:
-                continue
-            try:
-                st = os.lstat(site + path)
-            except OSError:
-                self.still[path] = None
-                continue
-            self.still[path] = st.st_size if stat.S_ISREG(st.st_mode) and st.st_ctime_ns <= written else None
+            if path in known:
+                try:
+                    st = os.lstat(site + path)
+                    self.still[path] = st.st_size if stat.S_ISREG(st.st_mode) and st.st_ctime_ns <= written else None
+                except OSError:
+                    self.still[path] = None
 
     def write(self, files: SiteFiles, manifest: Callable[[SiteFiles], bytes]) -> None:
         """Write ``files`` and then manifest.json (see the module docstring)."""
@@ -262,18 +265,3 @@ def remove_leftovers(parent: Path, name: str) -> None:
     for path in found:
         if os.path.isfile(os.path.join(path, STAGING)) or os.path.isfile(os.path.join(path, MANIFEST)):
             shutil.rmtree(path, ignore_errors=True)
-
-
-@contextmanager
-def take_turn(parent: Path) -> Iterator[None]:
-    """Builds into the same folder take turns: an exclusive lock on the folder holding the
-    output (released by the kernel if a build dies, so it is never stale)."""
-    try:
-        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as exc:
-        raise BuildError(f"{parent}: cannot open the folder to lock it ({exc.strerror}); check its permissions") from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
