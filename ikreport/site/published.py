@@ -47,12 +47,9 @@ def published_blobs(archive: Archive, blobs: Iterable[tuple[str, str]], stored: 
     blobs = list(blobs)
     kept = cache.get_runs(SPACE, [b for b, _ in blobs], lambda suffix: isinstance(suffix, str) and suffix in SUFFIXES)
     todo = [(blob_id, media_type) for blob_id, media_type in blobs if blob_id not in kept]
-    looked = {}
-    if len(todo) > FEW:  # threads, for many: for a few, starting them cost more than they saved
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            looked = dict(zip([b for b, _ in todo], pool.map(lambda item: _look(archive, stored[item[0]][0], *item), todo)))
-    else:
-        looked = {blob_id: _look(archive, stored[blob_id][0], blob_id, media_type) for blob_id, media_type in todo}
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # threads start only when asked for
+        apply = pool.map if len(todo) > FEW else map  # for a few, starting threads cost more than they saved
+        looked = dict(zip([b for b, _ in todo], apply(lambda item: _look(archive, stored[item[0]][0], *item), todo)))
     cache.put_many(SPACE, [(blob_id, orjson.dumps(suffix)) for blob_id, (suffix, _) in looked.items()])
     out = {}
     for blob_id, media_type in blobs:
