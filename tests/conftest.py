@@ -13,6 +13,16 @@ FIXTURES = ROOT / "tests" / "fixtures"
 NCU = FIXTURES / "ncu"
 
 
+def record_path(archive, record_id: str) -> Path:
+    """Where a folder archive keeps a record: tests that damage one reach into the layout."""
+    return archive.layout.path("records", record_id)
+
+
+def blob_path(archive, blob_id: str) -> Path:
+    """Where a folder archive keeps a blob (compressed unless it was stored as its bytes)."""
+    return archive.layout.path("blobs", blob_id + (archive.blob_form(blob_id) or ".gz"))
+
+
 def ncu_text(name: str) -> str:
     return (NCU / name).read_text("utf-8")
 

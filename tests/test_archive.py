@@ -13,6 +13,7 @@ from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.errors import AmbiguousIdError, ArchiveError, BadIdError, IntegrityError, RecordError, UnknownIdError
 from ikreport.commands.verify import verify_archive
+from conftest import blob_path, record_path
 
 
 # the least an ncu-profile's data holds (the schema says what each kind's data is)
@@ -37,7 +38,7 @@ def archive(tmp_path):
 
 def test_name_is_sha256_of_bytes_and_files_are_read_only(archive):
     rid = archive.put_record(make_record(archive))
-    path = archive.record_path(rid)
+    path = record_path(archive, rid)
     assert path == archive.root / "records" / rid[:2] / f"{rid[2:]}.json"
     assert hashlib.sha256(path.read_bytes()).hexdigest() == rid
     assert stat.S_IMODE(path.stat().st_mode) & 0o222 == 0
@@ -56,7 +57,7 @@ def test_writing_twice_is_idempotent_and_leaves_no_temp_files(archive):
 
 def test_existing_file_is_never_rewritten(archive):
     rid = archive.put_record(make_record(archive))
-    path = archive.record_path(rid)
+    path = record_path(archive, rid)
     before = path.stat().st_ino
     archive.put_record(make_record(archive))
     assert path.stat().st_ino == before
@@ -97,7 +98,7 @@ def test_ambiguous_prefix(archive):
 
 def test_tampered_record_is_caught_on_load_and_by_verify(archive):
     rid = archive.put_record(make_record(archive))
-    path = archive.record_path(rid)
+    path = record_path(archive, rid)
     os.chmod(path, 0o644)
     path.write_bytes(path.read_bytes().replace(b"a limitation", b"no limitation"))
     os.chmod(path, 0o444)
@@ -110,22 +111,22 @@ def test_tampered_record_is_caught_on_load_and_by_verify(archive):
 def test_truncated_record_and_missing_blob_reported_by_verify(archive):
     rid = archive.put_record(make_record(archive))
     blob = archive.load(rid)["sources"][0]["id"]
-    os.chmod(archive.blob_path(blob), 0o644)
-    os.unlink(archive.blob_path(blob))
+    os.chmod(blob_path(archive, blob), 0o644)
+    os.unlink(blob_path(archive, blob))
     problems = verify_archive(archive)
-    assert problems == [f"{archive.record_path(rid)}: cites blob {blob[:12]}, which is missing or damaged; "
+    assert problems == [f"{record_path(archive, rid)}: cites blob {blob[:12]}, which is missing or damaged; "
                         "copy it from the archive it was collected in"]
 
 
 def test_verify_reports_strays_links_and_writable_files(archive, tmp_path):
     rid = archive.put_record(make_record(archive))
-    shard = archive.record_path(rid).parent
+    shard = record_path(archive, rid).parent
     (shard / ".tmp-abc").write_bytes(b"partial")
     (shard / "notes.txt").write_text("hi")
     outside = tmp_path / "outside.json"
     outside.write_text("{}")
     (shard / ("0" * 62 + ".json")).symlink_to(outside)
-    os.chmod(archive.record_path(rid), 0o644)
+    os.chmod(record_path(archive, rid), 0o644)
     notes: list[str] = []
     problems = verify_archive(archive, notes=notes)
     assert any("temporary file left by an interrupted write; safe to delete" in n for n in notes)
@@ -162,8 +163,8 @@ def test_open_refuses_what_is_not_an_archive(tmp_path):
 def test_reads_never_follow_a_link_out_of_the_archive(archive, tmp_path):
     rid = archive.put_record(make_record(archive))
     outside = tmp_path / "elsewhere"
-    os.rename(archive.record_path(rid).parent, outside)
-    os.symlink(outside, archive.record_path(rid).parent)  # the shard is now a link to a folder outside
+    os.rename(record_path(archive, rid).parent, outside)
+    os.symlink(outside, record_path(archive, rid).parent)  # the shard is now a link to a folder outside
     with pytest.raises(IntegrityError, match="is a symbolic link"):
         archive.load(rid)
     assert any("unexpected entry in the archive" in p for p in verify_archive(archive))
@@ -176,7 +177,7 @@ def test_verify_with_a_warm_cache_still_rehashes_every_record(archive, tmp_path)
     cache = Cache(tmp_path / "cache")
     assert verify_archive(archive, cache=cache) == []
     assert verify_archive(archive, cache=cache) == []  # what it kept agrees with the archive
-    path = archive.record_path(rid)
+    path = record_path(archive, rid)
     os.chmod(path, 0o644)
     path.write_bytes(path.read_bytes().replace(b"a limitation", b"no limitation"))
     [problem] = verify_archive(archive, cache=cache)
@@ -215,7 +216,7 @@ def test_a_damaged_compressed_blob_is_refused_on_read_and_by_verify(archive, dam
     import gzip
 
     blob = archive.put_blob(b"0123456789abcdef" * 4096)
-    path = archive.blob_path(blob)
+    path = blob_path(archive, blob)
     good = path.read_bytes()
     bad = {"truncated": good[:-9], "flipped": good[:40] + bytes([good[40] ^ 1]) + good[41:], "trailing": good + b"x",
            "not gzip": b"plain text", "other bytes": gzip.compress(b"something else", mtime=0)}[damage]
@@ -232,12 +233,12 @@ def test_verify_in_worker_processes_finds_what_a_serial_verify_finds(archive, mo
     import ikreport.commands.verify_files as verify
 
     ids = [archive.put_record(make_record(archive, title=f"record {i}")) for i in range(12)]
-    damaged_record = archive.record_path(ids[3])
+    damaged_record = record_path(archive, ids[3])
     os.chmod(damaged_record, 0o644)
     damaged_record.write_bytes(damaged_record.read_bytes()[:-5])
     blob = archive.load(ids[7])["sources"][0]["id"]
-    os.chmod(archive.blob_path(blob), 0o644)
-    archive.blob_path(blob).write_bytes(b"not what was stored")
+    os.chmod(blob_path(archive, blob), 0o644)
+    blob_path(archive, blob).write_bytes(b"not what was stored")
     (archive.records_dir / "zz").mkdir()
     serial = verify_archive(archive)
     monkeypatch.setattr(verify, "PARALLEL_FROM", 1)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, blob_path
 from ikreport.analysis.ncu.read import read_exports
 from ikreport.collect import big_export, ncu_import
 from ikreport.collect.big_export import stream_export
@@ -136,7 +136,7 @@ def test_a_streamed_export_is_hashed_and_gzipped_in_one_read(tmp_path, monkeypat
     rid = ncu_import.import_csv(archive, [B200], Context(title="t"))
     assert opened.count(str(B200)) == 1  # the pass that hashes and gzips (pyarrow reads the rows itself)
     (source,) = [s for s in archive.load(rid)["sources"] if s["role"] == "ncu-raw-csv"]
-    assert gzip.decompress(archive.blob_path(source["id"]).read_bytes()) == B200.read_bytes()
+    assert gzip.decompress(blob_path(archive, source["id"]).read_bytes()) == B200.read_bytes()
 
 
 def test_the_launch_csv_written_in_slices_is_the_whole_table(monkeypatch):

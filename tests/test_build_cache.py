@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, record_path
 from ikreport.store.archive import Archive
 from ikreport.store.cache import FILE
 from ikreport.errors import BuildError
@@ -37,7 +37,7 @@ def clean_site(arch, tmp_path):
 def test_a_tampered_record_is_caught_although_its_summary_is_kept(arch, tmp_path):
     out, cache = tmp_path / "site", tmp_path / "cache"
     build_site(arch, out, cache_dir=cache)
-    victim = arch.record_path(arch.record_ids()[0])
+    victim = record_path(arch, arch.record_ids()[0])
     os.chmod(victim, 0o644)
     data = victim.read_bytes()
     victim.write_bytes(data.replace(b'"title":"', b'"title":"X', 1))
@@ -53,7 +53,7 @@ def test_a_tampered_record_no_page_reads_stops_the_build_and_changes_nothing(arc
     reports.mkdir()
     build_site(arch, out, cache_dir=cache, reports_dir=reports)
     before = tree(out)
-    victim = arch.record_path(arch.record_ids()[victim_at])
+    victim = record_path(arch, arch.record_ids()[victim_at])
     os.chmod(victim, 0o644)
     data = bytearray(victim.read_bytes())  # one letter changed: the same size, so no page is written anew
     at = data.index(b'"title":"') + len(b'"title":"')
@@ -98,7 +98,7 @@ def test_a_cache_a_verify_filled_gives_the_clean_site_and_vouches_for_no_changed
     cache.close()
     build_site(arch, tmp_path / "site", cache_dir=tmp_path / "cache")
     assert tree(tmp_path / "site") == clean_site(arch, tmp_path)
-    victim = arch.record_path(arch.record_ids()[-1])
+    victim = record_path(arch, arch.record_ids()[-1])
     os.chmod(victim, 0o644)
     victim.write_bytes(victim.read_bytes().replace(b'"title":"', b'"title":"X', 1))
     with pytest.raises(BuildError, match="IK108 the bytes do not hash to the file's name"):

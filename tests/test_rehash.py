@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, record_path
 from ikreport.commands.build import build_site
 from ikreport.errors import BuildError, IkreportError, IntegrityError, UnknownIdError
 from ikreport.site.record_pages import SERIAL_BELOW
@@ -31,13 +31,13 @@ def damaged(tmp_path):
     archive = Archive.open(tmp_path / "arch")
     ids = archive.record_ids()
     tampered, gone = ids[1], ids[-1]
-    path = archive.record_path(tampered)
+    path = record_path(archive, tampered)
     os.chmod(path, 0o644)
     data = bytearray(path.read_bytes())
     data[-2] = ord("x") if data[-2] != ord("x") else ord("y")
     path.write_bytes(bytes(data))
-    os.chmod(archive.record_path(gone), 0o644)
-    os.unlink(archive.record_path(gone))
+    os.chmod(record_path(archive, gone), 0o644)
+    os.unlink(record_path(archive, gone))
     return archive, ids, tampered, gone
 
 
@@ -77,7 +77,7 @@ def test_the_child_vouches_for_no_record_reached_through_a_link(tmp_path, linked
     shutil.copytree(ROOT / "sample_evidence", tmp_path / "arch")
     archive = Archive.open(tmp_path / "arch")
     ids = archive.record_ids()
-    path = archive.record_path(ids[0])
+    path = record_path(archive, ids[0])
     target = path if linked == "file" else path.parent
     shutil.move(target, tmp_path / "elsewhere")
     os.symlink(tmp_path / "elsewhere", target)
@@ -91,7 +91,7 @@ def test_the_child_vouches_for_no_file_it_did_not_read_whole(tmp_path):
     shutil.copytree(ROOT / "sample_evidence", tmp_path / "arch")
     archive = Archive.open(tmp_path / "arch")
     empty = hashlib.sha256(b"").hexdigest()
-    path = archive.record_path(empty)
+    path = record_path(archive, empty)
     path.parent.mkdir(exist_ok=True)
     with open(path, "wb") as f:
         f.truncate(MAX_RECORD + 1)  # sparse: no disk used
@@ -128,7 +128,7 @@ def test_a_rebuild_without_a_working_child_still_refuses_a_tampered_record(tmp_p
     shutil.copytree(ROOT / "sample_evidence", tmp_path / "arch")
     archive = Archive.open(tmp_path / "arch")
     build_site(archive, tmp_path / "site", cache_dir=tmp_path / "cache")
-    path = archive.record_path(archive.record_ids()[2])
+    path = record_path(archive, archive.record_ids()[2])
     os.chmod(path, 0o644)
     path.write_bytes(path.read_bytes().replace(b'"title":"', b'"title":"X', 1))
     monkeypatch.setattr(sys, "executable", executable)

@@ -16,7 +16,7 @@ import pytest
 import rfc8785
 from click.testing import CliRunner
 
-from conftest import ROOT
+from conftest import ROOT, record_path
 from ikreport.store import records
 from ikreport.store.archive import Archive, sha256
 from ikreport.cli.main import cli
@@ -45,7 +45,7 @@ def _store_raw(archive: Archive, record: dict) -> str:
     """Store a record's canonical bytes as a hostile hand would: past the library's checks."""
     data = rfc8785.dumps(record)
     rid = sha256(data)
-    path = archive.record_path(rid)
+    path = record_path(archive, rid)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return rid

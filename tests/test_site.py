@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, blob_path
 from ikreport.store.archive import Archive
 from ikreport.errors import BuildError
 from ikreport.commands.build import build_site
@@ -179,7 +179,7 @@ def test_dangling_citation_fails_the_build(tmp_path):
     (arch / "records" / rid[:2]).mkdir()
     (arch / "records" / rid[:2] / f"{rid[2:]}.json").write_bytes(data)
     for blob in record["sources"]:
-        src = Archive.open(SAMPLE).blob_path(blob["id"])
+        src = blob_path(Archive.open(SAMPLE), blob["id"])
         (arch / "blobs" / blob["id"][:2]).mkdir(exist_ok=True)
         (arch / "blobs" / blob["id"][:2] / src.name).write_bytes(src.read_bytes())
     with pytest.raises(BuildError, match="cites record 000000000000, which is not in the archive"):
@@ -241,7 +241,7 @@ def test_large_blobs_are_left_out_with_their_hash_and_the_budget_warns(tmp_path)
     published = {p.name.split(".")[0] for p in (tmp_path / "site" / "b").iterdir()}
     archive = Archive.open(SAMPLE)
     big = next(s for r in archive.record_ids() for s in archive.load(r)["sources"]
-               if archive.blob_path(s["id"]).stat().st_size > limit * 2**20)
+               if blob_path(archive, s["id"]).stat().st_size > limit * 2**20)
     assert big["id"] not in published
     pages = "".join(p.read_text("utf-8") for p in (tmp_path / "site" / "e").glob("*.html"))
     assert f"not published with the site: too large; sha256 <code>{big['id']}</code>" in pages

@@ -153,15 +153,6 @@ class Archive:
         """The record's file or object name, for messages."""
         return self.backend.where("records", check_id(record_id))
 
-    # -- paths ---------------------------------------------------------------------------
-    def record_path(self, record_id: str) -> Path:
-        """Where the record is in the local folder layout (messages name it so)."""
-        return self.layout.path("records", check_id(record_id))
-
-    def blob_path(self, blob_id: str) -> Path:
-        """Where the blob is, or would be stored, in the local folder layout."""
-        return self.layout.path("blobs", check_id(blob_id) + (self.blob_form(blob_id) or GZ))
-
     # -- writing -------------------------------------------------------------------------
     def put_blob(self, data: bytes) -> str:
         """Store ``data`` as a blob, compressed; return its id. Idempotent."""

@@ -136,7 +136,7 @@ class Trial:
             except Exception:
                 return "unwritable"  # e.g. a float JSON cannot hold; no one can store it
         rid = sha256(data)
-        path = archive.record_path(rid)
+        path = archive.layout.path("records", rid)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         try:
