@@ -363,7 +363,7 @@ def _site_files(paths: dict[str, bytes]) -> writer.SiteFiles:
 
 
 def _manifest(files: writer.SiteFiles) -> bytes:
-    digests = files.digests()
+    digests = {path: entry.sha256 for path, entry in files.entries.items()}
     return json.dumps({"schema": "ikreport.manifest/1", "files": sorted(digests), "sha256": digests}).encode()
 
 

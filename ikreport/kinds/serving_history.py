@@ -15,10 +15,13 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from ikreport import links
 from ikreport.analysis.ratio_interval import DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, call, ratio_interval
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_number, plural, short
 from ikreport.kinds.base import History, SeriesContext
+from ikreport.store.cache import loads
 
 VERSION = "1"  # bump when what sections computes changes, to drop kept changes and pages
 THRESHOLD_PCT = DEFAULT_THRESHOLD_PCT  # as 'ikreport compare' calls a change
@@ -100,7 +103,7 @@ def _changes(series: SeriesContext, points: list[tuple[int, str, float]], key: s
 def _change_from(series: SeriesContext, key: str, before: list[str], rid: str) -> dict[str, Any]:
     space = f"serving change {VERSION} {THRESHOLD_PCT:g} {MIN_REQUESTS}"
     cache_key = hashlib.sha256(repr((key, before, rid)).encode()).hexdigest()
-    kept = series.cache.get_json(space, cache_key)
+    kept = loads(series.cache.get(space, cache_key))
     if isinstance(kept, dict):
         return kept
     after = samples_of(series.records.records[rid], key)
@@ -117,7 +120,7 @@ def _change_from(series: SeriesContext, key: str, before: list[str], rid: str) -
                   "since": earlier}
     if len(verdicts) != 1 or change.get("change") not in ("FASTER", "SLOWER"):
         change = {}
-    series.cache.put_json(space, cache_key, change)
+    series.cache.put(space, cache_key, orjson.dumps(change))
     return change
 
 

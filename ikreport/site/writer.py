@@ -73,10 +73,6 @@ class SiteFiles:
         self._check(path)
         self.entries[path] = Entry(load, size, sha256)
 
-    def digests(self) -> dict[str, str]:
-        """Every file's content sha256, by path: what the manifest keeps."""
-        return {path: e.sha256 for path, e in self.entries.items()}
-
 
 class Previous(NamedTuple):
     """What the site at the output holds, by its manifest."""

@@ -102,14 +102,6 @@ class Cache:
         """Keep one value (see ``put_many``)."""
         self.put_many(space, [(key, value)])
 
-    def get_json(self, space: str, key: str) -> Any:
-        """The JSON value kept for ``key``; None when there is none (or it is not JSON)."""
-        return loads(self.get(space, key))
-
-    def put_json(self, space: str, key: str, value: Any) -> None:
-        """Keep ``value`` as JSON."""
-        self.put(space, key, orjson.dumps(value))
-
     def close(self) -> None:
         """Keep each run ``get_runs`` lacked whose values are all kept and valid now, then let go
         of the file (a worker process opens its own)."""

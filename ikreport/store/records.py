@@ -238,18 +238,7 @@ def new_record(
         "cites": sorted(set(cites or [])),
         "supersedes": supersedes or [],
         "data": data,
-        "limitations": _dedupe(limitations),
+        "limitations": list(dict.fromkeys(text for text in (" ".join(item.split()) for item in limitations) if text)),
     }
     validate(record)
     return record
-
-
-def _dedupe(items: list[str]) -> list[str]:
-    seen: set[str] = set()
-    out = []
-    for item in items:
-        text = " ".join(item.split())
-        if text and text not in seen:
-            seen.add(text)
-            out.append(text)
-    return out

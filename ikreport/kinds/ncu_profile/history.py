@@ -113,7 +113,7 @@ def _change_from(kernel: str, before: list[tuple[str, int, float]], this: tuple[
         return {}  # SAME or UNDECIDED against one of them, whatever the interval: no change
     space = f"kernel change {HISTORY_VERSION} {THRESHOLD_PCT:g} {MIN_LAUNCHES}"
     key = hashlib.sha256(repr((kernel, [b for b, _, _ in before], rid)).encode()).hexdigest()
-    kept = cache.get_json(space, key)
+    kept = loads(cache.get(space, key))
     if isinstance(kept, dict):
         return kept
     verdicts = set()
@@ -123,7 +123,7 @@ def _change_from(kernel: str, before: list[tuple[str, int, float]], this: tuple[
     (verdict,) = verdicts if len(verdicts) == 1 else ("",)
     change = {} if verdict not in ("FASTER", "SLOWER") else {
         "change": verdict, "ratio": interval.ratio, "ratio_ci": [interval.low, interval.high], "since": earlier}
-    cache.put_json(space, key, change)
+    cache.put(space, key, orjson.dumps(change))
     return change
 
 
@@ -132,7 +132,7 @@ def kept_history(series: SeriesContext) -> list[dict[str, Any]]:
     same records is the same, and a rebuild need not bootstrap every profile again."""
     key = hashlib.sha256(json.dumps([HISTORY_VERSION, THRESHOLD_PCT, MIN_LAUNCHES, MAX_KERNELS,
                                      series.ids]).encode()).hexdigest()
-    found = series.cache.get_json("history", key)
+    found = loads(series.cache.get("history", key))
     if isinstance(found, list):
         return found
     history = kernel_history(series.ids, series.when, series.records, series.read_blob, series.cache)
