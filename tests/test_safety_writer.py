@@ -28,6 +28,7 @@ from ikreport.store.archive import Archive
 from ikreport.collect.context import Context
 from ikreport.collect.ncu_import import import_csv
 from ikreport.errors import NotASiteError
+from ikreport import workers
 from ikreport.site import writer
 from ikreport.commands.build import build_site
 
@@ -194,10 +195,19 @@ def test_a_rebuild_that_changes_one_page_touches_no_other_file(tmp_path, clean):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
 
 
+@pytest.mark.parametrize("looker", ["re-hash child", "builder"])
 @pytest.mark.parametrize("damage", ["edit", "edit-then-backdate", "truncate", "chmod", "delete", "symlink"])
-def test_a_file_changed_since_the_build_is_written_again(tmp_path, clean, damage):
+def test_a_file_changed_since_the_build_is_written_again(tmp_path, clean, damage, looker, monkeypatch):
     out, cache = tmp_path / "site", tmp_path / "c"
     build(out, cache)
+    if looker == "builder":  # no child: the builder re-hashes the records and looks at the files itself
+        monkeypatch.setattr(workers, "lean_child", lambda *args: None)
+    looked, write = [], writer.Site.write
+
+    def spying(site: writer.Site, *args: object) -> None:  # how many files were looked at before the write
+        looked.append(len(site.still))
+        write(site, *args)  # type: ignore[arg-type]
+    monkeypatch.setattr(writer.Site, "write", spying)
     secret = tmp_path / "secret"
     secret.write_bytes(b"not the page")
     page = sorted(p for p in clean if p.startswith("e/") and p.endswith(".html"))[0]
@@ -223,6 +233,7 @@ def test_a_file_changed_since_the_build_is_written_again(tmp_path, clean, damage
     assert tree(out) == clean
     assert os.lstat(out / page).st_mode == os.lstat(out / "index.html").st_mode
     assert secret.read_bytes() == b"not the page"
+    assert (looked[0] > len(clean) // 2) == (looker == "re-hash child")  # the child looked at the files
 
 
 def test_a_linked_folder_in_the_site_is_refused_not_written_through(tmp_path, clean):

@@ -17,6 +17,7 @@ from typing import Any
 
 from ikreport.store.archive import Archive
 from ikreport.store.recordset import RecordSet
+from ikreport.store.rehash import Look
 from ikreport.store.cache import Cache, default_cache_dir
 from ikreport.commands.check import Checked, check
 from ikreport.site.manifest import manifest_json
@@ -33,7 +34,7 @@ from ikreport.site.pages import changelog_page, index_page, report_page
 from ikreport.site.published import published_blobs, stored_bytes
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
-from ikreport.site.writer import SiteFiles, open_site
+from ikreport.site.writer import Site, SiteFiles, open_site
 
 ASSETS = ("assets/style.css", "assets/site.js", "assets/search.css", "assets/search.js")
 MiB = 1 << 20
@@ -62,19 +63,22 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
     folder = cache_dir or default_cache_dir()
     cache = Cache(folder)
     try:
-        archive = archive.read_through(folder / OBJECTS)
-        ids = archive.record_ids()
-        archive.fetch("records", ids)  # a bucket's objects are fetched once, then kept
-        if len(ids) - cache.count(HTML) >= SERIAL_BELOW:  # enough new pages for a pool, likely: start its server now
-            start_early(len(ids), workers)
-        recheck = functools.partial(check, archive, reports_dir, cache=cache, ids=ids)
-        try:
-            checked = recheck(later=True)  # the records kept by summary are re-hashed while pages are made
-            _stop_on(checked, strict)
-            return _build(archive, checked, output, cache, folder, templates, max_blob_mb, workers, progress)
-        except IntegrityError:  # a damaged record kept by summary can trip a report or page before its hash is
-            _stop_on(recheck(), strict)  # known: the error is then check's, in its words
-            raise
+        with open_site(output) as site:  # this build's turn at the folder, from its start to the last file
+            archive = archive.read_through(folder / OBJECTS)
+            ids = archive.record_ids()
+            archive.fetch("records", ids)  # a bucket's objects are fetched once, then kept
+            if len(ids) - cache.count(HTML) >= SERIAL_BELOW:  # enough new pages for a pool, likely: start its server now
+                start_early(len(ids), workers)
+            recheck = functools.partial(check, archive, reports_dir, cache=cache, ids=ids)
+            # the records kept by summary are re-hashed while pages are made, then the site's files looked at
+            later = Look(f"{site.output}/", list(site.previous.sha256), site.previous.written, site.still) if site.previous else True
+            try:
+                checked = recheck(later=later)
+                _stop_on(checked, strict)
+                return _build(archive, checked, site, cache, folder, templates, max_blob_mb, workers, progress)
+            except IntegrityError:  # a damaged record kept by summary can trip a report or page before its hash is
+                _stop_on(recheck(), strict)  # known: the error is then check's, in its words
+                raise
     finally:
         cache.close()
 
@@ -86,7 +90,7 @@ def _stop_on(checked: Checked, strict: bool) -> None:
         raise BuildError(f"{failures[0]}{more}")
 
 
-def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folder: Path, templates: Path | None,
+def _build(archive: Archive, checked: Checked, site: Site, cache: Cache, folder: Path, templates: Path | None,
            max_blob_mb: float, workers: int | None, progress: Progress | None) -> BuildResult:
     records = checked.records
     slugs = [r.slug for r in checked.reports]
@@ -150,17 +154,15 @@ def _build(archive: Archive, checked: Checked, output: Path, cache: Cache, folde
     (html_404,) = render(env, Page(path=links.NOT_FOUND, template="404", title="Not found", root=""), ("html",))
     files.add(links.page_file(links.NOT_FOUND), html_404)
     files.add(".nojekyll", b"")
-    with open_site(output) as site:  # this build's turn at the folder, until the site is written
-        site.look([*files.entries, *(links.record_file(rid, "json") for rid in keys)])  # while the records are re-hashed
-        found = len(checked.findings)
-        records.finish()  # every record re-hashed, before their sizes are asked for and anything is written
-        if len(checked.findings) > found:
-            raise IntegrityError("a record changed while the site was built; build again")
-        for rid in keys:  # the exact bytes, re-read and re-hashed when they are written
-            files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
-                           records.sizes.get(rid) or archive.backend.size("records", rid) or 0, rid)
-        warnings = budget_warnings(files)
-        site.write(files, functools.partial(manifest_json, sorted(records.records), manifest_blobs))
+    found = len(checked.findings)
+    records.finish()  # every record re-hashed, before their sizes are asked for and anything is written
+    if len(checked.findings) > found:
+        raise IntegrityError("a record changed while the site was built; build again")
+    for rid in keys:  # the exact bytes, re-read and re-hashed when they are written
+        files.add_lazy(links.record_file(rid, "json"), functools.partial(archive.record_bytes, rid),
+                       records.sizes.get(rid) or archive.backend.size("records", rid) or 0, rid)
+    warnings = budget_warnings(files)
+    site.write(files, functools.partial(manifest_json, sorted(records.records), manifest_blobs))
     pages = sum(1 for path in files.entries if path.endswith(".html") and path != links.page_file(links.NOT_FOUND))
     return BuildResult(pages, len(records.records), claims[0], tuple(warnings),
                        len(sources) - len(published), pages_rendered=len(todo),

@@ -26,7 +26,7 @@ from pathlib import Path
 import orjson
 
 from ikreport.commands import supersede
-from ikreport.store import recordset
+from ikreport.store import recordset, rehash
 from ikreport.store.archive import SIZE_MODULO, Archive
 from ikreport.store.cache import Cache
 from ikreport.store.recordset import RecordSet
@@ -60,7 +60,7 @@ def default_reports_dir(archive: Archive) -> Path | None:
 
 
 def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
-          cache: Cache | None = None, ids: list[str] | None = None, later: bool = False) -> Checked:
+          cache: Cache | None = None, ids: list[str] | None = None, later: bool | rehash.Look = False) -> Checked:
     """Load every record (each re-hashed; parsed unless ``cache`` keeps its summary) and render
     every report without writing anything; return what was found. ``ids``: the archive's
     record ids, when the caller has just listed them. ``later``: recordset.load's; the

@@ -4,11 +4,11 @@ Each file comes with the sha256 of its content (a ``.gz`` blob's once decompress
 ``manifest.json``, written last, keeps. A first build is written beside the output and renamed
 into place whole. A rebuild skips each file whose sha256 the manifest gives and that is still as
 the build left it: a regular file (never a link) of its size whose inode changed no later than
-the manifest's (any write, chmod or replacement since moves its ctime past it), looked at once
-the build has its turn at the folder, while it waits for its records' re-hash. The rest are
-all written beside the output before the first is renamed in, so a build that fails changes
-nothing, and one killed among the renames leaves files newer than the manifest, which the next
-build writes again.
+the manifest's (any write, chmod or replacement since moves its ctime past it), looked at by a
+rebuild's re-hash child once it has hashed the records (the build has its turn at the folder from
+its start), else by the writer. The rest are all written beside the output before the first is
+renamed in, so a build that fails changes nothing, and one killed among the renames leaves files
+newer than the manifest, which the next build writes again.
 
 A build writes only into a folder that an ikreport build wrote (a manifest.json of ours), never
 through a symbolic link, and removes only files its manifest lists: ``-o`` pointed at a project
@@ -25,7 +25,7 @@ import re
 import secrets
 import shutil
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -107,21 +107,7 @@ class Site:
 
     def __init__(self, output: Path, previous: Previous | None) -> None:
         self.output, self.previous = output, previous
-        self.still: dict[str, int | None] = {}  # a file looked at -> its size if still as left
-
-    def look(self, paths: Iterable[str]) -> None:
-        """Look at each of ``paths`` the manifest gives a digest for (one lstat): a build does it
-        while it waits for something else, a rebuild for its records' re-hash."""
-        if self.previous is None:
-            return
-        site, known, written = f"{self.output}/", self.previous.sha256, self.previous.written
-        for path in paths:  # plain strings: thousands of pathlib joins cost more than the lstats
-            if path in known:
-                try:
-                    st = os.lstat(site + path)
-                    self.still[path] = st.st_size if stat.S_ISREG(st.st_mode) and st.st_ctime_ns <= written else None
-                except OSError:
-                    self.still[path] = None
+        self.still: dict[str, int] = {}  # a file looked at before it is written: _left's answer
 
     def write(self, files: SiteFiles, manifest: Callable[[SiteFiles], bytes]) -> None:
         """Write ``files`` and then manifest.json (see the module docstring)."""
@@ -139,7 +125,6 @@ class Site:
                     os.rmdir(output)  # empty: read_previous said so
                 os.rename(tmp, output)
             else:
-                self.look([path for path in files.entries if path not in self.still])
                 self._update(files, manifest, tmp, previous)
         except OSError as exc:
             raise BuildError(f"{output}: cannot write the site ({exc.strerror}); check the folder is writable") from exc
@@ -150,8 +135,9 @@ class Site:
         """Bring the site up to date in place (see the module docstring)."""
         output, known, changed = self.output, previous.sha256, []
         for path, entry in files.entries.items():
-            if known.get(path) == entry.sha256 and self.still.get(path) == entry.size:
-                continue
+            if known.get(path) == entry.sha256:  # looked at by a re-hash child, else now
+                if (self.still[path] if path in self.still else _left(f"{output}/{path}", previous)) == entry.size:
+                    continue
             _stage(entry.load(), tmp, path)  # every byte is produced before the first rename
             changed.append(path)
         gone = [path for path in previous.files  # the few gone
@@ -167,6 +153,16 @@ class Site:
             os.replace(f"{tmp}/{path}", target)
         for path in sorted(gone):
             _remove(output, path)
+
+
+def _left(file: str, previous: Previous) -> int:
+    """The size of ``file`` if it is still as the last build left it (a regular file whose inode
+    changed no later than its manifest), else -1."""
+    try:
+        st = os.lstat(file)
+    except OSError:
+        return -1
+    return st.st_size if stat.S_ISREG(st.st_mode) and st.st_ctime_ns <= previous.written else -1
 
 
 def _stage(data: bytes, tmp: Path, path: str) -> None:

@@ -278,7 +278,7 @@ def _citing(records: RecordSet) -> dict[str, dict[str, None]]:
 
 
 def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, IkreportError], None] | None = None,
-         ids: list[str] | None = None, later: bool = False) -> RecordSet:
+         ids: list[str] | None = None, later: bool | rehash.Look = False) -> RecordSet:
     """Every record of ``archive``, each re-hashed against its id. A record whose summary
     ``cache`` keeps is not parsed (a LazyRecord reads it when its data is asked for); the rest
     are parsed, validated, and their summaries kept. A record that does not load goes to
@@ -286,7 +286,7 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     record ids, when the caller has just listed them. ``later``: when few records are new, the
     kept ones are re-hashed in a child process (rehash.py) while the caller goes on, until the
     set's ``finish`` (a damaged one goes to ``failed`` then but stays in the set, which must
-    not be used)."""
+    not be used); a ``rehash.Look`` has the child look at those files too."""
     cache = cache or Cache(None)
     ids = archive.record_ids() if ids is None else ids
     space = summary_space()
@@ -321,7 +321,8 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
         new.clear()  # finish may be called again
 
     olds = [rid for rid in ids if rid in kept]
-    elsewhere = rehash.start(archive, olds) if later and len(ids) - len(olds) < LATER_BELOW else None
+    look = later if isinstance(later, rehash.Look) else None
+    elsewhere = rehash.start(archive, olds, look) if later and len(ids) - len(olds) < LATER_BELOW else None
     if elsewhere is None:
         finish((rid, rehash.checked(archive, rid)) for rid in ids)
         return RecordSet.of(loaded, sizes)
