@@ -272,6 +272,28 @@ def test_a_manifest_whose_digests_are_not_digests_only_means_files_are_written_a
     assert tree(out) == clean and (tmp_path / "outside").read_text() == "keep me"
 
 
+def test_manifest_paths_that_leave_the_site_are_not_given_to_the_re_hash_child(tmp_path, clean, monkeypatch):
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build(out, cache)
+    manifest = json.loads((out / "manifest.json").read_text())
+    odd = {"../outside": "x" * 64, "e/a\u0000b.html": "x" * 64, "e/../../outside": "x" * 64}
+    manifest["sha256"] |= odd  # a NUL stopped the child; '..' looked outside the site
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "outside").write_text("keep me")
+    looked, write = [], writer.Site.write
+
+    def spying(site: writer.Site, *args: object) -> None:
+        looked.append(dict(site.still))
+        write(site, *args)  # type: ignore[arg-type]
+    monkeypatch.setattr(writer.Site, "write", spying)
+    page = sorted(p for p in clean if p.startswith("e/") and p.endswith(".html"))[0]
+    (out / page).write_bytes(b"changed since")
+    build(out, cache)
+    assert tree(out) == clean and (tmp_path / "outside").read_text() == "keep me"
+    assert not set(odd) & set(looked[0]) and looked[0][page] == -1  # the child looked, at the site's files only
+    assert looked[0]["index.html"] == len(clean["index.html"])
+
+
 # A failed build changes nothing; a killed one is finished by the next.
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from ikreport.store.recordset import RecordSet
 from ikreport.store.rehash import Look
 from ikreport.store.cache import Cache, default_cache_dir
 from ikreport.commands.check import Checked, check
-from ikreport.site.manifest import manifest_json
+from ikreport.site.manifest import inside_site, manifest_json
 from ikreport.errors import BuildError, IntegrityError
 from ikreport.progress import Progress
 from ikreport import links
@@ -41,6 +42,7 @@ MiB = 1 << 20
 DEFAULT_MAX_BLOB_MB = 20.0  # larger blobs (as stored: a .ncu-rep) stay in the archive; the page keeps their hash
 WARN_FILE_MB = 50  # GitHub warns at 50 MB a file and refuses at 100 MB
 WARN_SITE_MB = 800  # Pages sites should stay under about 1 GB
+_UNSAFE = re.compile(r"\x00|(?:^|/)\.\.(?:/|$)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,8 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 start_early(len(ids), workers)
             recheck = functools.partial(check, archive, reports_dir, cache=cache, ids=ids)
             # the records kept by summary are re-hashed while pages are made, then the site's files looked at
-            later = Look(f"{site.output}/", list(site.previous.sha256), site.previous.written, site.still) if site.previous else True
+            later = Look(f"{site.output}/", _lookable(site.previous.sha256), site.previous.written, site.still) \
+                if site.previous else True
             try:
                 checked = recheck(later=later)
                 _stop_on(checked, strict)
@@ -81,6 +84,14 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
                 raise
     finally:
         cache.close()
+
+
+def _lookable(listed: dict[str, Any]) -> list[str]:
+    """The files the previous manifest lists with a digest, for the re-hash child to look at:
+    checked as one text, and one by one only if a path in it could leave the site or stop the
+    child (a '..' part, a NUL), as a hostile manifest's could."""
+    paths = list(listed)  # JSON keys: text
+    return [p for p in paths if inside_site(p)] if _UNSAFE.search("\n".join(paths)) else paths
 
 
 def _stop_on(checked: Checked, strict: bool) -> None:
