@@ -61,16 +61,21 @@ def lean_child(script: str, args: list[str], given: bytes) -> Callable[[], bytes
 
     if not sys.executable:
         return None
-    try:  # the input from a file, not a pipe: no thread need feed it while the child starts
+    # input and answer in files, not pipes: no thread need feed the child while it starts, and it
+    # never waits to write its answer, so it ends even when a failed build never asks for it
+    try:
+        answer_file = tempfile.TemporaryFile()
         with tempfile.TemporaryFile() as file:
             file.write(given)
             file.seek(0)
             child = subprocess.Popen([sys.executable, "-I", "-S", "-c", script, *args], stdin=file,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                     stdout=answer_file, stderr=subprocess.DEVNULL)
     except OSError:
-        return None
+        return None  # the answer file, if made, goes with its last reference
 
     def answer() -> bytes | None:
-        out = child.communicate()[0]
-        return out if child.returncode == 0 else None
+        code = child.wait()
+        with answer_file:
+            answer_file.seek(0)
+            return answer_file.read() if code == 0 else None
     return answer
