@@ -133,7 +133,7 @@ def main() -> None:
     for in_series, label in ((False, "rebuild, +1 profile"), (True, "rebuild, +1 in a series")):
         times = rebuilds[in_series]
         median = statistics.median(times)
-        print_row(label, f"{median:.2f} s", f"{100 * median / full_s:.1f}% of full (median of {len(times)}: "
+        print_row(label, f"{median:.2f} s", f"{100 * median / full_s:.2f}% of full (median of {len(times)}: "
                   f"{min(times):.2f} to {max(times):.2f} s), {max(rendered)} page(s) rendered at most", "<= 2%")
     print_row("rebuild as a command", f"{statistics.median(commands):.2f} s",
               f"`ikreport build`, +1 profile, median of {len(commands)}: process start and imports included", "")
@@ -145,8 +145,8 @@ def main() -> None:
         record(f"bench_build {args.profiles}x{args.launches}",
                f"archive {archive_mb:.0f} MB; full build {full_s:.1f} s (median of {len(fulls)}) = "
                f"{rate:.0f} record pages/s; site {site_mb:.0f} MB; largest page {largest_size / 1e6:.2f} MB; rebuild +1 "
-               f"{outside:.2f} s = {100 * outside / full_s:.1f}%, +1 in a series {inside:.2f} s = "
-               f"{100 * inside / full_s:.1f}%; as a command {statistics.median(commands):.2f} s; "
+               f"{outside:.3f} s = {100 * outside / full_s:.2f}%, +1 in a series {inside:.3f} s = "
+               f"{100 * inside / full_s:.2f}%; as a command {statistics.median(commands):.2f} s; "
                f"incremental == clean: {'yes' if same else 'NO'}")
     print_row("ikreport --help", f"{statistics.median(helps):.3f} s", "median of 5", "<= 0.3 s")
     for row in verify_rows:
