@@ -163,12 +163,11 @@ def test_kept_values_are_found_run_by_run_and_a_damaged_or_invalid_one_is_a_miss
     finds a thousand values in a few dozen look-ups; a key added in the middle costs its run
     only; a value that is not valid, or a run entry that is damaged, is a miss, never a wrong
     answer."""
-    import orjson
     from ikreport.store.cache import Cache
 
     cache = Cache(tmp_path / "cache")
     keys = [f"{n:064x}" for n in range(0, 2000, 2)]
-    cache.put_many("s", [(k, orjson.dumps({"n": int(k, 16)})) for k in keys])
+    cache.put_many("s", [(k, {"n": int(k, 16)}) for k in keys])
     cache.put("s", keys[7], b"[1]")  # JSON, but not what the space holds
     valid = lambda v: isinstance(v, dict) and type(v.get("n")) is int  # noqa: E731
     want = {k: {"n": int(k, 16)} for k in keys if k != keys[7]}

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
 
 from ikreport.commands import supersede
 from ikreport.store import recordset, rehash
@@ -103,7 +102,7 @@ def _sizes(archive: Archive, records: RecordSet, blobs: dict[str, tuple[str, int
     kept = cache.get_runs(SIZE_SPACE, sorted(blobs), lambda value: type(value) is int and value >= 0)
     sizes = {blob: kept[blob] if blob in kept else archive.blob_size(blob, form, stored)
              for blob, (form, stored) in blobs.items()}
-    cache.put_many(SIZE_SPACE, [(blob, orjson.dumps(size)) for blob, size in sizes.items()
+    cache.put_many(SIZE_SPACE, [(blob, size) for blob, size in sizes.items()
                                 if blob not in kept and declared.get(blob) == size])
     return sizes
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import orjson
 
 from ikreport.commands import supersede
 from ikreport.store.archive import Archive
@@ -73,7 +72,7 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
         else:
             blobs_ok.add(name[:64])
             sizes[name[:64]] = size or 0
-    cache.put_many(space, [(rid, orjson.dumps(summary)) for rid, summary in records_ok.items() if rid not in kept])
+    cache.put_many(space, [(rid, summary) for rid, summary in records_ok.items() if rid not in kept])
     if found.writable:
         # The hashes, not the mode bits, are what guarantee integrity, and git checkouts do
         # not keep read-only modes: a note, not a problem.

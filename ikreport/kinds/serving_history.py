@@ -15,7 +15,6 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
 
 from ikreport import links
 from ikreport.analysis.ratio_interval import DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, call, ratio_interval
@@ -120,7 +119,7 @@ def _change_from(series: SeriesContext, key: str, before: list[str], rid: str) -
                   "since": earlier}
     if len(verdicts) != 1 or change.get("change") not in ("FASTER", "SLOWER"):
         change = {}
-    series.cache.put(space, cache_key, orjson.dumps(change))
+    series.cache.put_many(space, [(cache_key, change)])
     return change
 
 

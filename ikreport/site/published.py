@@ -50,7 +50,7 @@ def published_blobs(archive: Archive, blobs: Iterable[tuple[str, str]], stored: 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # threads start only when asked for
         apply = pool.map if len(todo) > FEW else map  # for a few, starting threads cost more than they saved
         looked = dict(zip([b for b, _ in todo], apply(lambda item: _look(archive, stored[item[0]][0], *item), todo)))
-    cache.put_many(SPACE, [(blob_id, orjson.dumps(suffix)) for blob_id, (suffix, _) in looked.items()])
+    cache.put_many(SPACE, [(blob_id, suffix) for blob_id, (suffix, _) in looked.items()])
     out = {}
     for blob_id, media_type in blobs:
         form, size = stored[blob_id]

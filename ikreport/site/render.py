@@ -92,7 +92,7 @@ def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: st
     keys = [hashlib.blake2b(head + key_bytes(row), digest_size=16).hexdigest() for row in rows]
     kept = env.build_cache.get_runs(env.rows_space, keys, lambda text: isinstance(text, str))
     new = {key: _row_text(env, ext, row, table) for key, row in zip(keys, rows) if key not in kept}
-    env.build_cache.put_many(env.rows_space, [(key, orjson.dumps(text)) for key, text in new.items()])
+    env.build_cache.put_many(env.rows_space, new.items())
     text = "".join([(new[key] if key in new else kept[key]) + "\n" for key in keys])
     return Markup(text) if ext == "html" else Markdown(text)
 

@@ -123,7 +123,7 @@ def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[
     cache = cache or Cache(None)
     kept = cache.get_runs(TERMS_SPACE, keys, lambda found: isinstance(found, list))
     new = {key: sorted(terms(text)) for key, text in zip(keys, texts) if key not in kept}
-    cache.put_many(TERMS_SPACE, [(key, orjson.dumps(found)) for key, found in new.items()])
+    cache.put_many(TERMS_SPACE, new.items())
     postings: defaultdict[str, list[int]] = defaultdict(list)
     for n, key in enumerate(keys):
         for term in kept[key] if key in kept else new[key]:

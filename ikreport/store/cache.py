@@ -83,10 +83,10 @@ class Cache:
         found = self._query("SELECT count(*), '' FROM kept WHERE space = ?", [space])
         return int(found[0][0]) if found else 0
 
-    def put_many(self, space: str, items: Iterable[tuple[str, bytes]]) -> None:
-        """Keep each (key, value) in ``space``, in one transaction; if it cannot be kept, the
-        next run works the values out again."""
-        self.put_rows([(space, key, value) for key, value in items])
+    def put_many(self, space: str, items: Iterable[tuple[str, Any]]) -> None:
+        """Keep each (key, value) in ``space`` as JSON (what ``get_runs`` reads), in one
+        transaction; if it cannot be kept, the next run works the values out again."""
+        self.put_rows([(space, key, orjson.dumps(value)) for key, value in items])
 
     def put_rows(self, rows: list[tuple[str, str, bytes]]) -> None:
         """Keep each (space, key, value), all or none (one transaction)."""
@@ -99,8 +99,8 @@ class Cache:
             self._lost()
 
     def put(self, space: str, key: str, value: bytes) -> None:
-        """Keep one value (see ``put_many``)."""
-        self.put_many(space, [(key, value)])
+        """Keep one value's bytes, as they are (see ``put_rows``)."""
+        self.put_rows([(space, key, value)])
 
     def close(self) -> None:
         """Keep each run ``get_runs`` lacked whose values are all kept and valid now, then let go

@@ -19,7 +19,6 @@ from functools import lru_cache, partial
 from importlib import resources
 from typing import Any, TypeVar
 
-import orjson
 
 from ikreport.errors import AmbiguousIdError, IkreportError, StalledError, UnknownIdError
 from ikreport.store import records as record_codec, rehash
@@ -292,7 +291,7 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     space = summary_space()
     loaded: dict[str, Record] = {}
     sizes: dict[str, int] = {}
-    new: list[tuple[str, bytes]] = []
+    new: list[tuple[str, Summary]] = []
     kept = cache.get_runs(space, ids, lambda value: as_summary(value) is not None)
 
     def take(rid: str, data: bytes | int | IkreportError | None) -> None:
@@ -307,7 +306,7 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
                 return
             assert isinstance(data, bytes)
             record = record_codec.decode(data, archive.where(rid))
-            new.append((rid, orjson.dumps(summarize(record))))
+            new.append((rid, summarize(record)))
             loaded[rid] = record
         except IkreportError as exc:
             if failed is None or isinstance(exc, StalledError):  # the storage's fault: one deadline, not one each

@@ -13,7 +13,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 
 from ikreport import links
 from ikreport.analysis.ratio_interval import (DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, beyond, call, median_interval,
@@ -99,7 +98,7 @@ def _profile_stats(ids: tuple[str, ...], durations: _Durations, cache: Cache) ->
         if rid not in kept:
             new[rid] = {kernel: [math.fsum(values), len(values), *median_interval(values)]
                         for kernel, values in durations(rid).items()}
-    cache.put_many(space, [(rid, orjson.dumps(value)) for rid, value in new.items()])
+    cache.put_many(space, new.items())
     return [kept[rid] if rid in kept else new[rid] for rid in ids]
 
 
@@ -123,7 +122,7 @@ def _change_from(kernel: str, before: list[tuple[str, int, float]], this: tuple[
     (verdict,) = verdicts if len(verdicts) == 1 else ("",)
     change = {} if verdict not in ("FASTER", "SLOWER") else {
         "change": verdict, "ratio": interval.ratio, "ratio_ci": [interval.low, interval.high], "since": earlier}
-    cache.put(space, key, orjson.dumps(change))
+    cache.put_many(space, [(key, change)])
     return change
 
 
