@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from ikreport.store.archive import Archive
 from ikreport.store.recordset import RecordSet
 from ikreport.store.rehash import Look

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from ikreport.commands import supersede
 from ikreport.store import recordset, rehash
 from ikreport.store.archive import SIZE_MODULO, Archive

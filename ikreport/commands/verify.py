@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from ikreport.commands import supersede
 from ikreport.store.archive import Archive
 from ikreport.store.cache import Cache, default_cache_dir, loads

@@ -15,7 +15,6 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-
 from ikreport import links
 from ikreport.analysis.ratio_interval import DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, call, ratio_interval
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_number, plural, short

@@ -19,7 +19,6 @@ from functools import lru_cache, partial
 from importlib import resources
 from typing import Any, TypeVar
 
-
 from ikreport.errors import AmbiguousIdError, IkreportError, StalledError, UnknownIdError
 from ikreport.store import records as record_codec, rehash
 from ikreport.store.archive import Archive, references as record_references

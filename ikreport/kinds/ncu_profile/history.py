@@ -13,7 +13,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-
 from ikreport import links
 from ikreport.analysis.ratio_interval import (DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, beyond, call, median_interval,
                                               ratio_interval)
