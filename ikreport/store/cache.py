@@ -41,7 +41,7 @@ class Cache:
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
         self._db: sqlite3.Connection | None = _open(folder / FILE) if folder is not None else None
-        self._runs: list[tuple[str, str, list[str], Callable[[Any], bool]]] = []  # found lacking, kept at close
+        self._runs: list[tuple[str, str, list[str], list[Any], Callable[[Any], bool]]] = []  # lacking, kept at close
 
     def get_many(self, space: str, keys: Iterable[str]) -> dict[str, bytes]:
         """The kept value of each of ``keys`` in ``space`` that has one."""
@@ -70,7 +70,7 @@ class Cache:
                 found = self.get_many(space, keys[a:b])
                 values = [value if valid(value := loads(found.get(key))) else None for key in keys[a:b]]
                 if self._db is not None:  # kept at close
-                    self._runs.append((space, run, keys[a:b], valid))
+                    self._runs.append((space, run, keys[a:b], values, valid))
             out.update((key, value) for key, value in zip(keys[a:b], values) if value is not None)
         return out
 
@@ -107,9 +107,9 @@ class Cache:
         of the file (a worker process opens its own)."""
         runs, self._runs = self._runs, []
         whole = []
-        for space, run, keys, valid in runs:
-            found = self.get_many(space, keys)
-            values = [loads(found.get(key)) for key in keys]
+        for space, run, keys, values, valid in runs:  # the values found then, and those lacking now
+            found = self.get_many(space, [key for key, value in zip(keys, values) if value is None])
+            values = [loads(found.get(key)) if value is None else value for key, value in zip(keys, values)]
             if all(map(valid, values)):
                 whole.append((space, run, orjson.dumps(values)))
         self.put_rows(whole)
