@@ -282,7 +282,7 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     are parsed, validated, and their summaries kept. A record that does not load goes to
     ``failed`` and is left out; without ``failed`` the error is raised. ``ids``: the archive's
     record ids, when the caller has just listed them. ``later``: when few records are new, the
-    kept ones are re-hashed in a child process (rehash.py) while the caller goes on, until the
+    kept ones are re-hashed by a child process (rehash.py) while the caller goes on, until the
     set's ``finish`` (a damaged one goes to ``failed`` then but stays in the set, which must
     not be used); a ``rehash.Look`` has the child look at those files too."""
     cache = cache or Cache(None)
@@ -291,6 +291,8 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     loaded: dict[str, Record] = {}
     sizes: dict[str, int] = {}
     new: list[tuple[str, Summary]] = []
+    look = later if isinstance(later, rehash.Look) else None  # the child hashes all, from before the summaries are read
+    elsewhere = rehash.start(archive, ids, look) if later and len(ids) - cache.count(space) < LATER_BELOW else None
     kept = cache.get_runs(space, ids, lambda value: as_summary(value) is not None)
 
     def take(rid: str, data: bytes | int | IkreportError | None) -> None:
@@ -318,15 +320,12 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
         cache.put_many(space, new)  # later runs need not parse them
         new.clear()  # finish may be called again
 
-    olds = [rid for rid in ids if rid in kept]
-    look = later if isinstance(later, rehash.Look) else None
-    elsewhere = rehash.start(archive, olds, look) if later and len(ids) - len(olds) < LATER_BELOW else None
     if elsewhere is None:
         finish((rid, rehash.checked(archive, rid)) for rid in ids)
         return RecordSet.of(loaded, sizes)
     for rid in ids:  # the new ones read now, in order
         take(rid, None if rid in kept else rehash.checked(archive, rid))
-    return RecordSet.of(loaded, sizes, partial(finish, zip(olds, elsewhere)))
+    return RecordSet.of(loaded, sizes, partial(finish, ((rid, got) for rid, got in zip(ids, elsewhere) if rid in kept)))
 
 
 def summaries(records: RecordSet) -> dict[str, Summary]:
