@@ -130,7 +130,8 @@ def short_title(title: str, limit: int = MAX_TITLE) -> str:
 def visible_titles(titles: Mapping[str, str], limit: int = MAX_TITLE) -> dict[str, str]:
     """Each record's short title; where two records would show the same one, each is followed
     by its short id, so no page shows two records under one title."""
-    shown = {rid: short_title(t, limit) for rid, t in titles.items()}
+    short = {t: short_title(t, limit) for t in set(titles.values())}  # profiles of one kernel share a title
+    shown = {rid: short[t] for rid, t in titles.items()}
     count: dict[str, int] = {}
     for text in shown.values():
         count[text] = count.get(text, 0) + 1
