@@ -256,12 +256,28 @@ def test_large_blobs_are_left_out_with_their_hash_and_the_budget_warns(tmp_path)
 
 
 @pytest.mark.parametrize("path", ["../escape.html", "/etc/passwd", "e//x.html", "e/./x.html", "", "e/../../x", "e/",
-                                  "e/..", "e/.", ".", "..", "./x.html"])
-def test_the_writer_refuses_paths_outside_the_site(path):
-    from ikreport.site.writer import SiteFiles
+                                  "e/..", "e/.", ".", "..", "./x.html", "e/a\nb.html", "e\\..\\x"])
+def test_the_writer_refuses_paths_outside_the_site_and_writes_nothing(tmp_path, path):
+    from ikreport.site.writer import SiteFiles, open_site
 
+    files = SiteFiles()
+    for name in ("index.html", ".nojekyll", "b/x.csv.gz", path, "e/z-1.md"):  # checked among plain ones
+        files.add(name, b"x")
     with pytest.raises(BuildError, match="not a relative path inside the site"):
-        SiteFiles().add(path, b"x")
+        with open_site(tmp_path / "site") as site:
+            site.write(files, lambda _: b"{}")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", [".nojekyll", "x/.../y", "e/a b.html", "e/é.html"])
+def test_the_writer_takes_odd_but_safe_paths(tmp_path, path):
+    from ikreport.site.writer import SiteFiles, open_site
+
+    files = SiteFiles()
+    files.add(path, b"x")
+    with open_site(tmp_path / "site") as site:
+        site.write(files, lambda _: b"{}")
+    assert (tmp_path / "site" / path).read_bytes() == b"x"
 
 
 def test_the_writer_refuses_a_path_given_twice():
