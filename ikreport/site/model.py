@@ -41,11 +41,6 @@ def claim_view(claim: Claim, root: str, titles: dict[str, str]) -> ClaimView:
         return {"id": record_id, "short": record_id[:8], "href": links.via_root(links.record_file(record_id), root),
                 "md_href": links.via_root(links.record_file(record_id, "md"), root), "title": titles.get(record_id, "")}
 
-    return ClaimView(
-        id=claim.id,
-        text=claim.text,
-        detail=claim.detail,
-        citations=[link(c) for c in claim.cites],
-        caveats=list(claim.caveats),
-        limitations=[{**link(rid), "items": list(items)} for rid, items in claim.limitations],
-    )
+    return ClaimView(id=claim.id, text=claim.text, detail=claim.detail, citations=[link(c) for c in claim.cites],
+                     caveats=list(claim.caveats),
+                     limitations=[{**link(rid), "items": list(items)} for rid, items in claim.limitations])

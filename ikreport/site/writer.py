@@ -56,13 +56,8 @@ class SiteFiles:
     def __init__(self) -> None:
         self.entries: dict[str, Entry] = {}
 
-    def _check(self, path: str) -> None:
-        if path in self.entries:
-            raise BuildError(f"{path}: written twice in one build; two pages claim the same file")
-
     def check_paths(self) -> None:
-        """BuildError unless every path is a relative path inside the site: all checked as the
-        lines of one text, and one by one only when that fails (a path of odd characters)."""
+        """BuildError unless every path is a relative path inside the site (checked all at once)."""
         text = "\n".join(self.entries)
         if text.count("\n") == len(self.entries) - 1 and text.isascii() and not text.encode().translate(None, _PLAIN) \
                 and not _NO_NAME.search("/" + text.replace("\n", "/") + "/"):
@@ -73,14 +68,14 @@ class SiteFiles:
 
     def add(self, path: str, data: bytes | str) -> None:
         """Add a file whose bytes are known now."""
-        self._check(path)
         raw = data.encode("utf-8") if isinstance(data, str) else data
-        self.entries[path] = Entry(lambda: raw, len(raw), hashlib.sha256(raw).hexdigest())
+        self.add_lazy(path, lambda: raw, len(raw), hashlib.sha256(raw).hexdigest())
 
     def add_lazy(self, path: str, load: Callable[[], bytes], size: int, sha256: str) -> None:
         """Add a file whose bytes ``load`` gives when the writer needs them; ``sha256`` is their
         content's (``load`` checks them against it, or made them)."""
-        self._check(path)
+        if path in self.entries:
+            raise BuildError(f"{path}: written twice in one build; two pages claim the same file")
         self.entries[path] = Entry(load, size, sha256)
 
 
