@@ -91,13 +91,13 @@ def _series_of(records: RecordSet, name: str, history: History) -> list[Series]:
     members = records.by_kind.get(name, [])
     corrects = _corrected(records, members)
     rows = []
+    heads = records.heads()
     for rid in members:
-        record = records.records[rid]
-        subject = record["subject"]
+        subject = heads[rid]["subject"]
         if subject.get("gpu") and subject.get("workload") and records.superseded_by(rid) is None:
             # a correction stands where the record it corrects stood, not at the later time it was made
-            when = min([records.records[r]["collected_at"] or "" for r in (rid, *corrects.get(rid, ()))])
-            key = (tuple(subject.get(k) or "" for k in SERIES_KEYS), tuple(history.shared(record).items()))
+            when = min([heads[r]["collected_at"] or "" for r in (rid, *corrects.get(rid, ()))])
+            key = (tuple(subject.get(k) or "" for k in SERIES_KEYS), tuple(history.shared(records.records[rid]).items()))
             # a time to the second sorts before the milliseconds of that second (it was truncated),
             # never after; the id only makes the order of records of the same second reproducible
             rows.append((key, when[:-1] + ".000Z" if _SECOND.search(when) else when, rid, when))

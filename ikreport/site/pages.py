@@ -37,7 +37,7 @@ def blob_href(source: Mapping[str, Any], page: str, published: Mapping[str, str]
 def shown_titles(records: RecordSet) -> dict[str, str]:
     """Every record's title as pages show it (claims/kernel_names.py visible_titles), worked out
     once per loaded archive: each page shows a few, but which are alike depends on all."""
-    return records.once("shown_titles", lambda rs: visible_titles({rid: r["title"] for rid, r in rs.records.items()}))
+    return records.once("shown_titles", lambda rs: visible_titles({rid: h["title"] for rid, h in rs.heads().items()}))
 
 
 def replacement(rid: str, records: RecordSet, page: str) -> dict[str, str] | None:
@@ -244,8 +244,8 @@ def _index_order(records: RecordSet) -> list[str]:
 
 def shown_gpu(records: RecordSet, rid: str) -> str:
     """The GPU the index (its filter, and search) names for a record; a comparison across GPUs names both."""
-    record = records.records[rid]
-    return kind(record["kind"]).gpu_shown(records.facts(rid), record["subject"].get("gpu")) or "unnamed GPU"
+    return records.once("shown_gpus", lambda rs: {r: kind(h["kind"]).gpu_shown(rs.facts(r), h["subject"].get("gpu"))
+                                                  or "unnamed GPU" for r, h in rs.heads().items()})[rid]
 
 
 def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
@@ -254,9 +254,9 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
     profiles: list[dict[str, Any]] = []
     others: list[dict[str, Any]] = []
     gpus: dict[str, int] = {}
-    titles = shown_titles(records)
+    titles, heads = shown_titles(records), records.heads()
     for rid in index_order(records):
-        record = records.records[rid]
+        record = heads[rid]
         gpu = shown_gpu(records, rid)
         gpus[gpu] = gpus.get(gpu, 0) + 1
         row = {**_record_link(rid, links.INDEX), "title": titles[rid], "superseded_by": replacement(rid, records, links.INDEX),
@@ -268,8 +268,8 @@ def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
         else:
             others.append(row)
     kinds: dict[str, int] = {}
-    for record in records.records.values():
-        kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
+    for head in heads.values():
+        kinds[head["kind"]] = kinds.get(head["kind"], 0) + 1
     return Page(path=links.INDEX, template="index", title="Evidence", root="", context={
         "reports": [{"title": r.title, "summary": r.summary, **links.twins(links.report_page(r.slug), links.INDEX),
                      "cites": plural(len(r.cites), "record", "records")} for r in (reports or [])],

@@ -79,7 +79,7 @@ def shard_of(term: str, shards: int) -> int:
 def record_doc(records: RecordSet, rid: str) -> SearchDoc:
     """A record as search finds it: its title, GPU and replacement as the index shows them (so
     the search's filters and the index's agree), its kind, subject and, for a profile, its kernels."""
-    record, facts = records.records[rid], records.facts(rid)
+    record, facts = records.heads()[rid], records.facts(rid)
     subject = record["subject"]
     kernels = facts.get("kernel_names") or []  # an ncu-profile's, longest first; other kinds have none
     words = list(_short_names(tuple(kernels[:MAX_KERNELS])))
