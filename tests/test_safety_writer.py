@@ -572,6 +572,28 @@ def test_a_worker_killed_from_outside_is_a_one_line_error(tmp_path):
     assert "a worker process rendering record pages died; build again" in stderr
 
 
+def test_a_worker_killed_as_it_starts_is_the_same_one_line_error(monkeypatch):
+    """The builder hands each new worker its start-up data through a pipe: a worker killed
+    before it has read them breaks that pipe, and the BrokenPipeError, which click turns into a
+    silent exit 1, must read as a dead worker does."""
+    import contextlib
+
+    from ikreport.errors import BuildError
+    from ikreport.site import record_pages
+    from ikreport.store.cache import Cache
+    from ikreport.store.recordset import RecordSet
+
+    class Pool:
+        def map(self, *args, **kwargs):
+            raise BrokenPipeError(errno.EPIPE, "Broken pipe")  # as popen_forkserver's write to the new worker
+
+    monkeypatch.setattr(record_pages, "_pooled", lambda pages, workers: True)
+    monkeypatch.setattr(record_pages.workers_, "pool", lambda *args: contextlib.nullcontext(Pool()))
+    job = record_pages.Job("arch", RecordSet.of({}), {}, None, None)
+    with pytest.raises(BuildError, match="^arch: a worker process rendering record pages died; build again$"):
+        record_pages.render_record_pages(job, ["a" * 64] * 20, Cache(None), workers=2)
+
+
 def test_a_fifo_planted_as_manifest_json_is_refused_not_waited_on(tmp_path):
     # found by a review of the change: the writer opened manifest.json without O_NONBLOCK
     import subprocess

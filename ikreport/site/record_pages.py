@@ -196,7 +196,7 @@ def render_record_pages(job: Job, record_ids: list[str], cache: Cache, workers: 
                 results.append(page)
                 if progress:
                     progress.count(i, total)
-    except BrokenProcessPool as exc:  # a worker killed from outside (the OOM killer, say)
+    except (BrokenProcessPool, BrokenPipeError) as exc:  # a worker killed from outside (the OOM killer), even as it starts
         raise BuildError(f"{job.archive}: a worker process rendering record pages died; "
                          "build again") from exc
     return results
