@@ -292,7 +292,8 @@ def load(archive: Archive, cache: Cache | None = None, failed: Callable[[str, Ik
     sizes: dict[str, int] = {}
     new: list[tuple[str, Summary]] = []
     look = later if isinstance(later, rehash.Look) else None  # the child hashes all, from before the summaries are read
-    elsewhere = rehash.start(archive, ids, look) if later and len(ids) - cache.count(space) < LATER_BELOW else None
+    known = cache.count(space)  # summaries kept, of any archive: a first build (none) starts no child
+    elsewhere = rehash.start(archive, ids, look) if later and known and len(ids) - known < LATER_BELOW else None
     kept = cache.get_runs(space, ids, lambda value: as_summary(value) is not None)
 
     def take(rid: str, data: bytes | int | IkreportError | None) -> None:

@@ -1,12 +1,11 @@
 """Records re-hashed against their ids: by the caller, or in a child process meanwhile.
 
-A rebuild re-hashes every record it knows by a kept summary while it makes its pages, in a child
-(threads would trade the interpreter lock with the page making), started before the summaries
-are read and so given every record (the caller reads the new ones too). The child is the standard
-library only, so it hashes from its first few milliseconds; it answers the size of each record
-file that is whole and leaves the rest to the caller, which reads them itself and so words every
-error one way (``checked``). When the child cannot start or dies, the caller hashes them all.
-Once the records are hashed, the child can look at other files too (``Look``: a build's site).
+A rebuild re-hashes the records it knows by kept summaries in a child while it makes its pages
+(threads would trade the interpreter lock with the page making), given every record as it starts
+before the summaries are read. The child is the standard library only, so it hashes at once; it
+answers the size of each whole record file and leaves the rest to the caller, which reads them
+itself and so words every error one way (``checked``); if the child cannot start or dies, the
+caller hashes them all. Once done, the child can look at other files too (``Look``: a build's site).
 """
 
 from __future__ import annotations
