@@ -33,7 +33,7 @@ from ikreport.site.pages import changelog_page, index_page, report_page
 from ikreport.site.published import published_blobs, stored_bytes
 from ikreport.site.render import asset, environment, render
 from ikreport.site.model import Page
-from ikreport.site.writer import Site, SiteFiles, open_site
+from ikreport.site.writer import Site, SiteFiles, all_inside_site, open_site
 
 ASSETS = ("assets/style.css", "assets/site.js", "assets/search.css", "assets/search.js")
 MiB = 1 << 20
@@ -84,12 +84,10 @@ def build_site(archive: Archive, output: Path, *, templates: Path | None = None,
 
 
 def _lookable(listed: dict[str, Any]) -> list[str]:
-    """The files the previous manifest lists with a digest, for the re-hash child to look at:
-    checked as one text, and one by one only if a path in it could leave the site or stop the
-    child (a '..' part, a NUL), as a hostile manifest's could."""
+    """The files the previous manifest lists with a digest, for the re-hash child to look at: only
+    paths inside the site (a hostile manifest's '..' would have it look outside, a NUL stop it)."""
     paths = list(listed)  # JSON keys: text
-    text = "\n".join(paths)
-    return [p for p in paths if inside_site(p)] if ".." in text or "\0" in text else paths
+    return paths if all_inside_site(paths) else [p for p in paths if inside_site(p)]
 
 
 def _stop_on(checked: Checked, strict: bool) -> None:

@@ -57,14 +57,9 @@ class SiteFiles:
         self.entries: dict[str, Entry] = {}
 
     def check_paths(self) -> None:
-        """BuildError unless every path is a relative path inside the site (checked all at once)."""
-        text = "\n".join(self.entries)
-        if text.count("\n") == len(self.entries) - 1 and text.isascii() and not text.encode().translate(None, _PLAIN) \
-                and not _NO_NAME.search("/" + text.replace("\n", "/") + "/"):
-            return
-        for path in self.entries:
-            if not inside_site(path):
-                raise BuildError(f"{path}: not a relative path inside the site")
+        """BuildError unless every path is a relative path inside the site."""
+        if not all_inside_site(list(self.entries)):
+            raise BuildError(f"{next(p for p in self.entries if not inside_site(p))}: not a relative path inside the site")
 
     def add(self, path: str, data: bytes | str) -> None:
         """Add a file whose bytes are known now."""
@@ -77,6 +72,13 @@ class SiteFiles:
         if path in self.entries:
             raise BuildError(f"{path}: written twice in one build; two pages claim the same file")
         self.entries[path] = Entry(load, size, sha256)
+
+
+def all_inside_site(paths: list[str]) -> bool:
+    """Whether every one of ``paths`` is ``inside_site``: all at once at C speed when they are plain, else one by one."""
+    text = "\n".join(paths)
+    return text.count("\n") == len(paths) - 1 and text.isascii() and not text.encode().translate(None, _PLAIN) \
+        and not _NO_NAME.search("/" + text.replace("\n", "/") + "/") or all(map(inside_site, paths))
 
 
 class Previous(NamedTuple):
@@ -162,8 +164,7 @@ class Site:
 
 
 def _left(file: str, previous: Previous) -> int:
-    """The size of ``file`` if it is still as the last build left it (a regular file whose inode
-    changed no later than its manifest), else -1."""
+    """``file``'s size if still as the last build left it (a plain file changed no later than the manifest), else -1."""
     try:
         st = os.lstat(file)
     except OSError:

@@ -73,9 +73,8 @@ def checked(archive: Archive, record_id: str, whole: bool = True) -> Answer:
 
 
 class Look(NamedTuple):
-    """Files the child looks at once the records are hashed: ``found`` gets, for each of
-    ``paths`` (under ``root``), its size if it is a regular file (not a link) whose inode changed
-    no later than ``since`` (ns), else -1; nothing if the child fails."""
+    """Files the child looks at once the records are hashed: ``found`` gets, for each of ``paths`` (under ``root``),
+    its size if a regular file (not a link) whose inode changed no later than ``since`` (ns), else -1; none if the child fails."""
 
     root: str
     paths: list[str]
