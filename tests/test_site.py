@@ -75,6 +75,37 @@ def test_incremental_build_equals_a_clean_build(tmp_path):
     assert tree(out) == tree(clean)
 
 
+def test_a_record_that_shares_a_title_or_supersedes_changes_the_others_rows_as_a_clean_build_does(tmp_path, monkeypatch):
+    """A new record of a title another has (both are then shown with their short ids), then its
+    supersession of that one, change what the index, its listing pages and search show of a
+    record already there, and move rows between pages: each rebuild is byte for byte a clean build."""
+    from ikreport.collect.context import Context
+    from ikreport.collect.ncu_import import import_csv
+    from ikreport.commands.supersede import supersede
+    from ikreport.site import listing
+    from conftest import NCU
+
+    monkeypatch.setattr(listing, "ROWS_PER_PAGE", 3)
+    arch, out, cache = tmp_path / "arch", tmp_path / "site", tmp_path / "cache"
+    shutil.copytree(SAMPLE, arch)
+    build_site(Archive.open(arch), out, cache_dir=cache)
+    old = Archive.open(arch).resolve("ba98cb69600d")
+    title = Archive.open(arch).load(old)["title"]  # a profile's, first among the profiles by title
+    new = import_csv(Archive.open(arch), [NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"],
+                     Context(title=title, gpu="NVIDIA GeForce GTX 1650 Ti"))
+    for step in ("shares a title", "supersedes"):
+        if step == "supersedes":
+            supersede(Archive.open(arch), old, new, "measured again")
+        build_site(Archive.open(arch), out, cache_dir=cache)
+        clean = tmp_path / step
+        build_site(Archive.open(arch), clean, cache_dir=tmp_path / f"{step} cache")
+        assert tree(out) == tree(clean), step
+        listed = "".join(p.read_text("utf-8") for p in [out / "index.html", *sorted(out.glob("l/*.html"))])
+        assert f"{title} ({old[:8]})" in listed and f"{title} ({new[:8]})" in listed
+    search = "".join(p.read_text("utf-8") for p in sorted(out.glob("search/*/docs-*.json")))
+    assert f'"s":"{title} ({new[:8]})","t":"{title} ({old[:8]})"' in search  # superseded, and by which
+
+
 def test_every_record_json_hashes_to_its_name(built):
     files = sorted((built / "e").glob("*.json"))
     assert len(files) == len(Archive.open(SAMPLE).record_ids()) > 0

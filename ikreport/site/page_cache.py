@@ -57,12 +57,14 @@ def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, 
     refs = sorted({ref for _, ref in records.references(record_id)})
     cited_by = records.cited_by(record_id)
     titles = shown_titles(records)
+    inputs = page_inputs(record, records) if page_inputs is not None else None
+    read = [rid for rid in (inputs if isinstance(inputs, list) else [inputs]) if isinstance(rid, str) and rid in titles]
     deps = (
-        # the page names these records by their visible titles and marks those superseded
+        # the page names these records by their visible titles and marks those superseded: those
+        # it refers to and that refer to it, and those its kind reads, which its claims cite
         [(rid, titles.get(rid), getattr(records.supersession_of(rid), "by", None))
-         for rid in sorted({record_id, *refs, *cited_by})],
-        record_id, refs, cited_by,
-        page_inputs(record, records) if page_inputs is not None else None,
+         for rid in sorted({record_id, *refs, *cited_by, *read})],
+        record_id, refs, cited_by, inputs,
         newer.by if newer else None,
         sorted((s["id"], published[s["id"]]) for s in record["sources"] if s["id"] in published),
         templates, code_digest(),
