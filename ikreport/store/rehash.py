@@ -26,8 +26,8 @@ WATCH_EVERY = 64  # records the child hashes between looks at whether the builde
 # whose bytes hash to the id, else "-". Then, after a blank line, a Look's root, since and paths:
 # a line of an answer for each (a size, or -1). It stops once its builder is gone.
 _CHILD = """# ikreport: records re-hashed for a build
-import hashlib, mmap, os, stat, sys
-most, builder, plain, out, seen = int(sys.argv[1]), int(sys.argv[2]), set(), [], []
+import hashlib, os, stat, sys
+most, builder, plain, out, seen, room = int(sys.argv[1]), int(sys.argv[2]), set(), [], [], memoryview(b"")
 records, _, look = sys.stdin.buffer.read().partition(b"\\n\\n")
 for n, line in enumerate(records.split(b"\\n")):
     if n % WATCH_EVERY == 0 and os.getppid() != builder:  # orphans are given a new parent
@@ -39,13 +39,15 @@ for n, line in enumerate(records.split(b"\\n")):
             if folder not in plain and not os.path.islink(folder):
                 plain.add(folder)
         if all(folder in plain for folder in folders):
-            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+            with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb", buffering=0) as f:
                 info = os.fstat(f.fileno())
-                if stat.S_ISREG(info.st_mode) and 0 < info.st_size <= most:  # mapped: a third faster than read
-                    with mmap.mmap(f.fileno(), info.st_size, prot=mmap.PROT_READ) as data:
-                        if hashlib.sha256(data).hexdigest().encode() == rid:
-                            out.append(str(info.st_size))
-                            continue
+                size = info.st_size
+                if stat.S_ISREG(info.st_mode) and 0 < size <= most:
+                    if len(room) < size:  # read into one buffer: faster than a new one or a map each time
+                        room = memoryview(bytearray(size))
+                    if f.readinto(room[:size]) == size and hashlib.sha256(room[:size]).hexdigest().encode() == rid:
+                        out.append(str(size))
+                        continue
     except OSError:
         pass
     out.append("-")
