@@ -7,7 +7,7 @@ import json
 
 from conftest import ROOT
 from ikreport.site import listing, search_index
-from ikreport.site.model import Page
+from ikreport.site.model import Page, Row
 from ikreport.site.search_index import SearchDoc, search_files, shard_of, terms
 
 SITE = ROOT / "site"
@@ -51,15 +51,14 @@ def test_a_bigger_index_is_split_and_each_term_lies_in_its_shard(monkeypatch):
 
 def test_tables_past_a_page_go_to_listing_pages_linked_from_the_index(monkeypatch):
     monkeypatch.setattr(listing, "ROWS_PER_PAGE", 4)
-    rows = [{"href": f"e/{n}.html", "md_href": f"e/{n}.md", "gpu": f"GPU {n % 2}", "kind": "ncu-profile",
-             "superseded_by": {"href": "e/x.html", "title": "x"} if n == 9 else None} for n in range(10)]
+    rows = [Row(str(n), f"GPU {n % 2}", "ncu-profile", lambda page: {}) for n in range(10)]
     index, *more = listing.paginate(Page("index", "index", "Evidence", "", {"profiles": rows, "others": []}))
     assert index.context["profiles"] == rows[:4] and index.context["profiles_total"] == 10
     assert [p["href"] for p in index.context["profiles_pages"]] == ["index.html", "l/profiles-2.html", "l/profiles-3.html"]
     assert [p.path for p in more] == ["l/profiles-2", "l/profiles-3"]
     last = more[1].context
     assert (last["first"], last["last"], last["total"]) == (9, 10, 10)
-    assert last["rows"][0]["href"] == "../e/8.html" and last["rows"][1]["superseded_by"]["href"] == "../e/x.html"
+    assert last["rows"] == rows[8:] and last["filters"] == {"gpus": ["GPU 0", "GPU 1"], "kinds": ["ncu-profile"]}
     assert [p["href"] for p in last["pages"]] == ["../index.html", "profiles-2.html", "profiles-3.html"]
     assert index.context["profiles_filters"] == {"gpus": ["GPU 0", "GPU 1"], "kinds": ["ncu-profile"]}
 

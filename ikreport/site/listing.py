@@ -9,18 +9,10 @@ from dataclasses import replace
 from typing import Any
 
 from ikreport import links
-from ikreport.site.model import Page
+from ikreport.site.model import Page, Row
 
 ROWS_PER_PAGE = 1000  # about 450 kB of HTML for a table of profiles
 TABLES = {"profiles": "Profiles", "others": "Other records"}  # the index's tables, as its context names them
-
-
-def _relink(value: Any, page: str) -> Any:
-    """A row made for the index (whose links are paths from the root) linked from ``page``."""
-    if isinstance(value, dict):
-        return {k: links.url(v, page) if k.endswith("href") and isinstance(v, str) and v else _relink(v, page)
-                for k, v in value.items()}
-    return value
 
 
 def _pager(table: str, number: int, count: int, page: str) -> list[dict[str, Any]]:
@@ -28,9 +20,9 @@ def _pager(table: str, number: int, count: int, page: str) -> list[dict[str, Any
             for n in range(1, count + 1)]
 
 
-def filters(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
+def filters(rows: list[Row]) -> dict[str, list[str]]:
     """The GPUs and kinds a table's rows have, sorted: the choices of its filters."""
-    return {"gpus": sorted({r["gpu"] for r in rows}), "kinds": sorted({r["kind"] for r in rows})}
+    return {"gpus": sorted({r.gpu for r in rows}), "kinds": sorted({r.kind for r in rows})}
 
 
 def paginate(index: Page) -> list[Page]:
@@ -47,7 +39,7 @@ def paginate(index: Page) -> list[Page]:
         for number in range(2, count + 1):
             path = links.list_page(table, number)
             first = (number - 1) * ROWS_PER_PAGE
-            part = [_relink(r, path) for r in rows[first:first + ROWS_PER_PAGE]]
+            part = rows[first:first + ROWS_PER_PAGE]  # each row is linked from the page it is on as it is made
             extra.append(Page(path=path, template="list", title=f"{TABLES[table]}, page {number} of {count}", root="../", context={
                 "table": table, "heading": TABLES[table], "rows": part, "number": number, "total": len(rows),
                 "first": first + 1, "last": first + len(part),

@@ -6,8 +6,9 @@ and every link is already a relative href.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ikreport.claims.model import Claim
 from ikreport import links
@@ -21,6 +22,16 @@ class Page:
     title: str
     root: str  # relative path from the page to the site root ("" or "../")
     context: dict[str, Any] = field(default_factory=dict)
+
+
+class Row(NamedTuple):
+    """A row of the index's tables, whose values (``make``, linked from the page given) are made only when
+    the build cache lacks its text, which ``key`` (pages.py listed_as), the page and the code decide."""
+
+    key: str
+    gpu: str
+    kind: str
+    make: Callable[[str], dict[str, Any]]
 
 
 @dataclass(frozen=True)

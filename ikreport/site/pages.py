@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+from collections import Counter
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from ikreport.claims.kernel_names import short_title, visible_titles
@@ -19,7 +21,7 @@ from ikreport.formatting import as_sentence, plural, short
 from ikreport import links
 from ikreport.charts.render import ChartRenderer
 from ikreport.site.published import MEDIA_EXT
-from ikreport.site.model import Page, claim_view
+from ikreport.site.model import Page, Row, claim_view
 
 CHANGELOG_TITLE = 48  # the changelog's titles are short, so that its reason column has the width
 AS_TEXT_NOTE = "offered as .txt: a spreadsheet would run some of its cells as formulas"
@@ -47,6 +49,13 @@ def replacement(rid: str, records: RecordSet, page: str) -> dict[str, str] | Non
     if newer is None:
         return None
     return {**_record_link(newer.new, page), "title": shown_titles(records).get(newer.new, "")}
+
+
+def listed_as(records: RecordSet, rid: str) -> str:
+    """All the index and search show of a record that its bytes and the code do not decide (its id and shown
+    title, its replacement's id and shown title): the build cache keeps its row and search entry by it."""
+    newer, titles = records.supersession_of(rid), shown_titles(records)
+    return f"{rid}\n{titles[rid]}\n{newer.new}\n{titles.get(newer.new, '')}" if newer else f"{rid}\n{titles[rid]}"
 
 
 class _RecordPage:
@@ -234,12 +243,8 @@ def report_page(report: RenderedReport, records: RecordSet) -> Page:
 def index_order(records: RecordSet) -> list[str]:
     """Record ids as the index (and search) lists them: by kind, title, id (worked out once per
     loaded archive: both ask)."""
-    return records.once("index_order", _index_order)
-
-
-def _index_order(records: RecordSet) -> list[str]:
     heads = records.heads()  # plain dicts: two fields of each record, read as the sort asks
-    return sorted(heads, key=lambda r: (heads[r]["kind"], heads[r]["title"], r))
+    return records.once("index_order", lambda _: sorted(heads, key=lambda r: (heads[r]["kind"], heads[r]["title"], r)))
 
 
 def shown_gpu(records: RecordSet, rid: str) -> str:
@@ -248,35 +253,29 @@ def shown_gpu(records: RecordSet, rid: str) -> str:
                                                   or "unnamed GPU" for r, h in rs.heads().items()})[rid]
 
 
+def _index_row(records: RecordSet, rid: str, page: str) -> dict[str, Any]:
+    """A record's row of the index's tables (and its listing pages), linked from ``page``."""
+    record = records.heads()[rid]
+    row = {**_record_link(rid, page), "title": shown_titles(records)[rid], "superseded_by": replacement(rid, records, page),
+           "kind": record["kind"], "gpu": shown_gpu(records, rid), "launches": "", "time": "", "top": ""}
+    index_row = kind(record["kind"]).index_row
+    return {**row, **index_row(records.facts(rid))} if index_row is not None else row
+
+
 def index_page(records: RecordSet, reports: list[RenderedReport] | None = None,
                series: list[dict[str, str]] | None = None) -> Page:
     """The archive at a glance; ``series``: the links to history pages (site/history.py)."""
-    profiles: list[dict[str, Any]] = []
-    others: list[dict[str, Any]] = []
-    gpus: dict[str, int] = {}
-    titles, heads = shown_titles(records), records.heads()
-    for rid in index_order(records):
-        record = heads[rid]
-        gpu = shown_gpu(records, rid)
-        gpus[gpu] = gpus.get(gpu, 0) + 1
-        row = {**_record_link(rid, links.INDEX), "title": titles[rid], "superseded_by": replacement(rid, records, links.INDEX),
-               "kind": record["kind"], "gpu": gpu, "launches": "", "time": "", "top": ""}
-        index_row = kind(record["kind"]).index_row  # a kind with one goes in the profiles table
-        if index_row is not None:
-            row.update(index_row(records.facts(rid)))
-            profiles.append(row)
-        else:
-            others.append(row)
-    kinds: dict[str, int] = {}
-    for head in heads.values():
-        kinds[head["kind"]] = kinds.get(head["kind"], 0) + 1
+    heads = records.heads()
+    rows = [Row(listed_as(records, rid), shown_gpu(records, rid), heads[rid]["kind"], partial(_index_row, records, rid))
+            for rid in index_order(records)]
+    in_profiles = [kind(row.kind).index_row is not None for row in rows]  # a kind with one: the profiles table
     return Page(path=links.INDEX, template="index", title="Evidence", root="", context={
         "reports": [{"title": r.title, "summary": r.summary, **links.twins(links.report_page(r.slug), links.INDEX),
                      "cites": plural(len(r.cites), "record", "records")} for r in (reports or [])],
         "record_count": len(records.records),
-        "kinds": sorted(kinds.items()),
-        "gpus": sorted(gpus.items()),
-        "profiles": profiles,
-        "others": others,
+        "kinds": sorted((name, len(ids)) for name, ids in records.by_kind.items()),
+        "gpus": sorted(Counter(row.gpu for row in rows).items()),
+        "profiles": [row for row, profile in zip(rows, in_profiles) if profile],
+        "others": [row for row, profile in zip(rows, in_profiles) if not profile],
         "series": series or [],
     })

@@ -20,8 +20,8 @@ from ikreport import links
 from ikreport.bidi import show_bidi
 from ikreport.errors import BuildError
 from ikreport.formatting import Markdown, md_code, md_text
-from ikreport.site.model import Page
-from ikreport.store.cache import Cache, key_bytes
+from ikreport.site.model import Page, Row
+from ikreport.store.cache import Cache
 
 ENVIRONMENT_REVISION = "md-finalize-1"  # change with any option of environment() below
 
@@ -78,20 +78,22 @@ def _finalize(context: jinja2.runtime.Context, value: object) -> object:
 
 
 @jinja2.pass_context
-def _rows(context: jinja2.runtime.Context, rows: list[dict[str, Any]], table: str) -> object:
+def _rows(context: jinja2.runtime.Context, rows: list[Row], table: str) -> object:
     """Each of ``rows`` as a row of ``table`` (the macro of that name in _rows.html or _rows.md),
     each followed by a newline: a table's body in one call (a thousand rows through a template
-    loop cost twice the time). A row's text is a pure function of its values (all the macro
-    reads), the templates and the code, so the build cache keeps it under a digest of them: a
-    rebuild of an index of thousands of records renders only the rows it has not shown before,
-    and finds the rest run by run (``Cache.get_runs``)."""
+    loop cost twice the time). A row's text is a pure function of its key (site/model.py Row), the
+    page it is on, the templates and the code, so the build cache keeps it under a digest of them:
+    a rebuild of an index of thousands of records makes only the rows it has not shown before, and
+    finds the rest run by run (``Cache.get_runs``)."""
     ext = _ext(context)
     env = context.environment
     assert isinstance(env, _Environment)
-    head = f"{ext} {table} ".encode()
-    keys = [hashlib.blake2b(head + key_bytes(row), digest_size=16).hexdigest() for row in rows]
+    page = context["page"].path
+    head = f"{ext} {table} {page}\n".encode()
+    keys = [hashlib.blake2b(head + row.key.encode(), digest_size=16).hexdigest() for row in rows]
     kept = env.build_cache.get_runs(env.rows_space, keys, lambda text: isinstance(text, str))
-    new = {key: _row_text(env, ext, row, table) for key, row in zip(keys, rows) if key not in kept}
+    macro = getattr(env.get_template(f"_rows.{ext}").module, table)
+    new = {key: str(macro(row.make(page))) for key, row in zip(keys, rows) if key not in kept}
     env.build_cache.put_many(env.rows_space, new.items())
     text = "".join([(new[key] if key in new else kept[key]) + "\n" for key in keys])
     return Markup(text) if ext == "html" else Markdown(text)
@@ -111,10 +113,6 @@ def _mark(context: jinja2.runtime.Context, value: object, name: str) -> object:
 
 def _ext(context: jinja2.runtime.Context) -> str:
     return "md" if context.name is not None and context.name.endswith(".md") else "html"
-
-
-def _row_text(env: jinja2.Environment, ext: str, row: dict[str, Any], table: str) -> str:
-    return str(getattr(env.get_template(f"_rows.{ext}").module, table)(row))
 
 
 _DICT_NAMES = frozenset(dir(dict))

@@ -25,17 +25,17 @@ import hashlib
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable
-from functools import lru_cache
-from pathlib import Path
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any, NamedTuple
 
 import orjson
 
 from ikreport.bidi import show_bidi
 from ikreport.claims.kernel_names import short_kernel
 from ikreport.reports.render import RenderedReport
-from ikreport.site.pages import index_order, replacement, shown_gpu, shown_titles
+from ikreport.site.page_cache import code_digest
+from ikreport.site.pages import index_order, listed_as, replacement, shown_gpu, shown_titles
 from ikreport.store.cache import Cache
 from ikreport.store.recordset import RecordSet
 from ikreport import links
@@ -44,8 +44,6 @@ FORMAT = 2  # search.js refuses another, so an old cached script never misreads 
 DOCS_PER_CHUNK = 500  # about 100 kB a chunk: a result page loads one or two
 SHARD_BYTES = 96_000  # the size a term shard aims at; the number of shards grows with the archive
 MAX_KERNELS = 40  # a profile's longest kernels that are searchable; the rest are on its page
-# where the build cache keeps each document's terms: named after this file, whose terms() makes them
-TERMS_SPACE = f"terms {hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]}"
 _RUN = re.compile(r"[a-z0-9]+")
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -82,7 +80,7 @@ def record_doc(records: RecordSet, rid: str) -> SearchDoc:
     record, facts = records.heads()[rid], records.facts(rid)
     subject = record["subject"]
     kernels = facts.get("kernel_names") or []  # an ncu-profile's, longest first; other kinds have none
-    words = list(_short_names(tuple(kernels[:MAX_KERNELS])))
+    words = [short_kernel(k) for k in kernels[:MAX_KERNELS] if isinstance(k, str)]
     words += [str(subject[k]) for k in ("engine", "model", "workload") if subject.get(k)]
     newer = replacement(rid, records, links.INDEX)
     return SearchDoc(title=shown_titles(records)[rid], path=links.record_file(rid), kind=str(record["kind"]),
@@ -90,21 +88,17 @@ def record_doc(records: RecordSet, rid: str) -> SearchDoc:
                      superseded_by=newer["title"] if newer else "")
 
 
-@lru_cache(maxsize=1024)  # profiles of one workload share their kernels: a build asks a thousand times
-def _short_names(kernels: tuple[object, ...]) -> tuple[str, ...]:
-    # the strings are picked out here, on a miss: a build's 40,000 isinstance calls cost 4 ms
-    return tuple(short_kernel(k) for k in kernels if isinstance(k, str))
+Listed = tuple[str, Callable[[], SearchDoc]]  # a record's document: pages.py listed_as, and what makes it
 
 
 def archive_docs(records: RecordSet, reports: Iterable[RenderedReport],
-                 histories: Iterable[tuple[str, str]] = ()) -> list[SearchDoc]:
+                 histories: Iterable[tuple[str, str]] = ()) -> list[SearchDoc | Listed]:
     """The reports, the history pages ((title, path)), then every record in the index's order
-    (kind, title, id)."""
-    docs = [SearchDoc(title=r.title, path=links.report_file(r.slug), kind="report", words=(r.summary,) if r.summary else ())
-            for r in reports]
+    (kind, title, id), made only if the build cache lacks its entry."""
+    docs: list[SearchDoc | Listed] = [SearchDoc(title=r.title, path=links.report_file(r.slug), kind="report",
+                                                words=(r.summary,) if r.summary else ()) for r in reports]
     docs += [SearchDoc(title=title, path=path, kind="history") for title, path in histories]
-    docs += [record_doc(records, rid) for rid in index_order(records)]
-    return docs
+    return docs + [(listed_as(records, rid), partial(record_doc, records, rid)) for rid in index_order(records)]
 
 
 def _compact(value: object) -> str:
@@ -113,20 +107,30 @@ def _compact(value: object) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[str, str]:
+def _entry(doc: SearchDoc) -> list[Any]:
+    """A document's line of its docs chunk (search.js shows these as text: bidirectional controls
+    as escapes, as the pages show them) and its terms."""
+    line = _compact({"t": show_bidi(doc.title), "u": doc.path, "k": doc.kind, "g": show_bidi(doc.gpu),
+                     "w": show_bidi(" · ".join(doc.words)), "s": show_bidi(doc.superseded_by)})
+    return [line, sorted(terms(" ".join((doc.title, doc.kind, doc.gpu, *doc.words))))]
+
+
+def search_files(docs: Iterable[SearchDoc | Listed], cache: Cache | None = None) -> dict[str, str]:
     """Every file of the index, path under the site root -> JSON text, for the documents in
-    the order given (their numbers). A document's terms are a pure function of its text, kept
-    in the build ``cache`` under a digest of it and of this code."""
-    docs = list(docs)
-    texts = [" ".join((doc.title, doc.kind, doc.gpu, *doc.words)) for doc in docs]
-    keys = [hashlib.blake2b(text.encode(), digest_size=16).hexdigest() for text in texts]
-    cache = cache or Cache(None)
-    kept = cache.get_runs(TERMS_SPACE, keys, lambda found: isinstance(found, list))
-    new = {key: sorted(terms(text)) for key, text in zip(keys, texts) if key not in kept}
-    cache.put_many(TERMS_SPACE, new.items())
+    the order given (their numbers). A document's entry is a pure function of its key (a
+    record's listed_as, another's fields) and the code, kept in the build ``cache`` under a
+    digest of them: a rebuild makes only the entries of records it has not shown before."""
+    keyed = [(_compact(list(doc)), doc) if isinstance(doc, SearchDoc) else doc for doc in docs]
+    keys = [hashlib.blake2b(key.encode(), digest_size=16).hexdigest() for key, _ in keyed]
+    cache, space = cache or Cache(None), f"search {code_digest()[:16]}"
+    kept = cache.get_runs(space, keys, lambda found: isinstance(found, list) and len(found) == 2
+                          and isinstance(found[0], str) and isinstance(found[1], list))
+    new = {key: _entry(doc if isinstance(doc, SearchDoc) else doc()) for key, (_, doc) in zip(keys, keyed) if key not in kept}
+    cache.put_many(space, new.items())
+    entries = [kept[key] if key in kept else new[key] for key in keys]
     postings: defaultdict[str, list[int]] = defaultdict(list)
-    for n, key in enumerate(keys):
-        for term in kept[key] if key in kept else new[key]:
+    for n, (_, found) in enumerate(entries):
+        for term in found:
             postings[term].append(n)
     size = sum(len(t) + 6 * len(ns) for t, ns in postings.items())  # about a posting's JSON bytes
     shards = max(1, math.ceil(size / SHARD_BYTES))
@@ -134,17 +138,13 @@ def search_files(docs: Iterable[SearchDoc], cache: Cache | None = None) -> dict[
     for term in sorted(postings):
         split[shard_of(term, shards)][term] = postings[term]
     pieces = {f"terms-{n}.json": _compact(part) for n, part in enumerate(split)}
-    for start in range(0, len(docs), DOCS_PER_CHUNK):
-        # search.js shows these as text: bidirectional controls as escapes, as the pages show them
-        chunk = [{"t": show_bidi(d.title), "u": d.path, "k": d.kind, "g": show_bidi(d.gpu),
-                  "w": show_bidi(" · ".join(d.words)), "s": show_bidi(d.superseded_by)}
-                 for d in docs[start:start + DOCS_PER_CHUNK]]
-        pieces[f"docs-{start // DOCS_PER_CHUNK}.json"] = _compact(chunk)
+    for start in range(0, len(entries), DOCS_PER_CHUNK):  # a list of the lines, as _compact writes it
+        pieces[f"docs-{start // DOCS_PER_CHUNK}.json"] = f"[{','.join(line for line, _ in entries[start:start + DOCS_PER_CHUNK])}]"
     digest = hashlib.sha256()
     for name, text in sorted(pieces.items()):
         digest.update(f"{name}\n{len(text)}\n{text}".encode())
     folder = digest.hexdigest()[:16]
     files = {links.search_file(folder, name): text for name, text in pieces.items()}
-    files[links.SEARCH_META] = _compact({"format": FORMAT, "dir": folder, "docs": len(docs), "per_chunk": DOCS_PER_CHUNK,
-                            "shards": shards})
+    files[links.SEARCH_META] = _compact({"format": FORMAT, "dir": folder, "docs": len(entries), "per_chunk": DOCS_PER_CHUNK,
+                                         "shards": shards})
     return files

@@ -56,11 +56,6 @@ class SiteFiles:
     def __init__(self) -> None:
         self.entries: dict[str, Entry] = {}
 
-    def check_paths(self) -> None:
-        """BuildError unless every path is a relative path inside the site."""
-        if not all_inside_site(list(self.entries)):
-            raise BuildError(f"{next(p for p in self.entries if not inside_site(p))}: not a relative path inside the site")
-
     def add(self, path: str, data: bytes | str) -> None:
         """Add a file whose bytes are known now."""
         raw = data.encode("utf-8") if isinstance(data, str) else data
@@ -119,7 +114,8 @@ class Site:
     def write(self, files: SiteFiles, manifest: Callable[[SiteFiles], bytes]) -> None:
         """Write ``files`` and then manifest.json (see the module docstring)."""
         output, parent, previous = self.output, self.output.parent, self.previous
-        files.check_paths()
+        if not all_inside_site(list(files.entries)):  # every path, before anything is written
+            raise BuildError(f"{next(p for p in files.entries if not inside_site(p))}: not a relative path inside the site")
         tmp = parent / f".{output.name}.tmp-{secrets.token_hex(4)}"
         try:
             os.mkdir(tmp)

@@ -41,8 +41,7 @@ for n, line in enumerate(records.split(b"\\n")):
         if all(folder in plain for folder in folders):
             with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb", buffering=0) as f:
                 info = os.fstat(f.fileno())
-                size = info.st_size
-                if stat.S_ISREG(info.st_mode) and 0 < size <= most:
+                if stat.S_ISREG(info.st_mode) and 0 < (size := info.st_size) <= most:
                     if len(room) < size:  # read into one buffer: faster than a new one or a map each time
                         room = memoryview(bytearray(size))
                     if f.readinto(room[:size]) == size and hashlib.sha256(room[:size]).hexdigest().encode() == rid:
