@@ -75,10 +75,11 @@ def test_incremental_build_equals_a_clean_build(tmp_path):
     assert tree(out) == tree(clean)
 
 
-def test_a_record_that_shares_a_title_or_supersedes_changes_the_others_rows_as_a_clean_build_does(tmp_path, monkeypatch):
-    """A new record of a title another has (both are then shown with their short ids), then its
-    supersession of that one, change what the index, its listing pages and search show of a
-    record already there, and move rows between pages: each rebuild is byte for byte a clean build."""
+def test_titles_shared_and_supersessions_change_other_records_pages_as_a_clean_build_does(tmp_path, monkeypatch):
+    """A new record of a title another has (both are then shown with their short ids), a
+    supersession of that one, then a record that shares its replacement's title, each change
+    what the index, its listing pages, search and other record pages show of a record already
+    there, and move rows between pages: each rebuild is byte for byte a clean build."""
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv
     from ikreport.commands.supersede import supersede
@@ -89,21 +90,29 @@ def test_a_record_that_shares_a_title_or_supersedes_changes_the_others_rows_as_a
     arch, out, cache = tmp_path / "arch", tmp_path / "site", tmp_path / "cache"
     shutil.copytree(SAMPLE, arch)
     build_site(Archive.open(arch), out, cache_dir=cache)
-    old = Archive.open(arch).resolve("ba98cb69600d")
-    title = Archive.open(arch).load(old)["title"]  # a profile's, first among the profiles by title
-    new = import_csv(Archive.open(arch), [NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"],
-                     Context(title=title, gpu="NVIDIA GeForce GTX 1650 Ti"))
-    for step in ("shares a title", "supersedes"):
-        if step == "supersedes":
-            supersede(Archive.open(arch), old, new, "measured again")
+    old = Archive.open(arch).resolve("ba98cb69600d")  # a profile a comparison and an nsys summary cite
+    title = Archive.open(arch).load(old)["title"]  # first among the profiles by title
+
+    def profile(named):
+        return import_csv(Archive.open(arch), [NCU / "ncu_details_nsightful_copy_blocked_base_units.csv"],
+                          Context(title=named, gpu="NVIDIA GeForce GTX 1650 Ti"))
+
+    twin = profile(title)
+    for step in ("shares a title", "superseded", "its replacement shares a title"):
+        if step == "superseded":
+            newer = profile("measured again")
+            supersede(Archive.open(arch), old, newer, "measured again")
+        if step == "its replacement shares a title":
+            profile("measured again")
         build_site(Archive.open(arch), out, cache_dir=cache)
         clean = tmp_path / step
         build_site(Archive.open(arch), clean, cache_dir=tmp_path / f"{step} cache")
         assert tree(out) == tree(clean), step
         listed = "".join(p.read_text("utf-8") for p in [out / "index.html", *sorted(out.glob("l/*.html"))])
-        assert f"{title} ({old[:8]})" in listed and f"{title} ({new[:8]})" in listed
+        assert f"{title} ({old[:8]})" in listed and f"{title} ({twin[:8]})" in listed
     search = "".join(p.read_text("utf-8") for p in sorted(out.glob("search/*/docs-*.json")))
-    assert f'"s":"{title} ({new[:8]})","t":"{title} ({old[:8]})"' in search  # superseded, and by which
+    assert f'"s":"measured again ({newer[:8]})","t":"{title} ({old[:8]})"' in search  # superseded, and by which
+    assert f"measured again ({newer[:8]})" in (out / "e" / f"{old}.html").read_text("utf-8")  # its banner
 
 
 def test_every_record_json_hashes_to_its_name(built):

@@ -25,8 +25,8 @@ class Page:
 
 
 class Row(NamedTuple):
-    """A row of the index's tables, whose values (``make``, linked from the page given) are made only when
-    the build cache lacks its text, which ``key`` (pages.py listed_as), the page and the code decide."""
+    """A row of the index's tables, whose values (``make``, linked from the page given) are made only when the
+    build cache lacks its text, which ``key`` (pages.py listed_as), the page, the templates and the code decide."""
 
     key: str
     gpu: str

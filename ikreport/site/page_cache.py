@@ -16,7 +16,7 @@ import orjson
 
 from ikreport import __version__
 from ikreport.kinds.registry import kind
-from ikreport.site.pages import shown_titles
+from ikreport.site.pages import listed_as
 from ikreport.store.cache import Cache, key_bytes
 from ikreport.errors import IntegrityError
 from ikreport.site.record_pages import RenderedPage
@@ -56,13 +56,13 @@ def record_page_key(record_id: str, records: RecordSet, published: Mapping[str, 
     newer = records.supersession_of(record_id)
     refs = sorted({ref for _, ref in records.references(record_id)})
     cited_by = records.cited_by(record_id)
-    titles = shown_titles(records)
     inputs = page_inputs(record, records) if page_inputs is not None else None
-    read = [rid for rid in (inputs if isinstance(inputs, list) else [inputs]) if isinstance(rid, str) and rid in titles]
+    read = [rid for rid in (inputs if isinstance(inputs, list) else [inputs]) if isinstance(rid, str) and rid in records.records]
     deps = (
-        # the page names these records by their visible titles and marks those superseded: those
-        # it refers to and that refer to it, and those its kind reads, which its claims cite
-        [(rid, titles.get(rid), getattr(records.supersession_of(rid), "by", None))
+        # the page names these records by their shown titles and marks those superseded (by the
+        # replacement's shown title): those it refers to and that refer to it, and those its kind
+        # reads, which its claims cite
+        [(listed_as(records, rid), getattr(records.supersession_of(rid), "by", None))
          for rid in sorted({record_id, *refs, *cited_by, *read})],
         record_id, refs, cited_by, inputs,
         newer.by if newer else None,

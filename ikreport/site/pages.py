@@ -55,7 +55,8 @@ def listed_as(records: RecordSet, rid: str) -> str:
     """All the index and search show of a record that its bytes and the code do not decide (its id and shown
     title, its replacement's id and shown title): the build cache keeps its row and search entry by it."""
     newer, titles = records.supersession_of(rid), shown_titles(records)
-    return f"{rid}\n{titles[rid]}\n{newer.new}\n{titles.get(newer.new, '')}" if newer else f"{rid}\n{titles[rid]}"
+    title = titles.get(rid, "")  # a record not in the archive, that a page names, has none
+    return f"{rid}\n{title}\n{newer.new}\n{titles.get(newer.new, '')}" if newer else f"{rid}\n{title}"
 
 
 class _RecordPage:
