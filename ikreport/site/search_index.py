@@ -48,7 +48,7 @@ _RUN = re.compile(r"[a-z0-9]+")
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
-class SearchDoc(NamedTuple):  # a tuple: a build makes one for every record
+class SearchDoc(NamedTuple):  # a tuple: a first build makes one for every record
     """One thing search can find: a record or a report."""
 
     title: str
