@@ -120,12 +120,12 @@ def search_files(docs: Iterable[SearchDoc | Listed], cache: Cache | None = None)
     the order given (their numbers). A document's entry is a pure function of its key (a
     record's listed_as, another's fields) and the code, kept in the build ``cache`` under a
     digest of them: a rebuild makes only the entries of records it has not shown before."""
-    keyed = [(_compact(list(doc)), doc) if isinstance(doc, SearchDoc) else doc for doc in docs]
+    keyed = [(_compact(list(doc)), partial(SearchDoc._make, doc)) if isinstance(doc, SearchDoc) else doc for doc in docs]
     keys = [hashlib.blake2b(key.encode(), digest_size=16).hexdigest() for key, _ in keyed]
     cache, space = cache or Cache(None), f"search {code_digest()[:16]}"
     kept = cache.get_runs(space, keys, lambda found: isinstance(found, list) and len(found) == 2
                           and isinstance(found[0], str) and isinstance(found[1], list))
-    new = {key: _entry(doc if isinstance(doc, SearchDoc) else doc()) for key, (_, doc) in zip(keys, keyed) if key not in kept}
+    new = {key: _entry(make()) for key, (_, make) in zip(keys, keyed) if key not in kept}
     cache.put_many(space, new.items())
     entries = [kept[key] if key in kept else new[key] for key in keys]
     postings: defaultdict[str, list[int]] = defaultdict(list)
