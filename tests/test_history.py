@@ -9,9 +9,12 @@ import pytest
 from click.testing import CliRunner
 
 from ikreport.cli.main import cli
+from ikreport.kinds.base import SeriesContext
+from ikreport.kinds.ncu_profile.history import kept_history
 from ikreport.kinds.ncu_profile.history import kernel_history as profile_history
 from ikreport.site.history import find_series
 from ikreport.store.archive import Archive
+from ikreport.store.cache import Cache
 from ikreport.store.recordset import load
 
 HEADER = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"'
@@ -266,3 +269,22 @@ def test_the_median_interval_rank_is_the_binomial_quantile_computed_exactly():
         assert _lower_rank(n) == max(k, 1), n
         if n >= 2:
             assert median_interval(list(range(n, 0, -1)))[1:] == (max(k, 1), n + 1 - max(k, 1))
+
+
+def test_the_kept_history_of_the_same_profiles_at_other_times_is_worked_out_again(tmp_path, monkeypatch):
+    """A correction moves a profile to the time of the one it corrects (possibly of another
+    workload), so the same ids, in the same order, can tie where they did not: the kept history
+    is keyed by their times too, and a rebuild gives what a clean build gives."""
+    arch, ids = series_of(tmp_path, monkeypatch, [100.0, 80.0], [0, 1])
+    archive = Archive.open(arch)
+    records = load(archive)
+    (series,) = find_series(records)
+    cache = Cache(tmp_path / "c")
+
+    def kept(when):
+        return kept_history(SeriesContext(records, series.records, when, series.path, archive.read_blob, cache, None, str))
+
+    assert [p["change"] for p in kept(series.when)[0]["points"]] == ["", "FASTER"]
+    tied = (series.when[0], series.when[0])
+    assert [p["change"] for p in kept(tied)[0]["points"]] == ["", ""]
+    assert kept(tied) == profile_history(series.records, tied, records, archive.read_blob)

@@ -127,9 +127,10 @@ def _change_from(kernel: str, before: list[tuple[str, int, float]], this: tuple[
 
 def kept_history(series: SeriesContext) -> list[dict[str, Any]]:
     """``kernel_history``, kept in the build cache: records never change, so the history of the
-    same records is the same, and a rebuild need not bootstrap every profile again."""
+    same records at the same times (a correction moves one) is the same, and a rebuild need not
+    bootstrap every profile again."""
     key = hashlib.sha256(json.dumps([HISTORY_VERSION, THRESHOLD_PCT, MIN_LAUNCHES, MAX_KERNELS,
-                                     series.ids]).encode()).hexdigest()
+                                     series.ids, series.when]).encode()).hexdigest()
     found = loads(series.cache.get("history", key))
     if isinstance(found, list):
         return found
