@@ -11,8 +11,10 @@ import os
 import shutil
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import ROOT, record_path
+from ikreport.cli.main import cli
 from ikreport.store.archive import Archive
 from ikreport.store.cache import FILE
 from ikreport.errors import BuildError
@@ -196,3 +198,28 @@ def test_kept_values_are_found_run_by_run_and_a_damaged_or_invalid_one_is_a_miss
         if key not in keys:  # every run entry: damaged
             cache.put("s", key, value[:-3])
     assert cache.get_runs("s", keys, valid) == want
+
+
+def test_one_blob_cited_as_two_media_types_is_offered_as_a_clean_build_offers_it(arch, tmp_path):
+    """The same file imported as a vLLM result (JSON) and as an SGLang one (JSON lines): the site
+    offers the blob under one name, which a rebuild chose as a clean build does (the kept name is
+    keyed by blob and media type), neither page calls it a CSV with formulas, and the build does
+    not count it among the blobs left out."""
+    run = tmp_path / "run.json"
+    run.write_text('{"request_throughput": 4.5, "output_throughput": 512.0, "completed": 100}\n')
+    out, cache = tmp_path / "site", tmp_path / "cache"
+
+    def invoke(*args):
+        result = CliRunner().invoke(cli, [*args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    ids = [invoke("collect", "serving", "--from-vllm", str(run), "-a", str(arch.location)).split()[-1]]
+    invoke("build", str(arch.location), "-o", str(out), "--cache-dir", str(cache))
+    ids.append(invoke("collect", "serving", "--from-sglang", str(run), "-a", str(arch.location)).split()[-1])
+    said = invoke("build", str(arch.location), "-o", str(out), "--cache-dir", str(cache))
+    assert "left out" not in said
+    assert tree(out) == clean_site(arch, tmp_path)
+    (blob,) = {source["id"] for rid in ids for source in arch.load(rid)["sources"]}
+    assert [p.name for p in (out / "b").glob(f"{blob}*")] == [f"{blob}.gz"]  # as the later media type (none) names it
+    assert not any("formulas" in (out / "e" / f"{rid}.md").read_text() for rid in ids)

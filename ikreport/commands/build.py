@@ -172,7 +172,7 @@ def _build(archive: Archive, checked: Checked, site: Site, cache: Cache, folder:
     site.write(files, functools.partial(manifest_json, sorted(records.records), manifest_blobs))
     pages = sum(1 for path in files.entries if path.endswith(".html") and path != links.page_file(links.NOT_FOUND))
     return BuildResult(pages, len(records.records), claims[0], tuple(warnings),
-                       len(sources) - len(published), pages_rendered=len(todo),
+                       len({blob_id for blob_id, _ in sources}) - len(published), pages_rendered=len(todo),
                        findings=tuple(str(f) for f in checked.findings))  # warnings only: errors stopped it
 
 

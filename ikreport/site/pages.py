@@ -93,8 +93,8 @@ def _record_link(rid: str, page: str) -> dict[str, str]:
 
 
 def _source_note(source: dict[str, Any], published: Mapping[str, str] | None) -> str:
-    suffix = published.get(source["id"]) if published else None
-    return AS_TEXT_NOTE if suffix is not None and suffix.removesuffix(GZ) != MEDIA_EXT.get(source["media_type"], "") else ""
+    suffix = (published.get(source["id"]) or "").removesuffix(GZ) if published else ""  # a CSV offered as .txt
+    return AS_TEXT_NOTE if suffix == ".txt" and MEDIA_EXT.get(source["media_type"]) == ".csv" else ""
 
 
 def record_page(record_id: str, records: RecordSet, charts: ChartRenderer, record_bytes: bytes = b"",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
@@ -40,21 +39,21 @@ class Published(NamedTuple):  # a tuple: a build makes one for every blob it pub
     stored_sha256: str | None  # of the stored bytes, when this build read and checked them
 
 
-def published_blobs(archive: Archive, blobs: Iterable[tuple[str, str]], stored: dict[str, tuple[str, int]],
+def published_blobs(archive: Archive, blobs: list[tuple[str, str]], stored: dict[str, tuple[str, int]],
                     cache: Cache) -> dict[str, Published]:
     """How the site publishes each of ``blobs`` ((id, media type), each in the archive, stored
     as ``stored`` says: (form, size))."""
-    blobs = list(blobs)
-    kept = cache.get_runs(SPACE, [b for b, _ in blobs], lambda suffix: isinstance(suffix, str) and suffix in SUFFIXES)
-    todo = [(blob_id, media_type) for blob_id, media_type in blobs if blob_id not in kept]
+    keys = [f"{blob_id} {media_type}" for blob_id, media_type in blobs]  # the answer follows from both
+    kept = cache.get_runs(SPACE, keys, lambda suffix: isinstance(suffix, str) and suffix in SUFFIXES)
+    todo = [(key, *item) for key, item in zip(keys, blobs) if key not in kept]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # threads start only when asked for
         apply = pool.map if len(todo) > FEW else map  # for a few, starting threads cost more than they saved
-        looked = dict(zip([b for b, _ in todo], apply(lambda item: _look(archive, stored[item[0]][0], *item), todo)))
-    cache.put_many(SPACE, [(blob_id, suffix) for blob_id, (suffix, _) in looked.items()])
-    out = {}
-    for blob_id, media_type in blobs:
+        looked = dict(zip([key for key, _, _ in todo], apply(lambda item: _look(archive, stored[item[1]][0], *item[1:]), todo)))
+    cache.put_many(SPACE, [(key, suffix) for key, (suffix, _) in looked.items()])
+    out = {}  # a blob cited as two media types: the last, in the order given, names its file
+    for key, (blob_id, _) in zip(keys, blobs):
         form, size = stored[blob_id]
-        suffix, digest = looked.get(blob_id, (kept.get(blob_id, MEDIA_EXT.get(media_type, "")), None))
+        suffix, digest = looked[key] if key in looked else (kept[key], None)
         out[blob_id] = Published(suffix + form, size, digest)
     return out
 
