@@ -250,6 +250,24 @@ def test_templates_override_falls_back_to_shipped_ones(tmp_path):
     assert "<h1>Evidence</h1>" in (tmp_path / "site" / "index.html").read_text()
 
 
+def test_another_templates_folder_is_another_build_even_when_its_files_run_together_alike(tmp_path):
+    """Two override folders whose files, names and bytes run together, read the same (a page's
+    template ending in "zz.txtFooter", or that template and a file zz.txt holding "Footer"): the
+    rebuild with the second gives the pages a clean build with it gives."""
+    shipped = (ROOT / "templates" / "record.md").read_text()
+    first, second = tmp_path / "t1", tmp_path / "t2"
+    first.mkdir()
+    second.mkdir()
+    (first / "record.md").write_text(shipped + "zz.txtFooter: draft\n")
+    (second / "record.md").write_text(shipped)
+    (second / "zz.txt").write_text("Footer: draft\n")
+    build_site(Archive.open(SAMPLE), tmp_path / "site", templates=first, cache_dir=tmp_path / "c")
+    build_site(Archive.open(SAMPLE), tmp_path / "site", templates=second, cache_dir=tmp_path / "c")
+    build_site(Archive.open(SAMPLE), tmp_path / "clean", templates=second, cache_dir=tmp_path / "c2")
+    assert tree(tmp_path / "site") == tree(tmp_path / "clean")
+    assert not any("Footer" in p.read_text() for p in (tmp_path / "site" / "e").glob("*.md"))
+
+
 def test_untrusted_text_is_escaped(tmp_path):
     from ikreport.collect.context import Context
     from ikreport.collect.ncu_import import import_csv

@@ -42,8 +42,8 @@ def _digest(h: Any, dirs: list[str], suffixes: tuple[str, ...] | None = None) ->
     for base in dirs:
         for path in sorted(Path(base).rglob("*")):
             if (suffixes is None or path.suffix in suffixes) and path.is_file():
-                h.update(str(path.relative_to(base)).encode())
-                h.update(path.read_bytes())
+                data = path.read_bytes()  # each name and content known by its length: no two folders alike
+                h.update(f"{path.relative_to(base)}\0{len(data)}\0".encode() + data)
     return h.hexdigest()
 
 
