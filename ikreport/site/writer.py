@@ -7,8 +7,9 @@ the build left it: a regular file (never a link) of its size whose inode changed
 the manifest's (any write, chmod or replacement since moves its ctime past it), looked at by a
 rebuild's re-hash child once it has hashed the records (the build has its turn at the folder from
 its start), else by the writer. The rest are all written beside the output before the first is
-renamed in, so a build that fails changes nothing, and one killed among the renames leaves files
-newer than the manifest, which the next build writes again.
+renamed in, so a build that fails before them changes nothing. One that fails or is killed among
+them leaves files newer than the manifest, which the next build writes again, and its own
+manifest in its temporary folder, so the next build also removes the files it does not make.
 
 A build writes only into a folder that an ikreport build wrote (a manifest.json of ours), never
 through a symbolic link, and removes only files its manifest lists: ``-o`` pointed at a project
@@ -97,8 +98,8 @@ def open_site(output: Path) -> Iterator[Site]:
         raise BuildError(f"{output.parent}: cannot open the folder ({exc.strerror}); check the path and its permissions") from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        remove_leftovers(output.parent, output.name)
-        yield Site(output, read_previous(output))
+        previous, strays = read_previous(output), remove_leftovers(output.parent, output.name)
+        yield Site(output, previous._replace(files=previous.files + strays) if previous and strays else previous)
     finally:
         os.close(fd)
 
@@ -132,8 +133,9 @@ class Site:
                 self._update(files, manifest, tmp, previous)
         except OSError as exc:
             raise BuildError(f"{output}: cannot write the site ({exc.strerror}); check the folder is writable") from exc
-        finally:  # a crash before this leaves it for the next build to remove
-            shutil.rmtree(tmp, ignore_errors=True)
+        finally:  # a crash, or a failure once the manifest is made, leaves it for the next build to remove
+            if not os.path.exists(tmp / MANIFEST):
+                shutil.rmtree(tmp, ignore_errors=True)
 
     def _update(self, files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path, previous: Previous) -> None:
         """Bring the site up to date in place (see the module docstring)."""
@@ -149,14 +151,15 @@ class Site:
         if not changed and not gone:
             return
         _stage(manifest(files), tmp, MANIFEST)
-        for path in sorted(changed) + [MANIFEST]:  # the manifest last: it is what the next build trusts
+        for path in sorted(changed):
             target = f"{output}/{path}"
             _make_folders(output, path)
             if os.path.isdir(target) and not os.path.islink(target):
                 shutil.rmtree(target)  # a folder where this build has a file
             os.replace(f"{tmp}/{path}", target)
-        for path in sorted(gone):
+        for path in sorted(set(gone)):
             _remove(output, path)
+        os.replace(tmp / MANIFEST, output / MANIFEST)  # last: it is what the next build trusts
 
 
 def _left(file: str, previous: Previous) -> int:
@@ -249,14 +252,19 @@ def _manifest(output: Path) -> Previous | str:
     return Previous(listed if isinstance(listed, list) else [], digests if isinstance(digests, dict) else {}, written)
 
 
-def remove_leftovers(parent: Path, name: str) -> None:
+def remove_leftovers(parent: Path, name: str) -> list[Any]:
     """Remove the temporary folders a killed build of ``name`` left: named as this writer names
-    them and holding its mark (or, a first build's, a manifest.json), so no user folder is taken."""
+    them and holding its mark (or, a first build's, a manifest.json), so no user folder is taken.
+    Returns the files the manifest of one that failed among its renames lists (paths or not)."""
     leftover = re.compile(rf"\.{re.escape(name)}\.tmp-[0-9a-f]{{8}}")
     try:
         found = [e.path for e in os.scandir(parent) if leftover.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
     except OSError:
-        return
+        return []
+    strays: list[Any] = []
     for path in found:
         if os.path.isfile(os.path.join(path, STAGING)) or os.path.isfile(os.path.join(path, MANIFEST)):
+            made = _manifest(Path(path))  # its files as a site's are read
+            strays += made.files if isinstance(made, Previous) else []
             shutil.rmtree(path, ignore_errors=True)
+    return strays

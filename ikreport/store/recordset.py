@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from importlib import resources
@@ -122,16 +122,6 @@ def chosen(edges: Iterable[Supersession]) -> dict[str, Supersession]:
     return out
 
 
-def matching(ids: Sequence[str], prefix: str, limit: int) -> list[str]:
-    """Up to ``limit`` ids of the sorted ``ids`` that start with ``prefix``, in order."""
-    at = bisect.bisect_left(ids, prefix)
-    hits: list[str] = []
-    while at < len(ids) and ids[at].startswith(prefix) and len(hits) < limit:
-        hits.append(ids[at])
-        at += 1
-    return hits
-
-
 @dataclass(frozen=True)
 class RecordSet:
     """Every record of the archive, loaded once per command, for the questions asked of the
@@ -178,7 +168,9 @@ class RecordSet:
     def resolve(self, prefix: str) -> str:
         """The one loaded record id starting with ``prefix``; UnknownIdError or AmbiguousIdError otherwise."""
         prefix = prefix.lower()
-        hits = matching(self.once("sorted", _sorted), prefix, 3)
+        ids = self.once("sorted", _sorted)
+        at = bisect.bisect_left(ids, prefix)  # the ids that start with it are all together, from there
+        hits = [rid for rid in ids[at:at + 3] if rid.startswith(prefix)]
         if not hits:
             raise UnknownIdError(f"no record starts with {prefix}; 'ikreport list' lists the records")
         if len(hits) > 1:
