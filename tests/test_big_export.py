@@ -14,7 +14,7 @@ from ikreport.analysis.ncu.read import read_exports
 from ikreport.collect import big_export, ncu_import
 from ikreport.collect.big_export import stream_export
 from ikreport.collect.context import Context
-from ikreport.errors import ArchiveError, TruncatedExportError
+from ikreport.errors import ArchiveError, NcuExportError, TruncatedExportError
 from ikreport.store.archive import Archive
 from ikreport.kinds.ncu_profile.data import profile_data
 
@@ -201,6 +201,21 @@ def test_line_chunks_are_the_file_cut_at_line_ends(tmp_path, size):
     assert b"".join(chunks) == long_line
     assert all(c.endswith(b"\n") and b"\n" in c for c in chunks[:-1])
     assert chunks[-1].endswith(b'"no line end"')
+
+
+def test_a_big_file_with_no_line_end_is_refused_before_it_is_held_whole(tmp_path, monkeypatch):
+    """A big file of one endless line (no CSV row is that long) is refused once a line passes
+    MAX_LINE, naming the file, not read into memory whole; one of NUL bytes is left to the
+    whole-file reader, which refuses it from its first bytes."""
+    monkeypatch.setattr(big_export, "MAX_LINE", 3 << 20)
+    endless = tmp_path / "endless.csv"
+    endless.write_bytes(B200.read_bytes().split(b"\n")[0] + b"x" * (8 << 20))
+    with pytest.raises(NcuExportError, match=f"^{re.escape(str(endless))}: no line end in its first 3 MB; "):
+        stream_export(endless, threshold=1, chunk_bytes=1 << 20)
+    zeros = tmp_path / "zeros.csv"
+    with open(zeros, "wb") as f:
+        f.truncate(8 << 20)
+    assert stream_export(zeros, threshold=1, chunk_bytes=1 << 20) is None
 
 
 @pytest.mark.parametrize("fails", ["create", "write"])

@@ -5,6 +5,8 @@ tests/reliability/fuzz.py runs the same properties at volume."""
 from __future__ import annotations
 
 
+from pathlib import Path
+
 import orjson
 import pytest
 import rfc8785
@@ -132,3 +134,55 @@ def test_wrongly_encoded_file_is_refused_naming_it(tmp_path):
     result = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(latin), "-a", str(tmp_path / "a")])
     assert result.exit_code == 1
     assert result.stderr == f"Error: {latin}: not UTF-8 text (near byte 31); export it again with ncu --csv\n"
+
+
+CUT = [  # (collect arguments, a real tool output saved by a shell): each read as lines
+    (["bandwidth", "--from-bandwidthtest"], "bandwidth/bandwidthtest_jdh4_della_a100_cuda11.3_range_dtod_excerpt.txt"),
+    (["bandwidth", "--from-babelstream"], "bandwidth/babelstream_uobhpc_titanxp_v3.3_addtriad_faster_than_copy.txt"),
+    (["env", "--from-nvidia-smi"], "nvidia-smi/smi_q_gpukernellab_rtx3060laptop.txt"),
+    (["env", "--from-nvidia-smi"], "nvidia-smi/smi_table_evaldataset_h100x2.txt"),
+    (["nsys", "--from-csv"], "nsys/nsys_kern_sum_llmperfopt_dsocr_projector_rtx5090.csv"),
+    (["serving", "--from-aiperf"], "serving/aiperf_example_run1_gptoss20b_profile_export_aiperf.csv"),
+]
+
+
+@pytest.mark.parametrize("command, fixture", CUT)
+@pytest.mark.parametrize("share", [0.37, 0.5, 0.91, 0.99])
+def test_an_output_cut_in_the_middle_of_a_line_is_refused_not_read_as_smaller_figures(tmp_path, command, fixture,
+                                                                                       share):
+    """A copy or a run that stopped leaves a last line with no line end: a bandwidthTest table so
+    cut read "1000000000 1" as a 1 GB/s peak, an nvidia-smi table one GPU of two, an nsys
+    summary a kernel name cut short. The whole output is read, the cut one refused in one line."""
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+
+    data = (FIXTURES / fixture).read_bytes()
+    whole = CliRunner().invoke(cli, ["collect", *command, str(FIXTURES / fixture), "-a", str(tmp_path / "a")])
+    assert whole.exit_code == 0, whole.output
+    cut = tmp_path / "cut.txt"
+    cut.write_bytes(data[:int(len(data) * share)].rstrip(b"\n") + b"x")  # never at a line end
+    result = CliRunner().invoke(cli, ["collect", *command, str(cut), "-a", str(tmp_path / "b")])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {cut}: ") and result.stderr.count("\n") == 1
+    assert "its last line has no line end, so the output was cut short" in result.stderr
+    assert not (tmp_path / "b" / "records").exists() or not any((tmp_path / "b" / "records").rglob("*.json"))
+
+
+@pytest.mark.parametrize("make", ["device", "zeros"])
+def test_a_device_or_a_file_of_nul_bytes_is_refused_before_it_is_read_whole(tmp_path, make):
+    """/dev/zero once took 20 GB of memory; a big file of NUL bytes, a minute: both are refused
+    from their first bytes, naming the file."""
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+
+    path = Path("/dev/zero") if make == "device" else tmp_path / "zeros.txt"
+    if make == "zeros":
+        with open(path, "wb") as f:
+            f.truncate(64 << 20)  # sparse: no disk, and far more than the look at the start
+    for command in (["bandwidth", "--from-babelstream"], ["env", "--from-nvidia-smi"], ["serving", "--from-vllm"],
+                    ["ncu", "--from-csv"]):
+        result = CliRunner().invoke(cli, ["collect", *command, str(path), "-a", str(tmp_path / "a")])
+        assert result.exit_code == 1, result.output
+        assert result.stderr.startswith(f"Error: {path}: not a ") and result.stderr.count("\n") == 1

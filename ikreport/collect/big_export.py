@@ -20,10 +20,13 @@ from typing import BinaryIO
 
 from ikreport.analysis.ncu.export import Export
 from ikreport.analysis.ncu.stream import locate_stream
+from ikreport.collect.textfile import HEAD_BYTES
+from ikreport.errors import NcuExportError
 from ikreport.store.compression import GzipSpool
 
 STREAM_BYTES = 16 << 20  # exports at least this big are streamed (a 20,000-launch one: 177 -> 152 MB peak)
 CHUNK_BYTES = 8 << 20
+MAX_LINE = 64 << 20  # a line longer than this is not an export's
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,9 @@ def line_chunks(f: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes | memory
     while chunk := f.read(size):
         cut = chunk.rfind(b"\n") + 1
         while not cut and (more := f.read(size)):  # no line end yet: a line longer than ``size``
+            if len(chunk) >= MAX_LINE:  # no CSV row is this long: never hold the whole file
+                raise NcuExportError(f"{getattr(f, 'name', 'the export')}: no line end in its first "
+                                     f"{MAX_LINE >> 20} MB; give the CSV from 'ncu --import REPORT --csv'")
             chunk += more
             cut = chunk.rfind(b"\n") + 1
         if 0 < cut < len(chunk):
@@ -84,8 +90,9 @@ def stream_export(path: Path, threshold: int = STREAM_BYTES, chunk_bytes: int = 
         if st.st_size < threshold or not path.is_file():
             return None
         with path.open("rb", buffering=0) as f:  # reads of whole chunks: no buffer to copy through
-            if f.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
-                return None
+            head = f.read(HEAD_BYTES)
+            if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\0" in head:
+                return None  # read whole: UTF-16, or refused from its start as not text
             f.seek(0)
             kept = spool()
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import os
+import stat
 from pathlib import Path
 
 from ikreport.errors import IkreportError
 
 MAX_BYTES = 2 << 30  # refuse before reading more than 2 GiB into memory
+HEAD_BYTES = 2 << 20  # what is looked at for NUL bytes before the rest is read
 
 
 def read_export(path: Path, error: type[IkreportError]) -> tuple[bytes, bytes | str]:
@@ -20,10 +23,16 @@ def read_export(path: Path, error: type[IkreportError]) -> tuple[bytes, bytes | 
 
 
 def read_text(path: Path, error: type[IkreportError]) -> tuple[bytes, str]:
-    """(exact bytes, decoded text). UTF-8, or UTF-16 with a BOM (PowerShell's '>' writes it)."""
+    """(exact bytes, decoded text). UTF-8, or UTF-16 with a BOM (PowerShell's '>' writes it).
+    Output that is not JSON is made of lines: a last line with no line end was cut short (a
+    copy or a run that stopped), and would be read as a smaller figure than the tool printed."""
     data = _read(path, error)
     encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
-    return data, _decode(path, data, encoding, error)
+    text = _decode(path, data, encoding, error)
+    if text.strip() and not text.lstrip().startswith(("{", "[")) and not text.endswith(("\n", "\r")):
+        raise error(f"{path}: its last line has no line end, so the output was cut short; save the tool's "
+                    "whole output again (if it is whole, end it with a line break)")
+    return data, text
 
 
 def _decode(path: Path, data: bytes, encoding: str, error: type[IkreportError]) -> str:
@@ -35,11 +44,22 @@ def _decode(path: Path, data: bytes, encoding: str, error: type[IkreportError]) 
 
 
 def _read(path: Path, error: type[IkreportError]) -> bytes:
+    """The file's bytes: a regular file or a pipe (``<(tool …)``), never more than MAX_BYTES, and
+    refused at its first HEAD_BYTES when they hold a NUL (not text, unless UTF-16)."""
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise error(f"{path}: {size} bytes is larger than ikreport reads (2 GiB); export fewer launches")
-        return path.read_bytes()
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+                raise error(f"{path}: not a file (a device or socket); give the tool's saved output")
+            if info.st_size > MAX_BYTES:
+                raise error(f"{path}: {info.st_size} bytes is larger than ikreport reads (2 GiB); export fewer launches")
+            data = f.read(HEAD_BYTES)
+            if b"\0" in data and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                raise error(f"{path}: not a text file (it holds NUL bytes); give the tool's saved text output")
+            data += f.read(MAX_BYTES + 1 - len(data))
+        if len(data) > MAX_BYTES:
+            raise error(f"{path}: larger than ikreport reads (2 GiB); export fewer launches")
+        return data
     except FileNotFoundError as exc:
         raise error(f"{path}: no such file") from exc
     except IsADirectoryError as exc:
