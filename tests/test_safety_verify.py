@@ -365,7 +365,7 @@ def test_verify_site_names_planted_and_missing_files_on_one_line_each(site, run)
     lines = result.stdout.splitlines()
     assert len(lines) == 2 and "\x1b" not in result.stdout
     assert lines[0] == f"{site}/e/planted\\x0a\\x1b]52;c;eA==\\x07.html: not written by the build (manifest.json " \
-                       "does not list it); delete it, or rebuild the site"
+                       "does not list it); delete it (a build leaves files it did not write alone)"
     assert lines[1] == f"{site}/index.md: listed in manifest.json but not in the site; rebuild the site"
 
 

@@ -84,8 +84,8 @@ def test_files_in_the_site_no_build_wrote_are_left_alone_and_named_by_verify(tmp
     assert (out / stray).read_text() == "keep me"
     assert {k: v for k, v in tree(out).items() if k != stray} == clean
     _, problems = verify_site(str(out))
-    assert problems == [f"{out}/{stray}: not written by the build (manifest.json does not list it); delete it, "
-                        "or rebuild the site"]
+    assert problems == [f"{out}/{stray}: not written by the build (manifest.json does not list it); delete it "
+                        "(a build leaves files it did not write alone)"]
 
 
 def test_a_site_or_an_empty_folder_is_written_and_a_copied_site_is_still_one(tmp_path, clean):

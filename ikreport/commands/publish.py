@@ -100,7 +100,7 @@ def check_site(site: Path) -> tuple[str, int]:
                                   "or rebuild the site")
         if rel not in listed and rel != MANIFEST:
             raise UnsafeSiteError(f"{shown}: not written by the build (manifest.json does not list it); "
-                                  "delete it, or rebuild the site")
+                                  "delete it (a build leaves files it did not write alone)")
         found.add(rel)
     missing = sorted(listed - found)
     if missing:

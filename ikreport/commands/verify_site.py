@@ -207,7 +207,7 @@ class _Local(_Reader):
                 seen.add(rel)
                 if rel not in listed:
                     found.append(f"{shown}: not written by the build (manifest.json does not list it); "
-                                 "delete it, or rebuild the site")
+                                 "delete it (a build leaves files it did not write alone)")
         for rel in sorted((listed or set()) - seen):
             found.append(f"{base}{safe_text(rel)}: listed in manifest.json but not in the site; rebuild the site")
         return sorted(found)
