@@ -403,6 +403,26 @@ def test_a_linked_records_or_blobs_folder_fails_verify_check_and_build_alike(tmp
         assert result.output.strip().endswith(f"{arch / folder}: is a symbolic link; archives hold plain folders and files only")
 
 
+def test_a_record_file_replaced_by_a_link_fails_every_command_naming_it(tmp_path):
+    """A record file that is a link was passed over: the build left its page out with exit 0,
+    and check and list said nothing. Each now refuses in one line naming the link, as verify
+    lists it, and as a linked records/ folder is refused."""
+    arch = tmp_path / "arch"
+    shutil.copytree(ROOT / "sample_evidence", arch)
+    victim = record_path(Archive.open(arch), Archive.open(arch).record_ids()[0])
+    kept = tmp_path / "kept.json"
+    shutil.copyfile(victim, kept)
+    os.chmod(victim.parent, 0o755)
+    victim.unlink()
+    victim.symlink_to(kept)
+    assert f"{victim}: symbolic link in the archive; remove it" in verify_archive(Archive.open(arch))
+    for args in (("check", arch), ("build", arch, "-o", tmp_path / "site"), ("list", "--archive", arch)):
+        result = CliRunner().invoke(cli, [str(a) for a in args])
+        assert result.exit_code == 1, result.output
+        assert result.stderr == f"Error: {victim}: is a symbolic link; archives hold plain files only\n"
+    assert not (tmp_path / "site").exists()
+
+
 def test_check_prints_no_escape_sequences_from_a_report_file_name(tmp_path, run):
     arch = tmp_path / "arch"
     shutil.copytree(ROOT / "sample_evidence", arch)

@@ -36,7 +36,9 @@ def verify(archive: Archive, *, use_cache: bool = True, progress: Progress | Non
     """Verify ``archive``, skipping the parse of records validated before unless ``use_cache`` is False."""
     notes: list[str] = []
     problems = verify_archive(archive, progress, notes=notes, cache=Cache(default_cache_dir() if use_cache else None))
-    return Verified(archive.location, tuple(problems), tuple(notes), len(archive.record_ids()), len(archive.blob_ids()))
+    files = archive.survey([]).files  # counted as verify saw them: a link is a problem here, not an error
+    return Verified(archive.location, tuple(problems), tuple(notes), sum(area == "records" for _, _, area in files),
+                    len({name[:64] for _, name, area in files if area == "blobs"}))
 
 
 def verify_archive(archive: Archive, progress: Progress | None = None, notes: list[str] | None = None,

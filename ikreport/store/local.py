@@ -66,10 +66,11 @@ class LocalFolder:
         suffix, name_rx = SUFFIX[area], NAME_RX[area]
         for shard in self._shards(self.root / area, shard_prefix):
             for entry in os.scandir(shard.path):
-                name = entry.name
-                if suffix and not name.endswith(suffix):
+                if suffix and not entry.name.endswith(suffix):
                     continue
-                full = shard.name + name[: len(name) - len(suffix)]
+                full = shard.name + entry.name.removesuffix(suffix)
+                if name_rx.match(full) and entry.is_symlink():  # never passed over: its record would be gone from the site
+                    raise IntegrityError(f"{entry.path}: is a symbolic link; archives hold plain files only")
                 if name_rx.match(full) and entry.is_file(follow_symlinks=False):
                     yield full
 
