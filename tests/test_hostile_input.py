@@ -186,3 +186,23 @@ def test_a_device_or_a_file_of_nul_bytes_is_refused_before_it_is_read_whole(tmp_
         result = CliRunner().invoke(cli, ["collect", *command, str(path), "-a", str(tmp_path / "a")])
         assert result.exit_code == 1, result.output
         assert result.stderr.startswith(f"Error: {path}: not a ") and result.stderr.count("\n") == 1
+
+
+def test_a_file_name_that_is_not_utf8_is_kept_with_replacement_characters(tmp_path):
+    """A file name's bytes need not be UTF-8; a record's text must be. The import once stopped
+    with a message naming neither the file nor a fix, after storing the blob: the name is now
+    kept with U+FFFD for each byte that is not UTF-8, and the record builds and verifies."""
+    import os
+
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+
+    odd = tmp_path / os.fsdecode(b"bad\xff.csv")
+    odd.write_bytes((FIXTURES / "ncu" / "ncu_details_llmperfopt_k0009_fmha_cutlass_bf16_rtx5090.csv").read_bytes())
+    arch = tmp_path / "a"
+    result = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(odd), "-a", str(arch)])
+    assert result.exit_code == 0, result.output
+    (source,) = Archive.open(arch).load(result.stdout.split()[-1])["sources"]
+    assert source["name"] == "bad\ufffd.csv"
+    assert CliRunner().invoke(cli, ["verify", str(arch)]).exit_code == 0

@@ -264,7 +264,6 @@ def remove_leftovers(parent: Path, name: str) -> list[Any]:
     strays: list[Any] = []
     for path in found:
         if os.path.isfile(os.path.join(path, STAGING)) or os.path.isfile(os.path.join(path, MANIFEST)):
-            made = _manifest(Path(path))  # its files as a site's are read
-            strays += made.files if isinstance(made, Previous) else []
+            strays += getattr(_manifest(Path(path)), "files", [])  # read as a site's (a str says why none)
             shutil.rmtree(path, ignore_errors=True)
     return strays

@@ -234,7 +234,8 @@ def new_record(
         "subject": {k: subject.get(k) for k in ("gpu", "engine", "model", "workload")},
         "method": method,
         "environment": environment,
-        "sources": sources or [],
+        # a file name that is not UTF-8 (os keeps its bytes as surrogates) with each such byte as U+FFFD
+        "sources": [{**s, "name": s["name"].encode("utf-8", "surrogateescape").decode("utf-8", "replace")} for s in sources or []],
         "cites": sorted(set(cites or [])),
         "supersedes": supersedes or [],
         "data": data,
