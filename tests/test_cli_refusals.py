@@ -163,3 +163,13 @@ def test_an_archive_under_a_file_is_refused_in_one_line(tmp_path: Path, run):
     result = run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", tmp_path / "plain" / "archive")
     assert result.exit_code == 1 and "cannot create the archive" in last_line(result)
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_title_longer_than_a_record_takes_is_refused_as_an_option_with_the_fix(tmp_path, run):
+    """A record's title is at most 500 characters: a longer --title was refused as a schema path
+    ("record: title: … is longer than 500 characters"); it is the option's value, to shorten."""
+    result = run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", tmp_path / "a", "--title", "x" * 501)
+    assert result.exit_code == 2
+    assert last_line(result) == "Error: Invalid value for '--title': 501 characters; a record's title is at most 500: shorten it"
+    assert not (tmp_path / "a").exists()
+    assert run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", tmp_path / "a", "--title", "x" * 500).exit_code == 0

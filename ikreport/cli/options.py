@@ -114,10 +114,19 @@ def archive_argument(demo: bool = False, resolve: bool = True) -> Any:
     return decorate
 
 
+MAX_TITLE = 500  # the record schema's limit
+
+
+def _short_title(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and len(value) > MAX_TITLE:
+        raise click.BadParameter(f"{len(value)} characters; a record's title is at most {MAX_TITLE}: shorten it")
+    return value
+
+
 def context_options(f: Any) -> Any:
     """The options that describe what was measured (title, GPU, engine, model, workload, limitations)."""
     for decorator in reversed([
-        click.option("--title", help="Title of the record."),
+        click.option("--title", help=f"Title of the record (at most {MAX_TITLE} characters).", callback=_short_title),
         click.option("--gpu", help="GPU model, e.g. 'NVIDIA H200' (default: the name the tool reports, if any)."),
         click.option("--engine", help="Inference engine and version, e.g. 'vLLM 0.6.3'."),
         click.option("--model", help="Model, e.g. 'Llama-3.1-8B-Instruct bf16'."),
