@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, record_path
+from conftest import ROOT, blob_path, record_path
 from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.store.backend import ID_RX
@@ -173,6 +173,21 @@ def test_a_declared_blob_size_that_differs_from_the_file_fails_verify_and_check(
     assert problem.startswith(f"{record_path(archive, rid)}: declares blob ") and "bytes, but it is " in problem
     (finding,) = check(archive).findings
     assert finding.code == "IK108" and "declares blob" in finding.message
+
+
+def test_a_truncated_blob_is_not_blamed_on_the_record_alone_by_check(archive):
+    """check reads a compressed blob's size from its gzip trailer, without hashing it: a blob cut
+    short gives a wrong size there, which check blamed on the record ("re-collect it"). It now
+    says the blob may be damaged, and verify, which hashes it, names the blob."""
+    rid = archive.put_record(record(archive))
+    (blob,) = [s["id"] for s in archive.load(rid)["sources"]]
+    path = blob_path(archive, blob)
+    os.chmod(path, 0o644)
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) - 10)
+    (finding,) = check(archive).findings
+    assert finding.code == "IK108" and finding.message.endswith("(or the blob is damaged: 'ikreport verify' tells which)")
+    assert any(p.startswith(f"{path}: not a whole gzip file") for p in verify_archive(archive))
 
 
 # -- supersession ----------------------------------------------------------------------------

@@ -75,7 +75,9 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
         findings.append(Finding(code, None, f"cites {what} {ref[:12]}, which is not in the archive; copy it in",
                                 archive.where(rid)))
     sized = records.wrong_sizes(_sizes(archive, records, blobs, cache or Cache(None)).get, SIZE_MODULO)
-    findings += [Finding("IK108", None, why, archive.where(rid)) for rid, why in sized]
+    # the sizes are the blobs' gzip trailers, read without hashing: a damaged blob says a wrong one too
+    findings += [Finding("IK108", None, f"{why} (or the blob is damaged: 'ikreport verify' tells which)", archive.where(rid))
+                 for rid, why in sized]
     findings += _supersessions(archive, records)
     reports = []
     folder = reports_dir if reports_dir is not None else default_reports_dir(archive)
