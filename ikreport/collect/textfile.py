@@ -7,6 +7,7 @@ import os
 import stat
 from pathlib import Path
 
+from ikreport.analysis.ncu.export import NCU_REP_MAGIC, report_given
 from ikreport.errors import IkreportError
 
 MAX_BYTES = 2 << 30  # refuse before reading more than 2 GiB into memory
@@ -55,7 +56,8 @@ def _read(path: Path, error: type[IkreportError]) -> bytes:
                 raise error(f"{path}: {info.st_size} bytes is larger than ikreport reads (2 GiB); export fewer launches")
             data = f.read(HEAD_BYTES)
             if b"\0" in data and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-                raise error(f"{path}: not a text file (it holds NUL bytes); give the tool's saved text output")
+                raise error(report_given(str(path)) if data.startswith(NCU_REP_MAGIC) else
+                            f"{path}: not a text file (it holds NUL bytes); give the tool's saved text output")
             data += f.read(MAX_BYTES + 1 - len(data))
         if len(data) > MAX_BYTES:
             raise error(f"{path}: larger than ikreport reads (2 GiB); export fewer launches")

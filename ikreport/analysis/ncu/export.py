@@ -161,6 +161,12 @@ def _tool_error(lines: list[str]) -> str | None:
 NCU_REP_MAGIC = b"NVR\x00"
 
 
+def report_given(name: str) -> str:
+    """What to say of a .ncu-rep given where a CSV export was asked for."""
+    return (f"{name}: an Nsight Compute report (.ncu-rep), not a CSV export; give it with --import instead (needs "
+            f"ncu), or export its pages with 'ncu --import {name} --csv --page raw' and '--page details'")
+
+
 def locate(data: bytes | str, name: str = "<export>") -> Export:
     """Split an export into header and CSV body; raise NcuExportError naming ``name`` if it
     holds no ncu CSV. Works on the bytes with C-speed searches, so a 60 MB export is neither
@@ -168,9 +174,7 @@ def locate(data: bytes | str, name: str = "<export>") -> Export:
     if isinstance(data, str):
         data = data.encode("utf-8")
     if data.startswith(NCU_REP_MAGIC):
-        raise NcuExportError(f"{name}: an Nsight Compute report (.ncu-rep), not a CSV export; give it with "
-                             f"--import instead (needs ncu), or export its pages with 'ncu --import {name} --csv "
-                             "--page raw' and '--page details'")
+        raise NcuExportError(report_given(name))
     if b"\x00" in data[:65536]:
         raise NcuExportError(f"{name}: not a text file; give the CSV from 'ncu --import REPORT --csv'")
     check_utf8(data, name)
