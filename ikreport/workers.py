@@ -38,8 +38,7 @@ def start_server(preload: list[str]) -> None:
     later need not wait for it."""
     from multiprocessing import forkserver
 
-    if preload:
-        multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["ikreport.ignore_interrupt", *preload])
     was = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONSAFEPATH"] = "1"
     try:

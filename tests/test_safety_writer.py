@@ -577,6 +577,35 @@ def test_a_worker_killed_from_outside_is_a_one_line_error(tmp_path):
     assert "a worker process rendering record pages died; build again" in stderr
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_while_the_forkserver_imports_is_left_to_the_command(tmp_path):
+    """Ctrl-C reaches every process of the command's group. The forkserver, importing what the
+    pages need for its first few hundred milliseconds, died of it with that import's traceback
+    (multiprocessing has it ignore Ctrl-C only after); it ignores it from its first import now,
+    and the command alone answers, in one line."""
+    script = textwrap.dedent("""
+        import sys, time
+        from ikreport import workers
+        from ikreport.site.record_pages import PRELOAD
+        workers.start_server(PRELOAD)
+        print("started", flush=True)
+        time.sleep(30)
+    """)
+    caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert caller.stdout.readline() == "started\n"
+        (server,) = [pid for pid in _children().get(caller.pid, [])
+                     if b"forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        time.sleep(0.15)  # into its imports (numpy, jinja2, the kinds: far longer than this)
+        os.kill(server, signal.SIGINT)
+        time.sleep(1.5)
+        assert server in _running(), "the forkserver died of Ctrl-C"
+    finally:
+        caller.kill()
+        _, stderr = caller.communicate()
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+
+
 def test_a_worker_killed_as_it_starts_is_the_same_one_line_error(monkeypatch):
     """The builder hands each new worker its start-up data through a pipe: a worker killed
     before it has read them breaks that pipe, and the BrokenPipeError, which click turns into a
