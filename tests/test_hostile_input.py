@@ -206,3 +206,33 @@ def test_a_file_name_that_is_not_utf8_is_kept_with_replacement_characters(tmp_pa
     (source,) = Archive.open(arch).load(result.stdout.split()[-1])["sources"]
     assert source["name"] == "bad\ufffd.csv"
     assert CliRunner().invoke(cli, ["verify", str(arch)]).exit_code == 0
+
+
+def test_a_whole_output_ending_in_spaces_after_its_last_line_end_is_read(tmp_path):
+    """Spaces after the last line end (an editor, a pasted excerpt) are no cut line."""
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+
+    path = tmp_path / "babel.txt"
+    path.write_bytes((FIXTURES / CUT[1][1]).read_bytes() + b"   ")
+    result = CliRunner().invoke(cli, ["collect", "bandwidth", "--from-babelstream", str(path), "-a", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+
+
+def test_an_import_runs_under_a_limit_on_address_space(tmp_path):
+    """HPC login nodes limit address space (ulimit -v): reading a small file must not reserve
+    room for the biggest one ikreport reads (2 GiB), which failed with a MemoryError traceback."""
+    import resource
+    import subprocess
+    import sys
+
+    limit = 1536 << 20
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    fixture = FIXTURES / "bandwidth" / "babelstream_uobhpc_titanxp_v3.3_addtriad_faster_than_copy.txt"
+    result = subprocess.run([sys.executable, "-m", "ikreport", "collect", "bandwidth", "--from-babelstream", str(fixture),
+                             "-a", str(tmp_path / "a")], capture_output=True, text=True, preexec_fn=limited)
+    assert result.returncode == 0, result.stderr

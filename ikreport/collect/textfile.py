@@ -30,7 +30,7 @@ def read_text(path: Path, error: type[IkreportError]) -> tuple[bytes, str]:
     data = _read(path, error)
     encoding = "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
     text = _decode(path, data, encoding, error)
-    if text.strip() and not text.lstrip().startswith(("{", "[")) and not text.endswith(("\n", "\r")):
+    if text.strip() and not text.lstrip().startswith(("{", "[")) and not text.rstrip(" \t").endswith(("\n", "\r")):
         raise error(f"{path}: its last line has no line end, so the output was cut short; save the tool's "
                     "whole output again (if it is whole, end it with a line break)")
     return data, text
@@ -58,7 +58,14 @@ def _read(path: Path, error: type[IkreportError]) -> bytes:
             if b"\0" in data and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
                 raise error(report_given(str(path)) if data.startswith(NCU_REP_MAGIC) else
                             f"{path}: not a text file (it holds NUL bytes); give the tool's saved text output")
-            data += f.read(MAX_BYTES + 1 - len(data))
+            if stat.S_ISREG(info.st_mode):
+                data += f.read()  # as big as it said (a read of MAX_BYTES would reserve that much)
+            else:  # a pipe: a chunk at a time, up to the limit
+                parts, size = [data], len(data)
+                while size <= MAX_BYTES and (chunk := f.read(HEAD_BYTES)):
+                    parts.append(chunk)
+                    size += len(chunk)
+                data = b"".join(parts)
         if len(data) > MAX_BYTES:
             raise error(f"{path}: larger than ikreport reads (2 GiB); export fewer launches")
         return data
