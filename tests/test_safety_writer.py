@@ -348,6 +348,74 @@ def test_a_build_killed_between_renames_is_finished_by_the_next(tmp_path, monkey
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
 
 
+def test_a_build_failing_after_one_killed_among_its_renames_keeps_what_the_next_needs(tmp_path, monkeypatch, clean, grown):
+    """A build killed among its renames, then one that fails before writing (the disk still
+    full), then one of the archive before: the killed build's new files, which no manifest
+    lists, still go, as its leftover folder is removed only once a build has written the site."""
+    arch, _ = grown
+    out, cache = tmp_path / "site", tmp_path / "c"
+    build_site(Archive.open(SAMPLE), out, cache_dir=cache)
+    real, done = os.replace, []
+
+    def replace(src, dst, *a, **kw):
+        if str(dst).startswith(f"{out}/") and len(done) >= 3:
+            raise _Killed()
+        done.append(dst)
+        real(src, dst, *a, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(_Killed):
+        build_site(Archive.open(arch), out, cache_dir=cache)
+    monkeypatch.setattr(os, "replace", real)
+    monkeypatch.setattr(writer, "_stage", lambda *a: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")))
+    with pytest.raises(BuildError, match="No space left on device"):
+        build_site(Archive.open(arch), out, cache_dir=cache)
+    monkeypatch.undo()
+    build_site(Archive.open(SAMPLE), out, cache_dir=cache)
+    assert tree(out) == clean
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_build_failing_as_it_writes_its_manifest_leaves_no_temporary_folder(tmp_path, monkeypatch, clean, grown, first):
+    """A full disk while the manifest is staged: nothing has been renamed in, so the build
+    changes nothing and keeps nothing beside the site (a partial manifest once kept it all)."""
+    arch, _ = grown
+    out = tmp_path / "site"
+    if not first:
+        build_site(Archive.open(SAMPLE), out, cache_dir=tmp_path / "c")
+    real = writer._stage
+
+    def stage(data, tmp, path):
+        if path == writer.MANIFEST:
+            (tmp / path).write_bytes(data[:100])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(data, tmp, path)
+
+    monkeypatch.setattr(writer, "_stage", stage)
+    with pytest.raises(BuildError, match="No space left on device"):
+        build_site(Archive.open(arch), out, cache_dir=tmp_path / "c")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site.")] == []
+    assert (tree(out) == clean) if not first else not out.exists()
+
+
+def test_a_planted_leftover_cannot_have_a_build_remove_a_users_file(tmp_path, clean):
+    """A folder named and marked as a killed build's, whose manifest lists a file the user keeps
+    in the site (a CNAME for GitHub Pages): only files changed since that manifest was staged,
+    as a killed build's renamed files are, are taken for that build's."""
+    out = tmp_path / "site"
+    build(out, tmp_path / "c")
+    (out / "CNAME").write_text("evidence.example.org\n")
+    time.sleep(0.05)  # older than the planted manifest by more than a tick of the ctime clock
+    planted = tmp_path / ".site.tmp-00000000"
+    planted.mkdir()
+    (planted / writer.STAGING).touch()
+    (planted / writer.MANIFEST).write_text(json.dumps({"schema": "ikreport.manifest/1", "files": ["CNAME"], "sha256": {}}))
+    build(out, tmp_path / "c")
+    assert (out / "CNAME").read_text() == "evidence.example.org\n"
+    assert not planted.exists()
+
+
 def _renames_needed(start: Path, goal: Path, tmp_path: Path) -> int:
     """How many files an in-place build from the site of ``start`` to that of ``goal`` renames."""
     out = tmp_path / "probe"

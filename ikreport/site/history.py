@@ -172,14 +172,11 @@ def _order_notes(series: Series, records: RecordSet) -> list[str]:
     """What the order of the series rests on: records of the same second, and corrections."""
     one = series.history.member
     notes = []
-    n = 0
-    while n < len(series.records):
-        last = max(i for i in range(n, len(series.records)) if series.at(i) == series.at(n))
-        if last > n:
-            notes.append(f"#{n + 1} to #{last + 1} share the collection time {series.at(n) or '(none)'}: their order "
+    for when, tied in itertools.groupby(range(len(series.records)), key=series.at):  # the series is in order of time
+        if len(at := list(tied)) > 1:
+            notes.append(f"#{at[0] + 1} to #{at[-1] + 1} share the collection time {when or '(none)'}: their order "
                          "is not known (they are listed by record id), so no change is marked between them; each is "
                          f"compared with every {one} of the time before.")
-        n = last + 1
     place = {rid: i for i, rid in enumerate(series.records)}
     for rid, olds in series.corrects:
         for old in olds:

@@ -9,13 +9,14 @@ rebuild's re-hash child once it has hashed the records (the build has its turn a
 its start), else by the writer. The rest are all written beside the output before the first is
 renamed in, so a build that fails before them changes nothing. One that fails or is killed among
 them leaves files newer than the manifest, which the next build writes again, and its own
-manifest in its temporary folder, so the next build also removes the files it does not make.
+manifest in its temporary folder: the next build also removes the files that lists, renamed in
+since, that it does not make, and the folder once the site is written.
 
 A build writes only into a folder that an ikreport build wrote (a manifest.json of ours), never
 through a symbolic link, and removes only files its manifest lists: ``-o`` pointed at a project
 folder is refused, never emptied. Builds into one folder take turns (a lock on the folder that
 holds it); the leftovers of a killed build (``.NAME.tmp-…`` beside the output) are removed by
-the next.
+the next to write the site.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import re
 import secrets
 import shutil
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -98,8 +99,7 @@ def open_site(output: Path) -> Iterator[Site]:
         raise BuildError(f"{output.parent}: cannot open the folder ({exc.strerror}); check the path and its permissions") from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        previous, strays = read_previous(output), remove_leftovers(output.parent, output.name)
-        yield Site(output, previous._replace(files=previous.files + strays) if previous and strays else previous)
+        yield Site(output, read_previous(output), *leftovers(output.parent, output.name))
     finally:
         os.close(fd)
 
@@ -108,8 +108,8 @@ class Site:
     """The site at ``output`` while a build has its turn: what its manifest lists, and which
     of its files are still as the last build left it."""
 
-    def __init__(self, output: Path, previous: Previous | None) -> None:
-        self.output, self.previous = output, previous
+    def __init__(self, output: Path, previous: Previous | None, left: Iterable[str] = (), strays: Iterable[Any] = ()) -> None:
+        self.output, self.previous, self.left, self.strays, self.renaming = output, previous, left, strays, False
         self.still: dict[str, int] = {}  # a file looked at before it is written: _left's answer
 
     def write(self, files: SiteFiles, manifest: Callable[[SiteFiles], bytes]) -> None:
@@ -120,21 +120,23 @@ class Site:
         tmp = parent / f".{output.name}.tmp-{secrets.token_hex(4)}"
         try:
             os.mkdir(tmp)
-            (tmp / STAGING).touch()  # marks it as this writer's, for remove_leftovers
+            (tmp / STAGING).touch()  # marks it as this writer's, for leftovers()
             if previous is None:
                 for path in sorted(files.entries):
                     _stage(files.entries[path].load(), tmp, path)
                 _stage(manifest(files), tmp, MANIFEST)
-                os.unlink(tmp / STAGING)  # the folder is the site now (remove_leftovers knows it by its manifest)
+                os.unlink(tmp / STAGING)  # the folder is the site now (leftovers() knows it by its manifest)
                 if output.exists():
                     os.rmdir(output)  # empty: read_previous said so
                 os.rename(tmp, output)
             else:
                 self._update(files, manifest, tmp, previous)
+            for folder in self.left:  # what killed or failed builds left, needed no more
+                shutil.rmtree(folder, ignore_errors=True)
         except OSError as exc:
             raise BuildError(f"{output}: cannot write the site ({exc.strerror}); check the folder is writable") from exc
-        finally:  # a crash, or a failure once the manifest is made, leaves it for the next build to remove
-            if not os.path.exists(tmp / MANIFEST):
+        finally:  # a crash, or a failure among the renames, leaves it for a later build to remove
+            if not (self.renaming and os.path.exists(tmp / MANIFEST)):
                 shutil.rmtree(tmp, ignore_errors=True)
 
     def _update(self, files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path, previous: Previous) -> None:
@@ -142,15 +144,19 @@ class Site:
         output, known, changed = self.output, previous.sha256, []
         for path, entry in files.entries.items():
             if known.get(path) == entry.sha256:  # looked at by a re-hash child, else now
-                if (self.still[path] if path in self.still else _left(f"{output}/{path}", previous)) == entry.size:
+                if (self.still[path] if path in self.still else _left(f"{output}/{path}", previous.written)) == entry.size:
                     continue
             _stage(entry.load(), tmp, path)  # every byte is produced before the first rename
             changed.append(path)
         gone = [path for path in previous.files  # the few gone
                 if isinstance(path, str) and path not in files.entries and inside_site(path)]
+        gone += [path for path, since in self.strays  # a failed build's, not made again, renamed in once it staged them
+                 if isinstance(path, str) and path not in files.entries and inside_site(path)
+                 and _left(f"{output}/{path}", since - 1) < 0]  # (in the same tick of the ctime clock, too)
         if not changed and not gone:
             return
         _stage(manifest(files), tmp, MANIFEST)
+        self.renaming = True  # from here a failure leaves the site part new: tmp's manifest says which files
         for path in sorted(changed):
             target = f"{output}/{path}"
             _make_folders(output, path)
@@ -162,13 +168,13 @@ class Site:
         os.replace(tmp / MANIFEST, output / MANIFEST)  # last: it is what the next build trusts
 
 
-def _left(file: str, previous: Previous) -> int:
-    """``file``'s size if still as the last build left it (a plain file changed no later than the manifest), else -1."""
+def _left(file: str, since: int) -> int:
+    """``file``'s size if still as a build left it (a plain file changed no later than ``since``: its manifest's), else -1."""
     try:
         st = os.lstat(file)
     except OSError:
         return -1
-    return st.st_size if stat.S_ISREG(st.st_mode) and st.st_ctime_ns <= previous.written else -1
+    return st.st_size if stat.S_ISREG(st.st_mode) and st.st_ctime_ns <= since else -1
 
 
 def _stage(data: bytes, tmp: Path, path: str) -> None:
@@ -252,18 +258,15 @@ def _manifest(output: Path) -> Previous | str:
     return Previous(listed if isinstance(listed, list) else [], digests if isinstance(digests, dict) else {}, written)
 
 
-def remove_leftovers(parent: Path, name: str) -> list[Any]:
-    """Remove the temporary folders a killed build of ``name`` left: named as this writer names
-    them and holding its mark (or, a first build's, a manifest.json), so no user folder is taken.
-    Returns the files the manifest of one that failed among its renames lists (paths or not)."""
+def leftovers(parent: Path, name: str) -> tuple[list[str], list[Any]]:
+    """The temporary folders killed or failed builds of ``name`` left (named as this writer names
+    them and holding its mark or, a first build's, a manifest.json: no user folder is taken), and
+    (file, ctime of the manifest staged there) for each file it lists (paths or not)."""
     leftover = re.compile(rf"\.{re.escape(name)}\.tmp-[0-9a-f]{{8}}")
     try:
         found = [e.path for e in os.scandir(parent) if leftover.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
     except OSError:
-        return []
-    strays: list[Any] = []
-    for path in found:
-        if os.path.isfile(os.path.join(path, STAGING)) or os.path.isfile(os.path.join(path, MANIFEST)):
-            strays += getattr(_manifest(Path(path)), "files", [])  # read as a site's (a str says why none)
-            shutil.rmtree(path, ignore_errors=True)
-    return strays
+        return [], []
+    left = [path for path in found if os.path.isfile(os.path.join(path, STAGING)) or os.path.isfile(os.path.join(path, MANIFEST))]
+    made = [staged for path in left if isinstance(staged := _manifest(Path(path)), Previous)]  # read as a site's
+    return left, [(file, staged.written) for staged in made for file in staged.files]
