@@ -173,3 +173,13 @@ def test_a_title_longer_than_a_record_takes_is_refused_as_an_option_with_the_fix
     assert last_line(result) == "Error: Invalid value for '--title': 501 characters; a record's title is at most 500: shorten it"
     assert not (tmp_path / "a").exists()
     assert run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", tmp_path / "a", "--title", "x" * 500).exit_code == 0
+
+
+def test_a_title_longer_than_a_record_takes_in_a_context_file_is_refused_naming_the_file(tmp_path, run):
+    """The same limit for a title given in a --context file, before anything is stored."""
+    context = tmp_path / "ctx.toml"
+    context.write_text(f'title = "{"x" * 600}"\n')
+    result = run("collect", "ncu", "--from-csv", RAW_PMPP, "-a", tmp_path / "a", "--context", context)
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {context}: 'title' is 600 characters; a record's title is at most 500: shorten it\n"
+    assert not (tmp_path / "a").exists()

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from ikreport.collect.context import MAX_TITLE
 from ikreport.progress import Progress
 from ikreport.store.discover import SAMPLE as DEFAULT_ARCHIVE
 ARCHIVE_ENV = "IKREPORT_ARCHIVE"
@@ -112,9 +113,6 @@ def archive_argument(demo: bool = False, resolve: bool = True) -> Any:
         return _archive_flag()(command)
 
     return decorate
-
-
-MAX_TITLE = 500  # the record schema's limit
 
 
 def _short_title(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from ikreport.errors import IkreportError
 
 CONTEXT_KEYS = ("title", "gpu", "engine", "model", "workload")
+MAX_TITLE = 500  # the record schema's limit
 # How an imported profile was made, as the importer states it (an export does not say): the
 # record keeps these as stated, never as observed.
 STATED_KEYS = ("clock_control", "cache_control", "replay_mode", "ncu_version", "driver")
@@ -50,6 +51,9 @@ def load_context(path: Path) -> Context:
     for key in CONTEXT_KEYS + STATED_KEYS:
         if key in data and not isinstance(data[key], str):
             raise IkreportError(f"{path}: {key!r} must be a string")
+    if len(data.get("title") or "") > MAX_TITLE:
+        raise IkreportError(f"{path}: 'title' is {len(data['title'])} characters; a record's title is at most {MAX_TITLE}: "
+                            "shorten it")
     for key, choices in STATED_CHOICES.items():
         if key in data and data[key] not in choices:
             raise IkreportError(f"{path}: {key!r} must be one of {', '.join(choices)}")
