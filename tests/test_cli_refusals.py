@@ -183,3 +183,16 @@ def test_a_title_longer_than_a_record_takes_in_a_context_file_is_refused_naming_
     assert result.exit_code == 1
     assert result.stderr == f"Error: {context}: 'title' is 600 characters; a record's title is at most 500: shorten it\n"
     assert not (tmp_path / "a").exists()
+
+
+def test_a_title_that_a_multi_run_file_would_push_over_the_limit_is_refused_before_any_run(tmp_path, run):
+    """Each run of a multi-run SGLang file adds ', line N' to the title given: one that would
+    pass 500 characters so is refused before any record is written (the schema refused it at
+    the first run, after the blob)."""
+    runs = FIXTURES / "serving" / "sglang_h200bench_llama33_70b_online_6runs.jsonl"
+    result = run("collect", "serving", "--from-sglang", runs, "-a", tmp_path / "a", "--title", "x" * 495)
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {runs}: the title is 495 characters, and each of its 7 runs adds ', line N' to it; ")
+    assert result.stderr.endswith("a record's title is at most 500: shorten it to 492\n")
+    assert not (tmp_path / "a").exists()
+    assert run("collect", "serving", "--from-sglang", runs, "-a", tmp_path / "a", "--title", "x" * 492).exit_code == 0
