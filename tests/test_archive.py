@@ -13,7 +13,7 @@ from ikreport.store import records
 from ikreport.store.archive import Archive
 from ikreport.errors import AmbiguousIdError, ArchiveError, BadIdError, IntegrityError, RecordError, UnknownIdError
 from ikreport.commands.verify import verify_archive
-from conftest import blob_path, record_path
+from conftest import NCU, blob_path, record_path
 
 
 # the least an ncu-profile's data holds (the schema says what each kind's data is)
@@ -245,3 +245,28 @@ def test_verify_in_worker_processes_finds_what_a_serial_verify_finds(archive, mo
     monkeypatch.setattr(verify, "BATCH", 3)
     assert verify_archive(archive) == serial
     assert len(serial) == 4  # the stray folder, the damaged blob and record, and the record citing that blob
+
+
+def test_importing_again_an_export_whose_blob_is_damaged_is_refused_naming_the_blob(tmp_path):
+    """Collecting an export a second time finds its blob there already: it is checked, not
+    trusted, so a damaged one is refused in one line, never cited by a new record."""
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+
+    export = NCU / "ncu_details_llmperfopt_k0009_fmha_cutlass_bf16_rtx5090.csv"
+    arch = tmp_path / "a"
+    first = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export), "-a", str(arch), "--title", "one"])
+    assert first.exit_code == 0, first.output
+    archive = Archive.open(arch)
+    blob = next(s["id"] for s in archive.load(first.stdout.split()[-1])["sources"] if s["name"] == export.name)
+    path = blob_path(archive, blob)
+    os.chmod(path, 0o644)
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) - 10)
+    before = sorted(archive.record_ids())
+    again = CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export), "-a", str(arch), "--title", "two"])
+    assert again.exit_code == 1
+    assert again.stderr.startswith(f"Error: {path}: ") and again.stderr.count("\n") == 1
+    assert "restore it from a good copy" in again.stderr
+    assert sorted(archive.record_ids()) == before

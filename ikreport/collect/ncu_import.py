@@ -142,7 +142,7 @@ def launch_table_source(archive: Archive, profile: Profile, spool: GzipSpool | N
     if inline(profile):
         return []
     if spool is not None:
-        blob_id, size = archive.put_spooled(spool), profile.launch_csv.size
+        blob_id, size = archive.put_blob(spool), profile.launch_csv.size
     else:
         table = profile.csv()
         blob_id, size = archive.put_blob(table), len(table)
@@ -202,7 +202,7 @@ def _import(archive: Archive, paths: list[Path], context: Context, progress: Pro
     if progress and size > BIG_EXPORT:
         progress.step(f"writing the record of {plural(profile.launch_count, 'launch', 'launches')}")
     sources = launch_table_source(archive, profile, spool)
-    blobs = {name: (archive.put_spooled(big.spool), big.size) for name, big in streamed.items()}
+    blobs = {name: (archive.put_blob(big.spool), big.size) for name, big in streamed.items()}
     for name in map(str, paths):
         if name in blobs:
             blob_id, blob_size = blobs[name]

@@ -154,19 +154,17 @@ class Archive:
         return self.backend.where("records", check_id(record_id))
 
     # -- writing -------------------------------------------------------------------------
-    def put_blob(self, data: bytes) -> str:
-        """Store ``data`` as a blob, compressed; return its id. Idempotent."""
-        blob_id = sha256(data)
-        if self.blob_form(blob_id) is None:
+    def put_blob(self, data: bytes | GzipSpool) -> str:
+        """Store ``data`` as a blob, compressed (what was written to a spool: its gzipped bytes as they
+        are, compressed and hashed as they were written); return its id. A blob there already is
+        checked, not written: a damaged one is refused, never cited anew."""
+        blob_id = data.sha256 if isinstance(data, GzipSpool) else sha256(data)
+        if self.blob_form(blob_id) is not None:
+            self.check_blob(blob_id)
+        elif isinstance(data, GzipSpool):
+            self.backend.write_once_chunks("blobs", blob_id + GZ, data.compressed())
+        else:
             self.backend.write_once("blobs", blob_id + GZ, compress(data))
-        return blob_id
-
-    def put_spooled(self, spool: GzipSpool) -> str:
-        """Store what was written to ``spool`` as a blob, copying its gzipped bytes as they are
-        (they were compressed, and hashed, as they were written); return its id. Idempotent."""
-        blob_id = spool.sha256
-        if self.blob_form(blob_id) is None:
-            self.backend.write_once_chunks("blobs", blob_id + GZ, spool.compressed())
         return blob_id
 
     def put_record(self, record: records.Record) -> str:

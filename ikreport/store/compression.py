@@ -122,7 +122,7 @@ def content_digest(chunks: Iterable[bytes], compressed: bool, where: str) -> tup
 class GzipSpool:
     """A temporary file that keeps, gzipped, what is written to it, with the sha256 and size of
     what was written: a big export is hashed and compressed in the one pass that reads it, and
-    the archive then copies the compressed bytes (``Archive.put_spooled``) instead of reading,
+    the archive then copies the compressed bytes (``Archive.put_blob``) instead of reading,
     hashing and compressing the file again. Hashing and compressing run in a thread of the
     spool's own (both outside the GIL), so they overlap with what the writer does next (an
     import parses the rows meanwhile); at most QUEUED writes wait for it. ``made`` opens the
