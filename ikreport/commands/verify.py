@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ikreport.commands import supersede
 from ikreport.store.archive import Archive
 from ikreport.store.cache import Cache, default_cache_dir, loads
+from ikreport.store.local import Survey
 from ikreport.store import recordset
 from ikreport.store.recordset import RecordSet, Summary, as_summary, summary_space
 from ikreport.formatting import plural
@@ -35,20 +36,23 @@ class Verified:
 def verify(archive: Archive, *, use_cache: bool = True, progress: Progress | None = None) -> Verified:
     """Verify ``archive``, skipping the parse of records validated before unless ``use_cache`` is False."""
     notes: list[str] = []
-    problems = verify_archive(archive, progress, notes=notes, cache=Cache(default_cache_dir() if use_cache else None))
-    files = archive.survey([]).files  # counted as verify saw them: a link is a problem here, not an error
+    found = archive.survey(notes)
+    problems = verify_archive(archive, progress, notes=notes, cache=Cache(default_cache_dir() if use_cache else None),
+                              found=found)
+    files = found.files  # counted as verify saw them: a link is a problem here, not an error
     return Verified(archive.location, tuple(problems), tuple(notes), sum(area == "records" for _, _, area in files),
                     len({name[:64] for _, name, area in files if area == "blobs"}))
 
 
 def verify_archive(archive: Archive, progress: Progress | None = None, notes: list[str] | None = None,
-                   cache: Cache | None = None) -> list[str]:
+                   cache: Cache | None = None, found: Survey | None = None) -> list[str]:
     """Problems found in ``archive`` (empty when all is well). Leftovers of interrupted writes
     (``.tmp-*`` files, which can never be taken for a record) go to ``notes``, not problems.
-    Every file is re-hashed; records whose summary ``cache`` keeps are not parsed again."""
+    Every file is re-hashed; records whose summary ``cache`` keeps are not parsed again.
+    ``found``: the archive's survey, when the caller has made it (its notes went to ``notes``)."""
     cache = cache or Cache(None)
     notes = notes if notes is not None else []
-    found = archive.survey(notes)
+    found = found if found is not None else archive.survey(notes)
     order = found.order
     # Reports are read into the site too: the same rules as build's (no links, no FIFOs).
     if archive.folder is not None:
