@@ -69,9 +69,11 @@ class LocalFolder:
                 if suffix and not entry.name.endswith(suffix):
                     continue
                 full = shard.name + entry.name.removesuffix(suffix)
-                if name_rx.match(full) and entry.is_symlink():  # never passed over: its record would be gone from the site
+                if not name_rx.match(full):
+                    continue
+                if entry.is_symlink():  # never passed over: its record would be gone from the site
                     raise IntegrityError(f"{entry.path}: is a symbolic link; archives hold plain files only")
-                if name_rx.match(full) and entry.is_file(follow_symlinks=False):
+                if entry.is_file(follow_symlinks=False):
                     yield full
 
     def read(self, area: Area, name: str) -> bytes:
