@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ikreport.collect.context import MAX_TITLE
+from ikreport.collect.context import MAX_TITLE, long_title
 from ikreport.progress import Progress
 from ikreport.store.discover import SAMPLE as DEFAULT_ARCHIVE
 ARCHIVE_ENV = "IKREPORT_ARCHIVE"
@@ -116,8 +116,8 @@ def archive_argument(demo: bool = False, resolve: bool = True) -> Any:
 
 
 def _short_title(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and len(value) > MAX_TITLE:
-        raise click.BadParameter(f"{len(value)} characters; a record's title is at most {MAX_TITLE}: shorten it")
+    if value is not None and (too_long := long_title(value)):
+        raise click.BadParameter(f"{len(value)} characters; {too_long}")
     return value
 
 

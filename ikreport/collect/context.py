@@ -34,6 +34,14 @@ class Context:
         return {"gpu": self.gpu or gpu, "engine": self.engine, "model": self.model, "workload": self.workload}
 
 
+def long_title(title: str, added: int = 0) -> str | None:
+    """What to do when ``title`` (with ``added`` characters an importer appends) is too long for a
+    record; None when it is not."""
+    if len(title) + added <= MAX_TITLE:
+        return None
+    return f"a record's title is at most {MAX_TITLE}: shorten it" + (f" to {MAX_TITLE - added}" if added else "")
+
+
 def load_context(path: Path) -> Context:
     """A context file (TOML): title, gpu, engine, model, workload, limitations = [...]."""
     try:
@@ -51,9 +59,8 @@ def load_context(path: Path) -> Context:
     for key in CONTEXT_KEYS + STATED_KEYS:
         if key in data and not isinstance(data[key], str):
             raise IkreportError(f"{path}: {key!r} must be a string")
-    if len(data.get("title") or "") > MAX_TITLE:
-        raise IkreportError(f"{path}: 'title' is {len(data['title'])} characters; a record's title is at most {MAX_TITLE}: "
-                            "shorten it")
+    if "title" in data and (too_long := long_title(data["title"])):
+        raise IkreportError(f"{path}: 'title' is {len(data['title'])} characters; {too_long}")
     for key, choices in STATED_CHOICES.items():
         if key in data and data[key] not in choices:
             raise IkreportError(f"{path}: {key!r} must be one of {', '.join(choices)}")

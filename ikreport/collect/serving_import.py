@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ikreport.analysis import serving, sniff
-from ikreport.collect.context import MAX_TITLE, Context, utc_now
+from ikreport.collect.context import Context, long_title, utc_now
 from ikreport.collect.textfile import read_text
 from ikreport.errors import ServingOutputError
 from ikreport.kinds.serving_benchmark import NAME as SERVING_BENCHMARK
@@ -81,9 +81,9 @@ def import_serving(archive: Archive, path: Path, fmt: str, context: Context) -> 
     raw, text = read_text(path, ServingOutputError)
     runs = _parse(fmt, text, str(path))  # every run read before anything is written
     added = max(len(f", line {run['line']}") for run in runs) if len(runs) > 1 else 0  # to each run's title
-    if context.title and len(context.title) + added > MAX_TITLE:
-        raise ServingOutputError(f"{path}: the title is {len(context.title)} characters, and each of its {len(runs)} runs adds "
-                                 f"', line N' to it; a record's title is at most {MAX_TITLE}: shorten it to {MAX_TITLE - added}")
+    if context.title and (too_long := long_title(context.title, added)):
+        raise ServingOutputError(f"{path}: the title is {len(context.title)} characters, and each of its {len(runs)} runs "
+                                 f"adds ', line N' to it; {too_long}")
     role, media = FORMATS[fmt]
     if fmt == "aiperf" and text.lstrip().startswith("{"):
         media = "application/json"
