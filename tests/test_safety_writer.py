@@ -570,6 +570,13 @@ def _children() -> dict[int, list[int]]:
     return out
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _descendants(pid: int) -> set[int]:
     children, found, todo = _children(), set(), [pid]
     while todo:
@@ -662,8 +669,11 @@ def test_ctrl_c_while_the_forkserver_imports_is_left_to_the_command(tmp_path):
     caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert caller.stdout.readline() == "started\n"
-        (server,) = [pid for pid in _children().get(caller.pid, [])
-                     if b"forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        found, deadline = [], time.monotonic() + 10
+        while not found and time.monotonic() < deadline:  # forked, then its exec: the command line says which
+            found = [pid for pid in _children().get(caller.pid, []) if b"forkserver" in _cmdline(pid)]
+            time.sleep(0.01)
+        (server,) = found
         time.sleep(0.15)  # into its imports (numpy, jinja2, the kinds: far longer than this)
         os.kill(server, signal.SIGINT)
         time.sleep(1.5)
