@@ -7,10 +7,13 @@ was run in (a clone of someone's archive may hold a json.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -38,16 +41,35 @@ def start_server(preload: list[str]) -> None:
     later need not wait for it."""
     from multiprocessing import forkserver
 
-    multiprocessing.get_context("forkserver").set_forkserver_preload(["ikreport.ignore_interrupt", *preload])
+    multiprocessing.get_context("forkserver").set_forkserver_preload(preload)
     was = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONSAFEPATH"] = "1"
     try:
-        forkserver.ensure_running()
+        with _ctrl_c_ignored():
+            forkserver.ensure_running()
     finally:
         if was is None:
             del os.environ["PYTHONSAFEPATH"]
         else:
             os.environ["PYTHONSAFEPATH"] = was
+
+
+@contextlib.contextmanager
+def _ctrl_c_ignored() -> Iterator[None]:
+    """Ctrl-C ignored while a server process starts, so that it starts ignoring it (an ignored
+    signal stays ignored across exec; a handler does not), as each worker forked from it does:
+    Ctrl-C reaches every process of the command's group, and it is the command's to answer, in
+    one line. multiprocessing has its server ignore it only after the server's first imports,
+    which died of it meanwhile with their traceback. One pressed in the few milliseconds of
+    the start is lost. Signals are only the main thread's to set."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    was = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, was)
 
 
 def lean_child(script: str, args: list[str], given: bytes) -> Callable[[], bytes | None] | None:

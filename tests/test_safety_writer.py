@@ -656,8 +656,8 @@ def test_a_worker_killed_from_outside_is_a_one_line_error(tmp_path):
 def test_ctrl_c_while_the_forkserver_imports_is_left_to_the_command(tmp_path):
     """Ctrl-C reaches every process of the command's group. The forkserver, importing what the
     pages need for its first few hundred milliseconds, died of it with that import's traceback
-    (multiprocessing has it ignore Ctrl-C only after); it ignores it from its first import now,
-    and the command alone answers, in one line."""
+    (multiprocessing has it ignore Ctrl-C only after); it ignores it from its start now, its
+    own first imports (multiprocessing's) included, and the command alone answers, in one line."""
     script = textwrap.dedent("""
         import sys, time
         from ikreport import workers
@@ -674,8 +674,9 @@ def test_ctrl_c_while_the_forkserver_imports_is_left_to_the_command(tmp_path):
             found = [pid for pid in _children().get(caller.pid, []) if b"forkserver" in _cmdline(pid)]
             time.sleep(0.01)
         (server,) = found
-        time.sleep(0.15)  # into its imports (numpy, jinja2, the kinds: far longer than this)
-        os.kill(server, signal.SIGINT)
+        for _ in range(8):  # from its exec into its imports (numpy, jinja2, the kinds: far longer)
+            os.kill(server, signal.SIGINT)
+            time.sleep(0.03)
         time.sleep(1.5)
         assert server in _running(), "the forkserver died of Ctrl-C"
     finally:
@@ -719,3 +720,37 @@ def test_a_fifo_planted_as_manifest_json_is_refused_not_waited_on(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "exists and is not an ikreport site (manifest.json is not an ikreport build's)" in done.stderr
+
+
+_SWALLOWING = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as a shell starts it
+from ikreport.store import records
+real, pressed, after = records.validate, [], sys.argv[1]
+
+def validate(record, where="record"):  # Ctrl-C while a record is validated, the exception swallowed there
+    if not pressed:
+        pressed.append(1)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # as jsonschema-rs can
+        if after == "panic":
+            raise type("PanicException", (BaseException,), {})("a Rust panic")  # as pyo3 raises one
+    return real(record, where)
+
+records.validate = validate
+from ikreport.cli.main import main
+sys.argv = ["ikreport", "check", sys.argv[2]]
+main()
+"""
+
+
+@pytest.mark.parametrize("after", ["swallowed", "panic"])
+def test_ctrl_c_a_library_swallows_or_panics_on_still_aborts(tmp_path, after):
+    """jsonschema-rs, validating a record when Ctrl-C came, could drop the KeyboardInterrupt (the
+    command then finished and said all was well, exit 0) or turn it into a panic (a traceback)."""
+    done = subprocess.run([sys.executable, "-c", _SWALLOWING, after, str(ROOT / "sample_evidence")],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+    assert done.returncode == 1, done
+    assert done.stderr == "\nAborted!\n" or done.stderr == "Aborted!\n", done.stderr

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,15 +29,49 @@ class Cli(click.Group):
     """Turns every IkreportError raised by a command into a one-line click error."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command in one pass (see one_pass); a library error becomes ``Error: …``, exit 1."""
-        try:
-            with one_pass():
-                return super().invoke(ctx)
-        except IkreportError as exc:
-            from ikreport.terminal import safe_text
+        """Run the command in one pass (see one_pass); a library error becomes ``Error: …``, exit 1;
+        Ctrl-C ``Aborted!``, exit 1, even where a library swallowed it (see noted_ctrl_c)."""
+        with noted_ctrl_c() as pressed:
+            try:
+                with one_pass():
+                    result = super().invoke(ctx)
+            except IkreportError as exc:
+                from ikreport.terminal import safe_text
 
-            # messages may quote record text (a schema error shows the bad value)
-            raise click.ClickException(safe_text(str(exc))) from exc
+                # messages may quote record text (a schema error shows the bad value)
+                raise click.ClickException(safe_text(str(exc))) from exc
+            except (Exception, KeyboardInterrupt, click.exceptions.Exit):
+                raise
+            except BaseException as exc:  # a Rust extension's panic (pyo3's PanicException) is one
+                if pressed:
+                    raise click.Abort() from exc
+                raise
+            if pressed:
+                raise click.Abort()
+            return result
+
+
+@contextlib.contextmanager
+def noted_ctrl_c() -> Iterator[list[bool]]:
+    """Ctrl-C raises KeyboardInterrupt, as Python's own handler does, and is noted in the list
+    given: jsonschema-rs, validating a record when it comes, can swallow the exception (the
+    command then finished, exit 0) or turn it into a panic. Signals are only the main thread's
+    to set; elsewhere nothing changes."""
+    pressed: list[bool] = []
+
+    def note(signum: int, frame: Any) -> None:
+        pressed.append(True)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield pressed
+        return
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @contextlib.contextmanager
