@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 
 import pytest
@@ -133,6 +134,26 @@ def test_verify_reports_strays_links_and_writable_files(archive, tmp_path):
     assert any("notes.txt: unexpected file" in p for p in problems)
     assert any("symbolic link in the archive" in p for p in problems)
     assert any("1 file is writable (ikreport writes them read-only" in n for n in notes)
+
+
+def test_the_advice_for_writable_files_leaves_the_folders_writable(archive):
+    """Its advice was 'chmod -R a-w records blobs', which made the folders read-only too: the
+    next import then stopped with 'Permission denied' (for anyone but root)."""
+    import shlex
+    import subprocess
+
+    rid = archive.put_record(make_record(archive))
+    os.chmod(record_path(archive, rid), 0o644)
+    notes: list[str] = []
+    verify_archive(archive, notes=notes)
+    (advice,) = [re.search(r"'(find [^']+)' restores it", n).group(1) for n in notes if "writable" in n]
+    subprocess.run(shlex.split(advice), check=True)
+    assert not os.stat(record_path(archive, rid)).st_mode & 0o222
+    for folder in (record_path(archive, rid).parent, archive.root / "records", archive.root / "blobs"):
+        assert os.stat(folder).st_mode & stat.S_IWUSR, folder
+    notes.clear()
+    verify_archive(archive, notes=notes)
+    assert not any("writable" in n for n in notes)
 
 
 def test_record_schema_refuses_bad_records(archive):

@@ -82,8 +82,8 @@ def verify_archive(archive: Archive, progress: Progress | None = None, notes: li
         # The hashes, not the mode bits, are what guarantee integrity, and git checkouts do
         # not keep read-only modes: a note, not a problem.
         notes.append(f"{archive.root}: {plural(found.writable, 'file is', 'files are')} writable (ikreport writes them read-only; a git "
-                     f"checkout does not keep that); 'chmod -R a-w {archive.root}/records {archive.root}/blobs' "
-                     "restores it")
+                     f"checkout does not keep that); 'find {archive.root}/records {archive.root}/blobs -type f "
+                     "-exec chmod a-w {} +' restores it (files only: a folder made read-only stops the next import)")
     heads = recordset.from_summaries(archive, records_ok)
     for record_id, what, ref in heads.dangling(blobs_ok):
         problems.append(f"{archive.where(record_id)}: cites {what} {ref[:12]}, which is missing or damaged; "
