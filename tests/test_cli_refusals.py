@@ -196,3 +196,11 @@ def test_a_title_that_a_multi_run_file_would_push_over_the_limit_is_refused_befo
     assert result.stderr.endswith("a record's title is at most 500: shorten it to 492\n")
     assert not (tmp_path / "a").exists()
     assert run("collect", "serving", "--from-sglang", runs, "-a", tmp_path / "a", "--title", "x" * 492).exit_code == 0
+
+
+def test_from_csv_with_no_file_names_every_page_it_takes(tmp_path, run):
+    """The session page, taken as a third file, was missing from this message and the option's help."""
+    result = run("collect", "ncu", "--from-csv", "-a", tmp_path / "ev")
+    assert result.exit_code == 2
+    assert "one raw and/or one details page, and optionally the session page" in last_line(result)
+    assert "the session page of the same report" in " ".join(run("collect", "ncu", "--help").output.split())

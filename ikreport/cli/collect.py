@@ -21,7 +21,8 @@ def collect() -> None:
 @collect.command("ncu", context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--from-csv", "from_csv", is_flag=True,
-              help="ARGS are one raw and/or one details CSV export to import (page detected from the header).")
+              help="ARGS are one raw and/or one details CSV export to import (page detected from the header), "
+                   "and optionally the session page of the same report (--page session).")
 @click.option("--import", "report", type=click.Path(dir_okay=False, path_type=Path),
               help="Export and import an existing REPORT.ncu-rep (needs ncu, not a GPU).")
 @click.option("--check", is_flag=True,
@@ -56,7 +57,7 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, chec
     ikreport collect ncu --archive evidence -- python step.py --batch 32
     ikreport collect ncu --repeat 3 --archive evidence -- python step.py
     ikreport collect ncu --import step.ncu-rep --archive evidence
-    ikreport collect ncu --from-csv raw.csv [details.csv] --archive evidence
+    ikreport collect ncu --from-csv raw.csv [details.csv] [session.csv] --archive evidence
     ikreport collect ncu --check -- python step.py
 
     Every option that changes results is passed to ncu explicitly and recorded.
@@ -95,7 +96,8 @@ def collect_ncu(args: tuple[str, ...], from_csv: bool, report: Path | None, chec
         from ikreport.collect.ncu_import import import_csv
 
         if not args:
-            raise click.UsageError("give one or two CSV files after --from-csv")
+            raise click.UsageError("give the CSV exports after --from-csv: one raw and/or one details page, "
+                                   "and optionally the session page")
         with terminal_progress() as progress:
             record_id = import_csv(store, [Path(a) for a in args], context, progress)
     elif report is not None:
