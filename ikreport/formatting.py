@@ -46,22 +46,15 @@ def _sig(value: float, digits: int) -> str:
 
 
 def fmt_duration_us(value: float | None, digits: int | None = None) -> str:
-    """Microseconds in the unit a reader expects: 812 ns, 23.4 µs, 2.10 ms, 1.25 s. With
-    ``digits``, that many significant digits (see distinct_digits)."""
+    """Microseconds in the unit a reader expects, to 3 significant digits, zeros kept (12.0 µs,
+    never 12 µs beside 12.3 µs): 812 ns, 23.4 µs, 2.10 ms, 1.25 s. With ``digits``, that many
+    (see distinct_digits)."""
     if value is None:
         return "n/a"
-    if digits is not None:
-        for scale, unit in ((1e6, "s"), (1e3, "ms"), (1, "µs")):
-            if value >= scale:
-                return f"{_sig(value / scale, digits)} {unit}"
-        return f"{_sig(value * 1e3, digits)} ns"
-    if value < 1:
-        return f"{value * 1e3:.0f} ns"
-    if value < 1e3:
-        return f"{value:.3g} µs" if value < 100 else f"{value:.0f} µs"
-    if value < 1e6:
-        return f"{value / 1e3:.3g} ms" if value < 1e5 else f"{value / 1e3:.0f} ms"
-    return f"{value / 1e6:.3g} s"
+    for scale, unit in ((1e6, "s"), (1e3, "ms"), (1, "µs")):
+        if value >= scale:
+            return f"{_sig(value / scale, digits or 3)} {unit}"
+    return f"{_sig(value * 1e3, digits or 3)} ns"
 
 
 def fmt_gbs(value: float | None, digits: int | None = None) -> str:

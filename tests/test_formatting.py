@@ -33,3 +33,11 @@ def test_the_babelstream_page_tells_every_kernel_apart():
     gbs = gbs_formatter({"kernels": parsed["kernels"]})
     figures = {k["best_gbs"] for k in parsed["kernels"]}
     assert len({gbs(v) for v in figures}) == len(figures)
+
+
+def test_durations_keep_their_third_digit_when_it_is_a_zero():
+    """'12 µs' beside '12.3 µs' and '111.0 µs' read as less precise than it is: Python's 'g' form
+    drops trailing zeros. site.md promises 3 significant digits or more."""
+    assert [fmt_duration_us(v) for v in (12.032, 2100, 9.1e6, 0.09, 312.4, 1234e6)] == \
+        ["12.0 µs", "2.10 ms", "9.10 s", "90.0 ns", "312 µs", "1234 s"]
+    assert distinct_digits([12.032, 12.3, 15.7], fmt_duration_us) is None  # 3 digits tell them apart
