@@ -255,11 +255,15 @@ def test_init_pages_grants_pages_rights_to_the_deploy_job_only_and_pins_actions(
 
 # -- issue 27: a site that no longer hashes, a publish after an interrupted one, YAML values ----
 
-@pytest.mark.parametrize("damage", ["record", "blob", "blob gone bad gzip"])
+@pytest.mark.parametrize("damage", ["record", "blob", "blob gone bad gzip", "page"])
 def test_a_site_whose_record_or_blob_no_longer_hashes_to_its_name_is_not_published(repo, run, damage):
     work, bare = repo
     site = work / "site"
-    if damage == "record":
+    if damage == "page":  # its sha256 is the manifest's no more
+        victim = site / "index.html"
+        os.chmod(victim, 0o644)
+        victim.write_bytes(victim.read_bytes().replace(b"BabelStream", b"FakeStream"))
+    elif damage == "record":
         victim = next((site / "e").glob("*.json"))
         os.chmod(victim, 0o644)
         victim.write_bytes(victim.read_bytes().replace(b'"kind"', b'"kind" '))

@@ -5,6 +5,7 @@ Every case ends in one-line problems or errors, never a traceback (CliRunner re-
 from __future__ import annotations
 
 import hashlib
+import gzip
 import json
 import os
 import shutil
@@ -272,6 +273,36 @@ def with_manifest(site, change) -> None:
     change(manifest)
     os.chmod(path, 0o644)
     path.write_text(json.dumps(manifest))
+
+
+def test_a_record_or_blob_left_out_of_the_manifest_is_still_hashed_by_its_name(site, run):
+    """A manifest cut down ('records' and 'blobs' without a record and a blob whose files it still
+    lists) hid both files, changed, from verify --site, and so from publish."""
+    record = next((site / "e").glob("*.json"))
+    blob = sorted((site / "b").glob("*.gz"))[0]
+    with_manifest(site, lambda m: (m["records"].remove(record.stem),
+                                   m["blobs"].remove(next(b for b in m["blobs"] if b["path"] == f"b/{blob.name}"))))
+    for path, data in ((record, record.read_bytes().replace(b'"kind"', b'"kind" ')), (blob, gzip.compress(b"tampered\n"))):
+        os.chmod(path, 0o644)
+        path.write_bytes(data)
+    result = run("verify", "--site", site)
+    assert result.exit_code == 1
+    assert f"{site}/e/{record.name}: does not hash to its name (tampered or damaged)" in result.stdout
+    assert f"{site}/b/{blob.name}: does not hash to {blob.name[:12]} (tampered or damaged)" in result.stdout
+    assert f"'records' leaves out e/{record.name}, which 'files' names" in result.stdout
+    assert f"'blobs' leaves out b/{blob.name}, which 'files' names" in result.stdout
+
+
+@pytest.mark.parametrize("path", ["index.html", "assets/site.js", "index.md"])
+def test_a_page_or_script_edited_since_the_build_is_named(site, run, path):
+    """Every file's sha256 is in the manifest; verify --site (and publish, which asks it) did not
+    look at it, so a page or the script that checks hashes in the browser could be changed."""
+    os.chmod(site / path, 0o644)
+    (site / path).write_bytes((site / path).read_bytes().replace(b"a", b"b", 1))
+    result = run("verify", "--site", site)
+    assert result.exit_code == 1
+    assert result.stdout == (f"{site}/{path}: not as the build wrote it (its sha256 is not the one manifest.json "
+                             "gives): edited or damaged since; rebuild the site\n")
 
 
 RID = "0" * 64

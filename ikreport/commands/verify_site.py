@@ -19,6 +19,7 @@ import functools
 import http.client
 import json
 import os
+import re
 import socket
 import stat
 import threading
@@ -39,13 +40,15 @@ from ikreport.terminal import safe_text
 MAX_REMOTE_FILE = 2**30  # bytes; GitHub Pages refuses files over 100 MB, so more is not a site's
 BLOCK = 2**20
 TIMEOUT_S = 30  # seconds of silence a socket waits; network_deadline() bounds the whole file
+RECORD_FILE_RX = re.compile(r"^e/([0-9a-f]{64})\.json$")  # what links.record_file(id, "json") gives
 EXPIRED_TIMEOUT_S = 0.001  # what a socket's timeout becomes at the deadline: its next wait ends at once
 
 
 def verify_site(site: str, fetch: Callable[[str], bytes] | None = None) -> tuple[int, list[str]]:
-    """Re-check a built or published site: every record and blob its manifest.json lists is
-    there, a regular file, and hashes to its id; the manifest itself is well formed; a local
-    site holds no symbolic links or special files. ``site`` is a folder or an http(s) URL
+    """Re-check a built or published site: every record and blob its manifest.json lists, or
+    whose file its "files" list names, is there, a regular file, and hashes to its id; every
+    other file it lists has the sha256 it gives (a page edited since the build is named); the
+    manifest itself is well formed; a local site holds no symbolic links or special files. ``site`` is a folder or an http(s) URL
     (``fetch``, given a URL, returns its bytes: for tests and other transports). Returns
     (records checked, problems); raises SiteManifestError when there is no manifest to go by."""
     remote = fetch is not None or site.startswith(("http://", "https://"))
@@ -81,11 +84,9 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     if not isinstance(records, list):
         problems.append(f"{bad}'records' is not a list of record ids; rebuild the site")
         records = []
-    checked = 0
     for i, record_id in enumerate(records):
         if isinstance(record_id, str) and ID_RX.match(record_id):
             todo.append((links.record_file(record_id, "json"), record_id))
-            checked += 1
         else:
             problems.append(f"{bad}records[{i}] is not a record id (64 lowercase hex digits); rebuild the site")
     blobs = manifest.get("blobs", [])
@@ -102,9 +103,20 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
             problems.append(f"{bad}blobs[{i}].path is not b/{blob_id[:12]}….EXT inside the site; rebuild the site")
         else:
             todo.append((found.group(0), blob_id))
+    problems += _unlisted(todo, listed, bad)
+    checked = sum(1 for path, _ in todo if RECORD_FILE_RX.match(path))
+    digests = manifest.get("sha256")
+    if listed is not None and digests is not None:
+        if not (isinstance(digests, dict) and all(isinstance(d, str) for d in digests.values())):
+            problems.append(f"{bad}'sha256' is not a map of paths to digests; rebuild the site")
+        else:  # each page, chart and asset as the build wrote it (records and blobs go by their names)
+            named = {path for path, _ in todo}
+            todo += [(path, digests.get(path) or "") for path in listed
+                     if path not in named and (reader.present is None or path in reader.present)]
     for n, (path, want) in enumerate(todo):
+        by_name = bool(RECORD_FILE_RX.match(path) or links.BLOB_FILE_RX.match(path))
         try:
-            got = content_digest(reader.blocks(path), path.endswith(GZ), f"{base}{path}")[0]
+            got = content_digest(reader.blocks(path), by_name and path.endswith(GZ), f"{base}{path}")[0]
         except IntegrityError as exc:  # a .gz that is not one whole gzip member
             problems.append(str(exc))
             continue
@@ -116,13 +128,33 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
                                 "stopped answering in time; verify again when it answers")
                 break
             continue
-        if got != want:
+        if got != want and not by_name:
+            problems.append(f"{base}{path}: not as the build wrote it (its sha256 is not the one manifest.json "
+                            "gives): edited or damaged since; rebuild the site")
+        elif got != want:
             what = "its name" if path == links.record_file(want, "json") else want[:12]
             problems.append(f"{base}{path}: does not hash to {what} (tampered or damaged); compare with the archive")
     return checked, problems
 
 
+def _unlisted(todo: list[tuple[str, str]], listed: list[str] | None, bad: str) -> list[str]:
+    """Record and blob files the manifest's "files" names but its "records" or "blobs" leaves
+    out: added to ``todo``, to be hashed by their names all the same (a manifest cut down to hide
+    a changed record must not hide it), and each a problem."""
+    named = {path for path, _ in todo}
+    problems = []
+    for path in sorted(set(listed or ()) - named):
+        found = RECORD_FILE_RX.match(path) or links.BLOB_FILE_RX.match(path)
+        if found:
+            todo.append((path, found.group(1)))
+            what = "records" if path.startswith("e/") else "blobs"
+            problems.append(f"{bad}'{what}' leaves out {path}, which 'files' names; rebuild the site")
+    return problems
+
+
 class _Reader:
+    present: set[str] | None = None  # the files found by strays (a folder's), or None: not known
+
     def __enter__(self) -> _Reader:
         return self
 
@@ -208,6 +240,7 @@ class _Local(_Reader):
                 if rel not in listed:
                     found.append(f"{shown}: not written by the build (manifest.json does not list it); "
                                  "delete it (a build leaves files it did not write alone)")
+        self.present = seen  # a listed file that is not is named once, here
         for rel in sorted((listed or set()) - seen):
             found.append(f"{base}{safe_text(rel)}: listed in manifest.json but not in the site; rebuild the site")
         return sorted(found)
