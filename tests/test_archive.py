@@ -291,3 +291,28 @@ def test_importing_again_an_export_whose_blob_is_damaged_is_refused_naming_the_b
     assert again.stderr.startswith(f"Error: {path}: ") and again.stderr.count("\n") == 1
     assert "restore it from a good copy" in again.stderr
     assert sorted(archive.record_ids()) == before
+
+
+def test_importing_again_over_a_damaged_record_is_refused_naming_it(tmp_path, monkeypatch):
+    """The same import at the same time (SOURCE_DATE_EPOCH) makes the same record, which is
+    there already: it was trusted, so the damaged file stayed and the import printed its id, exit 0."""
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+
+    export = NCU / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
+    args = ["collect", "ncu", "--from-csv", str(export), "-a", str(tmp_path / "a"), "--title", "T", "--limitation", "L"]
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    archive = Archive.open(tmp_path / "a")
+    path = record_path(archive, first.stdout.split()[-1])
+    os.chmod(path, 0o644)
+    path.write_bytes(b"garbage")
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 1
+    assert again.stderr == (f"Error: {path}: stored, but damaged (its bytes do not hash to its name); delete it and "
+                            "import again, which writes it whole\n")
+    assert path.read_bytes() == b"garbage"  # never rewritten
+    path.unlink()
+    assert CliRunner().invoke(cli, args).exit_code == 0 and archive.record_bytes(first.stdout.split()[-1])

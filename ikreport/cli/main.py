@@ -59,7 +59,7 @@ def noted_ctrl_c() -> Iterator[list[bool]]:
     to set; elsewhere nothing changes."""
     pressed: list[bool] = []
 
-    def note(signum: int, frame: Any) -> None:
+    def note(_signum: int, _frame: Any) -> None:
         pressed.append(True)
         raise KeyboardInterrupt
 

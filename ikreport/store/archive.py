@@ -23,14 +23,7 @@ from ikreport.store.backend import ID_RX, Area, Backend
 from ikreport.store.bucket import Bucket, check_location, is_url
 from ikreport.store.compression import GZ, ContentDigest, GzipSpool, compress, inflate
 from ikreport.store.local import LocalFolder, Survey
-from ikreport.errors import (
-    AmbiguousIdError,
-    ArchiveError,
-    BadIdError,
-    IntegrityError,
-    RecordError,
-    UnknownIdError,
-)
+from ikreport.errors import AmbiguousIdError, ArchiveError, BadIdError, IntegrityError, RecordError, UnknownIdError
 
 PREFIX_RX = re.compile(r"^[0-9a-f]{8,64}$")
 SIZE_MODULO = 1 << 32  # gzip's trailer keeps a member's size modulo 4 GiB
@@ -168,7 +161,8 @@ class Archive:
         return blob_id
 
     def put_record(self, record: records.Record) -> str:
-        """Store a record (validated, canonical); return its id. Idempotent."""
+        """Store a record (validated, canonical); return its id. Idempotent: a record there
+        already is checked, not written, and a damaged one refused."""
         for what, ref in references(record):
             if what == "blob" and self.blob_form(check_id(ref)) is None:
                 raise ArchiveError(f"{self.location}: the record cites blob {ref[:12]}, which is not in the archive")
@@ -179,7 +173,11 @@ class Archive:
             raise RecordError(f"record: {len(data)} bytes, more than a record may hold ({MAX_RECORD >> 20} MiB); "
                               "keep big tables as blobs the record cites")
         record_id = sha256(data)
-        self.backend.write_once("records", record_id, data)
+        if not self.backend.exists("records", record_id):
+            self.backend.write_once("records", record_id, data)
+        elif self.backend.read("records", record_id) != data:  # there already: never rewritten, nor trusted
+            raise IntegrityError(f"{self.backend.where('records', record_id)}: stored, but damaged (its bytes do not "
+                                 "hash to its name); delete it and import again, which writes it whole")
         return record_id
 
     # -- reading -------------------------------------------------------------------------
