@@ -316,6 +316,19 @@ def test_random_reports_never_give_a_twin_with_live_markup():
             assert live_markup(md.render(twin), images=("",)) == [], text
 
 
+def test_a_line_of_many_raw_html_openings_escapes_each_once_and_no_escaped_one_again():
+    """The escapes are made a line at a time now (a line of thousands of '<' was remade once per
+    '<', and each was counted from the start of its text): each '<' that raw HTML could take gets
+    one backslash, one escaped already none, one after an escaped backslash one."""
+    from ikreport.claims.model import RecordSet
+    from ikreport.reports.render import render_report
+    from ikreport.reports.resolver import RecordResolver
+
+    text = "x " + "<a " * 3000 + "\\<b \\\\<c <d\n"
+    twin = render_report(Path("r.md"), text, RecordResolver(RecordSet.of({}), "../")).markdown
+    assert twin == "x " + "\\<a " * 3000 + "\\<b \\\\\\<c \\<d\n"
+
+
 def _formula_by_parsing_all(text: str) -> bool:
     """The rule itself, with no shortcut: any text cell that starts with a trigger and is not a number."""
     from ikreport.csv_cells import TRIGGERS, _is_number

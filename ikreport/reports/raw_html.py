@@ -18,6 +18,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 NOTED = "ikreport_lt"  # env key: inline text -> ordinals of the '<' in it that raw HTML could take
+COUNTED = "ikreport_lt_counted"  # env key: inline text -> (position, '<' before it) last noted
 # A '<' first on a line (after quote markers) opens an HTML block when raw HTML is on, even
 # inside a code span that spans lines or a link reference definition: blocks are read first.
 LINE_START_LT = re.compile(r"^[ \t>]*<")
@@ -26,8 +27,13 @@ AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9.+-]{1,31}:[^<>\x00-\x20]*>|<[^<>@\s\
 
 def _note_lt(state: StateInline, silent: bool) -> bool:
     if state.src[state.pos] == "<":
+        # the '<' before pos, counted on from the last one noted in this text (counted from its
+        # start each time, a report made of '<' took time growing as its size squared)
+        at, before = state.env.setdefault(COUNTED, {}).get(state.src, (0, 0))
+        before = before + state.src.count("<", at, state.pos) if at <= state.pos else state.src.count("<", 0, state.pos)
+        state.env[COUNTED][state.src] = (state.pos, before)
         # keyed by the text itself: the inline parse of equal texts is equal, whichever token
-        state.env.setdefault(NOTED, {}).setdefault(state.src, set()).add(state.src.count("<", 0, state.pos))
+        state.env.setdefault(NOTED, {}).setdefault(state.src, set()).add(before)
     return False  # only notes; the next rules parse the '<' as the page does
 
 
@@ -42,10 +48,17 @@ def escape_raw_html(lines: list[str], parses: list[tuple[list[Token], dict[str, 
     escape: set[tuple[int, int]] = set()
     for tokens, env in parses:
         escape |= _raw_html_at(lines, tokens, env.get(NOTED, {}))
+    columns: dict[int, list[int]] = {}
+    for i, col in sorted(escape):
+        columns.setdefault(i, []).append(col)
     out = list(lines)
-    for i, col in sorted(escape, reverse=True):
-        if not _escaped(out[i], col):
-            out[i] = out[i][:col] + "\\" + out[i][col:]
+    for i, cols in columns.items():  # each line made once, not once per '<' in it
+        parts, at = [], 0
+        for col in cols:  # a backslash put before a '<' escapes nothing after it: the line as given says
+            if not _escaped(lines[i], col):
+                parts += [lines[i][at:col], "\\"]
+                at = col
+        out[i] = "".join(parts) + lines[i][at:]
     return out
 
 
@@ -84,5 +97,7 @@ def _lt_columns(line: str, start: int) -> list[int]:
 
 def _escaped(line: str, col: int) -> bool:
     """True when an odd run of backslashes already escapes the character at ``col``."""
-    run = len(line[:col]) - len(line[:col].rstrip("\\"))
+    run = 0
+    while run < col and line[col - 1 - run] == "\\":
+        run += 1
     return run % 2 == 1
