@@ -117,6 +117,20 @@ def test_schema_error_is_one_short_line_naming_the_record_and_the_json_path(arch
     assert "\n" not in message and len(message) <= 300
 
 
+@pytest.mark.parametrize("depth", [300, 1_500])
+def test_a_value_nested_hundreds_deep_is_one_line_not_a_traceback(arch, depth):
+    """jsonschema-rs tells such a record is not valid, then cannot say why (ValueError: recursion
+    limit), which verify, check, list, show and build printed as a traceback."""
+    _, record = _first(arch, "ncu-profile")
+    bad = copy.deepcopy(record)
+    deep: list = []
+    for _ in range(depth):
+        deep = [deep]
+    bad["title"] = deep
+    with pytest.raises(RecordError, match="^r.json: a value nested deeper than any record's; this is not an ikreport record$"):
+        records.validate(bad, "r.json")
+
+
 def test_a_huge_unknown_schema_version_is_one_short_line():
     with pytest.raises(RecordError) as caught:
         records.validate({"schema": "x" * 100_000}, "r.json")

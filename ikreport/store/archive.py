@@ -161,8 +161,7 @@ class Archive:
         return blob_id
 
     def put_record(self, record: records.Record) -> str:
-        """Store a record (validated, canonical); return its id. Idempotent: a record there
-        already is checked, not written, and a damaged one refused."""
+        """Store a record (validated, canonical); return its id. Idempotent: one there already is checked, never rewritten."""
         for what, ref in references(record):
             if what == "blob" and self.blob_form(check_id(ref)) is None:
                 raise ArchiveError(f"{self.location}: the record cites blob {ref[:12]}, which is not in the archive")

@@ -54,7 +54,10 @@ def validate(record: Any, where: str = "record") -> None:
     validator = _validator()
     if not validator.is_valid(record):  # the common case, a valid record, at the speed of is_valid
         # the first error by path (sorted as text: a list index and a key can meet)
-        error = min(validator.iter_errors(record), key=lambda e: [str(p) for p in e.instance_path])
+        try:
+            error = min(validator.iter_errors(record), key=lambda e: [str(p) for p in e.instance_path])
+        except ValueError:  # jsonschema-rs cannot describe a value nested a few hundred deep
+            raise RecordError(f"{where}: a value nested deeper than any record's; this is not an ikreport record") from None
         raise RecordError(f"{where}: {_describe(error)}") from None
     _check_links(record, where)
 
