@@ -218,3 +218,23 @@ def test_a_report_never_shows_two_different_values_alike():
     assert both.markdown.startswith("1.309 TB/s ")
     alone = render_report(Path("r.md"), f"[ev:{A[:8]} data.peak_gbs].\n", resolver_)
     assert '<span class="ev-value">1.31 TB/s</span>' in alone.html
+
+
+def test_two_reports_with_one_page_name_are_a_check_finding_naming_both(tmp_path, run):
+    """'a b.md' and 'a-b.md' both make r/a-b: build stopped, naming neither file, while check,
+    'the build's checks', passed them."""
+    import shutil
+
+    from conftest import ROOT
+
+    archive = tmp_path / "ev"
+    shutil.copytree(ROOT / "sample_evidence", archive)
+    rid = next((archive / "records").rglob("*.json")).parent.name + next((archive / "records").rglob("*.json")).stem
+    for name in ("a b.md", "a-b.md"):
+        (archive / "reports" / name).write_text(f"---\ntitle: A\n---\n[ev:{rid[:12]}]\n")
+    expected = (f"{archive}/reports/a-b.md: IK110 its page name, r/a-b, is {archive}/reports/a b.md's too; "
+                "rename one of the two files")
+    checked = run("check", archive)
+    assert checked.exit_code == 1 and expected in checked.stdout.splitlines()
+    built = run("build", archive, "-o", tmp_path / "site", "--cache-dir", tmp_path / "c")
+    assert built.exit_code == 1 and built.stderr == f"Error: {expected}\n"

@@ -100,9 +100,6 @@ def _stop_on(checked: Checked, strict: bool) -> None:
 def _build(archive: Archive, checked: Checked, site: Site, cache: Cache, folder: Path, templates: Path | None,
            max_blob_mb: float, workers: int | None, progress: Progress | None) -> BuildResult:
     records = checked.records
-    slugs = [r.slug for r in checked.reports]
-    if len(set(slugs)) != len(slugs):
-        raise BuildError(f"two reports have the same page name ({sorted(s for s in slugs if slugs.count(s) > 1)[0]}); rename one")
     sources = sorted({(src["id"], src["media_type"]) for r in records.heads().values() for src in r["sources"]})
     stored = checked.blobs
     offered = [(blob_id, media_type) for blob_id, media_type in sources if stored[blob_id][1] <= max_blob_mb * MiB]

@@ -13,6 +13,7 @@ Errors (IK1xx) stop a build; warnings (IK2xx) stop it under --strict.
   IK108 damaged record         a record whose bytes do not hash to its name, not of the schema, not
                                canonical JSON, or declaring a source size its blob does not have
   IK109 bad supersession       a record given two successors, one of another kind, or a cycle
+  IK110 page name taken        two report files whose names give one page name (a b.md, a-b.md)
   IK201 superseded citation    a report cites a record a supersession replaces
   IK202 report cites nothing   a report with no citation
   IK203 null value             a report asks for a value the record holds as null (shown n/a)
@@ -88,10 +89,16 @@ def check(archive: Archive, reports_dir: Path | None = None, root: str = "../",
     sources = read_reports(folder, followed=reports_dir is not None) if folder is not None else []
     if sources:
         resolver = RecordResolver(records, root)
+        named: dict[str, str] = {}  # page name -> the report file that has it
         for source in sources:
             report = render_report(source.path, source.text, resolver)
-            reports.append(report)
             findings += [f.in_file(str(source.path)) for f in report.findings]
+            if report.slug in named:  # its page would take the other's place
+                findings.append(Finding("IK110", None, f"its page name, r/{report.slug}, is {named[report.slug]}'s too; "
+                                        "rename one of the two files", str(source.path)))
+                continue
+            named[report.slug] = str(source.path)
+            reports.append(report)
     return Checked(records, reports, findings, blobs)
 
 

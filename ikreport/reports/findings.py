@@ -12,6 +12,7 @@ RULES = {
     "IK101": "dangling citation", "IK102": "missing blob", "IK103": "unknown citation",
     "IK104": "ambiguous citation", "IK105": "malformed citation", "IK106": "bad value path",
     "IK107": "bad front matter", "IK108": "damaged record", "IK109": "bad supersession",
+    "IK110": "page name taken",
     "IK201": "superseded citation",
     "IK202": "report cites nothing", "IK203": "null value",
 }
