@@ -242,8 +242,7 @@ def report_page(report: RenderedReport, records: RecordSet) -> Page:
 
 
 def index_order(records: RecordSet) -> list[str]:
-    """Record ids as the index (and search) lists them: by kind, title, id (worked out once per
-    loaded archive: both ask)."""
+    """Record ids as the index (and search) lists them: by kind, title, id (worked out once per loaded archive: both ask)."""
     heads = records.heads()  # plain dicts: two fields of each record, read as the sort asks
     return records.once("index_order", lambda _: sorted(heads, key=lambda r: (heads[r]["kind"], heads[r]["title"], r)))
 

@@ -142,6 +142,10 @@ class Site:
     def _update(self, files: SiteFiles, manifest: Callable[[SiteFiles], bytes], tmp: Path, previous: Previous) -> None:
         """Bring the site up to date in place (see the module docstring)."""
         output, known, changed = self.output, previous.sha256, []
+        parents = {path.rpartition("/")[0] for path in files.entries} - {""}  # a file is still there only in plain folders
+        for folder in sorted({parent.rsplit("/", n)[0] for parent in parents for n in range(parent.count("/") + 1)}):
+            if os.path.islink(f"{output}/{folder}"):
+                raise NotASiteError(f"{output}/{folder}: a symbolic link in the site; a build writes plain folders only: remove it")
         for path, entry in files.entries.items():
             if known.get(path) == entry.sha256:  # looked at by a re-hash child, else now
                 if (self.still[path] if path in self.still else _left(f"{output}/{path}", previous.written)) == entry.size:
@@ -203,8 +207,7 @@ def _make_folders(output: Path, path: str) -> None:
 
 
 def _remove(output: Path, path: str) -> None:
-    """Remove a file the last build wrote and this one does not, and the folders it leaves
-    empty; never through a link."""
+    """Remove a file the last build wrote and this one does not, and the folders it leaves empty; never through a link."""
     parts = path.split("/")
     for n in range(1, len(parts)):
         if not os.path.isdir(os.path.join(output, *parts[:n])) or os.path.islink(os.path.join(output, *parts[:n])):

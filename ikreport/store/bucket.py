@@ -195,8 +195,7 @@ class Bucket:
         return out
 
     def ids(self, area: Area, prefix: str = "") -> list[str]:
-        """The sorted stored names of ``area`` starting with ``prefix`` (one shard is listed
-        when the prefix names it)."""
+        """The sorted stored names of ``area`` starting with ``prefix`` (one shard is listed when the prefix names it)."""
         listed = self._listing(area, prefix[:2] if len(prefix) >= 2 else "")
         return sorted(i for i in listed if i.startswith(prefix))
 
@@ -222,8 +221,7 @@ class Bucket:
         return data
 
     def tail(self, area: Area, name: str, size: int) -> bytes:
-        """The object's last ``size`` bytes: from its local copy when there is a whole one,
-        else a ranged read."""
+        """The object's last ``size`` bytes: from its local copy when there is a whole one, else a ranged read."""
         copy = self._copy(area, name)
         kept = read_regular(copy) if copy is not None else None
         if kept is not None and _whole(name, kept):

@@ -116,8 +116,7 @@ def encode(record: Record) -> bytes:
 
 
 def decode(data: bytes, where: str, known_valid: bool = False) -> Record:
-    """Parse and validate a record's bytes (``known_valid``: these exact bytes passed
-    validation before, so parse only)."""
+    """Parse and validate a record's bytes (``known_valid``: these exact bytes passed validation before, so parse only)."""
     import orjson  # parses records several times faster than json: a build reads them all
 
     try:
