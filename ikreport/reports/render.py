@@ -17,7 +17,7 @@ from ikreport.formatting import Markdown, md_text, plural
 from ikreport.reports.citation_plugin import RenderState, citation_plugin, first_said
 from ikreport.reports.findings import Finding
 from ikreport.reports.front_matter import front_matter_problem
-from ikreport.reports.raw_html import escape_raw_html, raw_html_plugin
+from ikreport.reports.raw_html import escape_raw_html, raw_html_plugin, refused_links
 from ikreport.reports.resolver import RecordResolver
 
 SLUG_RX = re.compile(r"[^a-z0-9]+")
@@ -65,7 +65,7 @@ def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedRe
     # could take as raw HTML is escaped.
     plain_env: dict[str, Any] = {"ikreport": resolver, "ikreport_state": RenderState()}
     plain = markdown_parser(tables=False).parse(text, plain_env)
-    lines = escape_raw_html(text.splitlines(), [(tokens, env), (plain, plain_env)])
+    lines = _twin_lines(text.splitlines(), [(tokens, env), (plain, plain_env)], resolver)
     for rid in meta["records"]:
         try:
             resolver.resolve(rid)
@@ -82,6 +82,19 @@ def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedRe
         html=html, markdown=_twin(lines, front_end, state, resolver), cites=cites,
         findings=sorted(state.findings, key=lambda f: (f.line, f.code)),
     )
+
+
+def _twin_lines(lines: list[str], parses: list[tuple[list[Any], dict[str, Any]]], resolver: RecordResolver) -> list[str]:
+    """``lines`` with raw HTML and links to refused addresses escaped (raw_html.py). A '[' escaped
+    can let another pair of brackets make a link that no parse saw, so while '[' are escaped the
+    twin is parsed again, both ways, until nothing more is."""
+    escaped = escape_raw_html(lines, parses)
+    while escaped != lines and any(refused_links(env) for _, env in parses):
+        lines, again = escaped, "\n".join(escaped)
+        envs: list[dict[str, Any]] = [{"ikreport": resolver, "ikreport_state": RenderState()} for _ in range(2)]
+        parses = [(markdown_parser(tables=tables).parse(again, e), e) for tables, e in zip((True, False), envs)]
+        escaped = escape_raw_html(lines, parses)
+    return escaped
 
 
 def _front_matter(tokens: list[Any], state: RenderState) -> tuple[dict[str, Any], int]:
