@@ -343,3 +343,18 @@ def test_no_record_prints_the_comparison_and_writes_nothing(imported):
     assert "| `gemm(float*)` | 3 | 3 |" in out.stdout and out.stdout.rstrip().endswith("|")  # no id line
     assert "no comparison record written (--no-record)" in out.stderr
     assert sorted(p.relative_to(arch) for p in arch.rglob("*")) == before
+
+
+def test_a_gpu_stated_over_the_export_s_own_device_is_not_what_is_compared(tmp_path):
+    """A GTX 1650 Ti export and a B200 one, both imported with --gpu "NVIDIA H200" (a team context
+    file makes it easy), were compared as like for like: the stated name was taken for both."""
+    arch = tmp_path / "arch"
+    stated = ["--gpu", "NVIDIA H200", "--clock-control", "base", "--cache-control", "all", "--replay-mode", "kernel",
+              "--ncu-version", "2025.2.1.0", "--driver", "575.57.08"]
+    ids = [CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", *files, *flags, "-a", str(arch)]).stdout.strip()
+           for files, flags in (([str(FIXTURES / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv")], stated),
+                                ([str(B200), str(FIXTURES / "session_constructed_b200.csv")], stated[:2]))]
+    out = CliRunner().invoke(cli, ["compare", *ids, "-a", str(arch), "--no-record"])
+    assert out.exit_code == 0, out.output
+    assert "| gpu | NVIDIA GeForce GTX 1650 Ti (observed) | NVIDIA B200 (observed) |" in out.stdout
+    assert "**Not like-for-like: no difference is called.**" in out.stdout

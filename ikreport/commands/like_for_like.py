@@ -62,9 +62,10 @@ def _environment(record: Record, env: Record | None) -> dict[str, str]:
 
 
 def _export_device(record: Record, env: Record | None) -> dict[str, str]:
-    """The GPU, when the export's own device column names it."""
-    gpu = record["subject"].get("gpu")
-    return {"gpu": gpu} if gpu and gpu in (record["data"].get("devices") or []) else {}
+    """The GPU the export's own device column names: its one device, whatever --gpu stated (a B200
+    and a GTX 1650 Ti both stated as an H200 were called like for like), or of several the one stated."""
+    devices, gpu = record["data"].get("devices") or [], record["subject"].get("gpu")
+    return {"gpu": devices[0]} if len(devices) == 1 else {"gpu": gpu} if gpu and gpu in devices else {}
 
 
 def _stated(record: Record, env: Record | None) -> dict[str, str]:
