@@ -118,6 +118,8 @@ def test_a_run_without_per_request_latencies_leaves_the_comparison_undecided_and
     out = run("compare", a, b, "-a", tmp_path / "arch")
     assert out.exit_code == 0, out.output
     assert "| time to first token | 40 | 0 | 100 | 130 | 1.300 | UNDECIDED |" in out.stdout
+    # B completed its requests: the 0 counts latencies kept, which the column says (it said "B requests")
+    assert "| latency | A latencies kept | B latencies kept | A median (ms) |" in out.stdout
     assert (f"- time to first token: UNDECIDED: record {b[:12]} kept no per-request latencies; the tool's percentiles "
             "cannot give an interval" in out.stdout)
     record = Archive.open(tmp_path / "arch").load(out.stdout.splitlines()[-1])

@@ -97,7 +97,7 @@ def markdown_table(result: dict[str, Any]) -> str:
              f"threshold {result['threshold_pct']:g}%; {result['confidence_pct']}% interval of B/A over requests "
              f"({result['interval']}); at least {result['min_samples']} requests a side", "", LIMIT_ONE_RUN, "",
              *like_for_like.method_lines(result, "field")]
-    lines += [f"| latency | A requests | B requests | A median (ms) | B median (ms) | B/A [{result['confidence_pct']}% "
+    lines += [f"| latency | A latencies kept | B latencies kept | A median (ms) | B median (ms) | B/A [{result['confidence_pct']}% "
               "interval] | verdict |", "|---|---:|---:|---:|---:|---:|---|"]
     for m in result["metrics"]:
         lines.append(f"| {m['label']} | {m['n_a']} | {m['n_b']} | {cell(m['a_median_ms'])} | {cell(m['b_median_ms'])} | "

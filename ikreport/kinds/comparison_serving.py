@@ -63,7 +63,7 @@ def facts_tables(data: Mapping[str, Any]) -> tuple[Facts, Tables]:
                   for f in data["method_fields"]]},
         {"title": "Latencies", "note": "; ".join(f"{m['label']}: {m['reason']}" for m in data["metrics"]
                                                  if m["median_of"] == "tool"),
-         "columns": ["latency", "A requests", "B requests", "A median", "B median",
+         "columns": ["latency", "A latencies kept", "B latencies kept", "A median", "B median",
                      f"B/A [{data['confidence_pct']}% interval]", "verdict"],
          "rows": [[m["label"], str(m["n_a"]), str(m["n_b"]), _ms(m["a_median_ms"], digits),
                    _ms(m["b_median_ms"], digits), ratio_text(m), m["verdict"]] for m in data["metrics"]]}]
@@ -83,7 +83,7 @@ def show(data: Mapping[str, Any]) -> list[str]:
              f"  rule:      threshold {data['threshold_pct']:g}%, at least {data['min_samples']} requests a side"
              + ("" if data["like_for_like"] else "; not like-for-like, so no difference is called"),
              "  verdicts:  " + ", ".join(f"{n} {t(v)}" for v, n in data["verdicts"].items()),
-             f"  latencies: B/A [{data['confidence_pct']}% interval], requests in A and B, verdict"]
+             f"  latencies: B/A [{data['confidence_pct']}% interval], latencies kept in A and B, verdict"]
     for m in data["metrics"]:
         counts = f"{m['n_a']}/{m['n_b']}"
         lines.append(f"    {ratio_text(m):<24} {counts:>9}  {t(m['verdict']):<10} {m['label']}")
