@@ -19,6 +19,7 @@ from ikreport.kinds.engine import claims_for
 from ikreport.kinds.serving_benchmark import serving_claims
 from ikreport.store import recordset
 from ikreport.store.archive import Archive
+from ikreport.commands.build import build_site
 
 NSYS = FIXTURES / "nsys" / "nsys_kern_sum_llmperfopt_dsocr_allstage_rtx5090.csv"
 SGLANG = FIXTURES / "serving" / "sglang_h200bench_llama33_70b_online_6runs.jsonl"
@@ -241,6 +242,13 @@ def test_a_real_vllm_run_where_every_request_failed_shows_no_latency_not_zero(tm
     (record_id,) = records.by_kind["serving-benchmark"]
     (claim,) = serving_claims(record_id, record, records)
     assert claim.text.startswith("vLLM benchmark_serving recorded no latency figure for this run.")
+    build_site(Archive.open(tmp_path / "a"), tmp_path / "site", cache_dir=tmp_path / "c")
+    for ext in ("md", "html"):  # a table of headers and no rows read as a page cut short
+        page = (tmp_path / "site" / "e" / f"{record_id}.{ext}").read_text("utf-8")
+        heading = "## {}" if ext == "md" else "<h2>{}</h2>"
+        latency = page[page.index(heading.format("Latency")):page.index(heading.format("Throughput"))]
+        assert "The file records no latency (no request completed, or the tool saved none)." in latency
+        assert "p99" not in latency and "<table" not in latency
 
 
 def test_the_real_aiperf_json_agrees_with_the_csv_of_the_same_run_and_keeps_its_load(tmp_path):

@@ -79,7 +79,8 @@ def view(record: Record, page: PageContext) -> dict[str, Any]:
     d = record["data"]
     rows = [[label, *(_ms(d.get(f"{c}_{m}_ms")) for c in COLUMNS)] for m, label in METRICS
             if any(d.get(f"{c}_{m}_ms") is not None for c in COLUMNS)]
-    tables: Tables = [{"title": "Latency", "note": CAVEAT_OWN, "columns": ["", *COLUMNS], "rows": rows}]
+    none = "The file records no latency (no request completed, or the tool saved none)."  # rather than a table of no rows
+    tables: Tables = [{"title": "Latency", "note": CAVEAT_OWN if rows else none, "columns": ["", *COLUMNS], "rows": rows}]
     tables.append({"title": "Throughput", "note": "", "columns": ["", "per second"],
                    "rows": [[label, na(d.get(k))] for k, label in (
                        ("request_throughput", "requests"), ("output_throughput", "output tokens"),
