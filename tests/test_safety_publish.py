@@ -417,3 +417,20 @@ def test_a_link_swapped_in_after_the_check_is_still_not_followed(tmp_path):
         with open_folder(repo, Path(".github/workflows")) as folder:
             write_file(folder, "ikreport-pages.yml", b"x")
     assert os.listdir(outside) == []
+
+
+def test_a_custom_domain_is_published_as_cname_and_a_hand_made_one_is_pointed_to_it(repo, run):
+    """GitHub Pages takes a custom domain from a CNAME file on the branch. One put in the site by
+    hand is refused as not the build's (it always was), so publish writes it into the commit."""
+    work, bare = repo
+    (work / "site" / "CNAME").write_text("docs.example.com\n")
+    refused = run("publish", work / "site", "--remote", bare)
+    assert refused.exit_code == 1 and "for a custom domain, publish with --cname DOMAIN" in refused.stderr
+    (work / "site" / "CNAME").unlink()
+    done = run("publish", work / "site", "--remote", bare, "--cname", "Docs.Example.com")
+    assert done.exit_code == 0, done.output
+    assert git("show", "gh-pages:CNAME", cwd=bare) == "docs.example.com"
+    assert not (work / "site" / "CNAME").exists()  # the site folder is left as the build wrote it
+    for bad in ("docs example.com", "http://docs.example.com", "-x.com", "a..b", "localhost"):
+        result = run("publish", work / "site", "--remote", bare, "--cname", bad)
+        assert result.exit_code == 2 and "is not a domain name (as docs.example.com)" in result.output, bad

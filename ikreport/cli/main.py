@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import re
 import signal
 import threading
 from collections.abc import Iterator
@@ -222,12 +223,14 @@ def build(archive: Path, output: Path | None, templates: Path | None, cache_dir:
 @click.option("--no-push", is_flag=True, help="Commit to the branch but do not push.")
 @click.option("--force", is_flag=True,
               help="Publish even to the checked-out branch, or to one holding commits that are not site commits.")
+@click.option("--cname", metavar="DOMAIN", callback=lambda ctx, param, value: _domain(value),
+              help="A custom domain for GitHub Pages (docs.example.com): written as CNAME in the commit, not in SITE.")
 def publish(site: Path | None, remote: str, branch: str, no_history: bool, message: str | None, repo: Path | None,
-            no_push: bool, force: bool) -> None:
+            no_push: bool, force: bool, cname: str | None) -> None:
     """Commit the built SITE to a branch and push it, for GitHub Pages.
 
-    Uses ghp-import (as mkdocs gh-deploy does) and always adds .nojekyll. Use it to publish
-    from your machine; use 'ikreport init-pages' to have GitHub build and deploy instead.
+    Uses ghp-import (as mkdocs gh-deploy does) and always adds .nojekyll (and CNAME, with
+    --cname, for a custom domain). Use it to publish from your machine; use 'ikreport init-pages' to have GitHub build and deploy instead.
     Without SITE it publishes nothing and names the site of the archive found here. Refuses a
     site holding links, files its manifest.json does not list, or records and blobs that do
     not hash to their names, and (unless --force) a branch that is checked out or holds
@@ -236,7 +239,14 @@ def publish(site: Path | None, remote: str, branch: str, no_history: bool, messa
     from ikreport.commands.publish import choose_site, publish as run
 
     click.echo(run(choose_site(site, Path.cwd()), remote=remote, branch=branch, no_history=no_history, message=message, repo=repo,
-                   push=not no_push, force=force))
+                   push=not no_push, force=force, cname=cname))
+
+
+def _domain(value: str | None) -> str | None:
+    """A host name for --cname (letters, digits and hyphens, in dot-separated labels), lowercased."""
+    if value is not None and not re.fullmatch(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}", value.lower()):
+        raise click.BadParameter(f"{value!r} is not a domain name (as docs.example.com)", param_hint="--cname")
+    return value.lower() if value is not None else None
 
 
 @cli.command("init-pages")

@@ -99,8 +99,9 @@ def check_site(site: Path) -> tuple[str, int]:
             raise UnsafeSiteError(f"{shown}: not a regular file (a device, pipe or socket); delete it, "
                                   "or rebuild the site")
         if rel not in listed and rel != MANIFEST:
+            domain = "; for a custom domain, publish with --cname DOMAIN" if rel == "CNAME" else ""
             raise UnsafeSiteError(f"{shown}: not written by the build (manifest.json does not list it); "
-                                  "delete it (a build leaves files it did not write alone)")
+                                  f"delete it (a build leaves files it did not write alone{domain})")
         found.add(rel)
     missing = sorted(listed - found)
     if missing:
@@ -243,7 +244,7 @@ def _build_on_remote_tip(top: Path, remote: str, branch: str, tip: str) -> None:
 
 
 def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: str | None,
-            repo: Path | None = None, push: bool = True, force: bool = False) -> str:
+            repo: Path | None = None, push: bool = True, force: bool = False, cname: str | None = None) -> str:
     """Commit ``site`` to ``branch`` of the repository and push it to ``remote``; return a summary.
 
     The site is checked before git is touched, and the branch before anything is committed.
@@ -273,7 +274,7 @@ def publish(site: Path, *, remote: str, branch: str, no_history: bool, message: 
     try:
         with _in(top):
             ghp_import.ghp_import(str(site), mesg=text, remote=remote, branch=branch, push=push,
-                                  no_history=no_history, nojekyll=True, force=no_history)
+                                  no_history=no_history, nojekyll=True, force=no_history, cname=cname)
     except ghp_import.GhpError as exc:
         raise PublishError(f"{site}: publishing to {remote} {branch} failed: {' '.join(str(exc).split())}") from exc
     except subprocess.CalledProcessError as exc:
