@@ -89,13 +89,28 @@ def live_markup(html: str, images: tuple[str, ...] = ("../charts/",)) -> list[st
     return bad
 
 
-def github_renderers() -> list[MarkdownIt]:
-    """CommonMark with raw HTML on, as GitHub reads a .md file; and with GFM tables too. Both
-    link any address, as a reader with no check of its own would: markdown-it's own refuses
-    javascript: and the like, which hid such links in the twins from these tests."""
-    renderers = [MarkdownIt("commonmark", {"html": True}), MarkdownIt("commonmark", {"html": True}).enable("table")]
-    for md in renderers:
-        md.validateLink = lambda url: True
+class CmarkGfm:
+    """GitHub's own parser, cmark-gfm, with its extensions (tables, bare-URL autolinks) and raw
+    HTML kept: GitHub sanitises what it makes, and a twin must not lean on that (nor on the tag
+    filter, which only some readers have). A bare URL's autolink takes a backslash after it into
+    the URL, which undid a backslash escape of the '<' behind it."""
+
+    def render(self, text: str) -> str:
+        import cmarkgfm
+        from cmarkgfm.cmark import Options
+
+        return cmarkgfm.markdown_to_html_with_extensions(text, options=Options.CMARK_OPT_UNSAFE,
+                                                         extensions=["table", "autolink", "strikethrough", "tasklist"])
+
+
+def github_renderers() -> list[MarkdownIt | CmarkGfm]:
+    """CommonMark with raw HTML on, as GitHub reads a .md file; with GFM tables too; and GitHub's
+    own parser. Each links any address, as a reader with no check of its own would: markdown-it's
+    own refuses javascript: and the like, which hid such links in the twins from these tests."""
+    renderers: list[MarkdownIt | CmarkGfm] = [MarkdownIt("commonmark", {"html": True}),
+                                              MarkdownIt("commonmark", {"html": True}).enable("table"), CmarkGfm()]
+    for md in renderers[:2]:
+        md.validateLink = lambda url: True  # type: ignore[union-attr]
     return renderers
 
 
@@ -325,15 +340,53 @@ def test_random_reports_never_give_a_twin_with_live_markup():
 
 def test_a_line_of_many_raw_html_openings_escapes_each_once_and_no_escaped_one_again():
     """The escapes are made a line at a time now (a line of thousands of '<' was remade once per
-    '<', and each was counted from the start of its text): each '<' that raw HTML could take gets
-    one backslash, one escaped already none, one after an escaped backslash one."""
+    '<', and each was counted from the start of its text): each '<' that raw HTML could take is
+    written &lt;, one escaped already is left, one after an escaped backslash is written &lt;."""
     from ikreport.claims.model import RecordSet
     from ikreport.reports.render import render_report
     from ikreport.reports.resolver import RecordResolver
 
     text = "x " + "<a " * 3000 + "\\<b \\\\<c <d\n"
     twin = render_report(Path("r.md"), text, RecordResolver(RecordSet.of({}), "../")).markdown
-    assert twin == "x " + "\\<a " * 3000 + "\\<b \\\\\\<c \\<d\n"
+    assert twin == "x " + "&lt;a " * 3000 + "\\<b \\\\&lt;c &lt;d\n"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # markdown-it breaks lines at \n only: split elsewhere (U+2028, \x85), the escapes missed their lines
+    ("a\u2028b\n\n[x]: javascript:alert(1)\n\n[x]\n", "a\u2028b\n\n&#91;x]: javascript:alert(1)\n\n[x]\n"),
+    ("a\x85b\n\n[x](javascript:alert(1))\n", "a\x85b\n\n&#91;x](javascript:alert(1))\n"),
+    # nested deeper than markdown-it parses, the page shows text where GitHub makes a link
+    ("[" * 21 + "a](javascript:x)\n", "&#91;" * 21 + "a](javascript:x)\n"),
+    # a refused first definition: another reader takes it, and the first of a name wins
+    ("[a]: javascript:x\n\n[a]\n\n[a]: https://ok.example\n", "&#91;a]: javascript:x\n\n[a]\n\n[a]: https://ok.example\n"),
+    # a backslash after a bare URL goes into GitHub's autolink, and the '<' behind it was raw
+    ("https://e.com<img src=x onerror=a()>\n", "https://e.com&lt;img src=x onerror=a()>\n"),
+    # what the page links stays a link, a citation stays one, and the text reads the same
+    ("[ok](https://e.com) [ev:abcdef12] [n] data: x\n", "[ok](https://e.com) [ev:abcdef12] &#91;n] data: x\n"),
+])
+def test_a_twin_shows_as_text_every_link_the_page_shows_as_text(text, expected):
+    """Found by a review helper with GitHub's own parser."""
+    from ikreport.claims.model import RecordSet
+    from ikreport.reports.render import render_report
+    from ikreport.reports.resolver import RecordResolver
+
+    twin = render_report(Path("r.md"), text, RecordResolver(RecordSet.of({}), "../")).markdown
+    assert twin == expected
+    for md in github_renderers():
+        assert live_markup(md.render(twin), images=("",)) == [], md
+
+
+def test_a_table_row_of_thousands_of_cells_has_each_raw_html_opening_escaped():
+    """Each cell is an inline text of its own on one line: the line's '<' were looked for again
+    for every cell."""
+    from ikreport.claims.model import RecordSet
+    from ikreport.reports.render import render_report
+    from ikreport.reports.resolver import RecordResolver
+
+    cells = 3000
+    text = "|" + "|".join(f"<a{i}" for i in range(cells)) + "|\n|" + "---|" * cells + "\n"
+    twin = render_report(Path("r.md"), text, RecordResolver(RecordSet.of({}), "../")).markdown
+    assert twin.splitlines()[0] == "|" + "|".join(f"&lt;a{i}" for i in range(cells)) + "|"
 
 
 def _formula_by_parsing_all(text: str) -> bool:

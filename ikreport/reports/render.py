@@ -17,10 +17,11 @@ from ikreport.formatting import Markdown, md_text, plural
 from ikreport.reports.citation_plugin import RenderState, citation_plugin, first_said
 from ikreport.reports.findings import Finding
 from ikreport.reports.front_matter import front_matter_problem
-from ikreport.reports.raw_html import escape_raw_html, raw_html_plugin, refused_links
+from ikreport.reports.raw_html import escape_raw_html, raw_html_plugin, refusable
 from ikreport.reports.resolver import RecordResolver
 
 SLUG_RX = re.compile(r"[^a-z0-9]+")
+NEWLINE = re.compile(r"\r\n?|\n")  # where markdown-it breaks lines (str.splitlines breaks at U+2028, \x0c, \x85 too)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def render_report(path: Path, text: str, resolver: RecordResolver) -> RenderedRe
     # could take as raw HTML is escaped.
     plain_env: dict[str, Any] = {"ikreport": resolver, "ikreport_state": RenderState()}
     plain = markdown_parser(tables=False).parse(text, plain_env)
-    lines = _twin_lines(text.splitlines(), [(tokens, env), (plain, plain_env)], resolver)
+    lines = _twin_lines(NEWLINE.split(text), [(tokens, env), (plain, plain_env)], resolver)
     for rid in meta["records"]:
         try:
             resolver.resolve(rid)
@@ -89,7 +90,7 @@ def _twin_lines(lines: list[str], parses: list[tuple[list[Any], dict[str, Any]]]
     can let another pair of brackets make a link that no parse saw, so while '[' are escaped the
     twin is parsed again, both ways, until nothing more is."""
     escaped = escape_raw_html(lines, parses)
-    while escaped != lines and any(refused_links(env) for _, env in parses):
+    while escaped != lines and any(refusable(env) for _, env in parses):
         lines, again = escaped, "\n".join(escaped)
         envs: list[dict[str, Any]] = [{"ikreport": resolver, "ikreport_state": RenderState()} for _ in range(2)]
         parses = [(markdown_parser(tables=tables).parse(again, e), e) for tables, e in zip((True, False), envs)]
