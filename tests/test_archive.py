@@ -311,8 +311,29 @@ def test_importing_again_over_a_damaged_record_is_refused_naming_it(tmp_path, mo
     path.write_bytes(b"garbage")
     again = CliRunner().invoke(cli, args)
     assert again.exit_code == 1
-    assert again.stderr == (f"Error: {path}: stored, but damaged (its bytes do not hash to its name); delete it and "
-                            "import again, which writes it whole\n")
+    assert again.stderr == (f"Error: {path}: stored, but damaged (its bytes do not hash to its name, or it is a link); "
+                            "delete it and import again, which writes it whole\n")
     assert path.read_bytes() == b"garbage"  # never rewritten
     path.unlink()
     assert CliRunner().invoke(cli, args).exit_code == 0 and archive.record_bytes(first.stdout.split()[-1])
+
+
+def test_importing_again_over_a_record_replaced_by_a_link_is_refused(tmp_path, monkeypatch):
+    """A link in place of the record was taken as the record there (a review helper found it)."""
+    from click.testing import CliRunner
+
+    from ikreport.cli.main import cli
+
+    export = NCU / "ncu_raw_pmpp_06_gtx1650ti_preamble.csv"
+    args = ["collect", "ncu", "--from-csv", str(export), "-a", str(tmp_path / "a"), "--title", "T"]
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    first = CliRunner().invoke(cli, args)
+    path = record_path(Archive.open(tmp_path / "a"), first.stdout.split()[-1])
+    (tmp_path / "garbage").write_bytes(b"garbage")
+    path.unlink()
+    path.symlink_to(tmp_path / "garbage")
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 1
+    assert again.stderr == (f"Error: {path}: stored, but damaged (its bytes do not hash to its name, or it is a link); "
+                            "delete it and import again, which writes it whole\n")
+    assert path.is_symlink()

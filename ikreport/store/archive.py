@@ -172,11 +172,12 @@ class Archive:
             raise RecordError(f"record: {len(data)} bytes, more than a record may hold ({MAX_RECORD >> 20} MiB); "
                               "keep big tables as blobs the record cites")
         record_id = sha256(data)
-        if not self.backend.exists("records", record_id):
+        there = self.backend.exists("records", record_id)  # a plain file; a link is not, and write_once leaves it
+        if not there:
             self.backend.write_once("records", record_id, data)
-        elif self.backend.read("records", record_id) != data:  # there already: never rewritten, nor trusted
+        if not self.backend.exists("records", record_id) or (there and self.backend.read("records", record_id) != data):
             raise IntegrityError(f"{self.backend.where('records', record_id)}: stored, but damaged (its bytes do not "
-                                 "hash to its name); delete it and import again, which writes it whole")
+                                 "hash to its name, or it is a link); delete it and import again, which writes it whole")
         return record_id
 
     # -- reading -------------------------------------------------------------------------
