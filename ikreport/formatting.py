@@ -42,6 +42,8 @@ def _sig(value: float, digits: int) -> str:
     if value == 0:
         return "0"
     places = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    if places and abs(float(f"{value:.{places}f}")) >= 10 ** (digits - places):  # rounded up a power of ten
+        places -= 1  # (99.97 to 3 digits is "100", not "100.0")
     return f"{value:.{places}f}"
 
 

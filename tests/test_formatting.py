@@ -41,3 +41,5 @@ def test_durations_keep_their_third_digit_when_it_is_a_zero():
     assert [fmt_duration_us(v) for v in (12.032, 2100, 9.1e6, 0.09, 312.4, 1234e6)] == \
         ["12.0 µs", "2.10 ms", "9.10 s", "90.0 ns", "312 µs", "1234 s"]
     assert distinct_digits([12.032, 12.3, 15.7], fmt_duration_us) is None  # 3 digits tell them apart
+    # rounding up to a power of ten gave a fourth digit ("100.0 µs"; a review helper found it)
+    assert [fmt_duration_us(v) for v in (99.97, 9.997, 0.09997, 99997)] == ["100 µs", "10.0 µs", "100 ns", "100 ms"]
