@@ -133,11 +133,12 @@ def test_history_times_that_differ_never_read_the_same_and_the_chart_reads_in_wo
     page = build_page(arch, tmp_path)
     rows = [line for line in page.splitlines() if line.startswith("| \\#")]
     medians = [row.split(" | ")[3] for row in rows[2:4]]  # the gemm table, after the profiles table
-    assert medians[0] != medians[1] and medians == ["100.0 µs", "100.5 µs"]
+    # five digits: an interval's end of 99.998 is 100.0 at four, as the first median is
+    assert medians[0] != medians[1] and medians == ["100.00 µs", "100.50 µs"]
     svg = re.search(r"\(\.\./charts/([0-9a-f]{64})\.svg\)", page).group(1)
     text = (tmp_path / "site" / "charts" / f"{svg}.svg").read_text()
     labels = re.findall(r'aria-label="([^"]*)"', text)
-    assert any(label.startswith("#1: median 100.0 µs, 95% interval") for label in labels)
+    assert any(label.startswith("#1: median 100.00 µs, 95% interval") for label in labels)
     assert not any(raw in text for raw in ("median_us", "low_us", "high_us", "href: "))
 
 
