@@ -57,3 +57,27 @@ def test_one_machine_is_shown_by_a_shared_environment_record_or_gpu_uuid():
     assert not same_machine({"environment": "env-c"}, "peak-b", records)
     assert not same_machine({"environment": None}, "peak-a", records)  # an import says nothing of its machine
     assert not same_machine({"environment": "env-a"}, "peak-none", records)
+
+
+def test_a_later_run_that_failed_validation_or_ran_under_a_debugger_is_not_the_peak(tmp_path, env, run, monkeypatch):
+    """The latest peak-bandwidth record of the model was taken whatever it was: a run whose own
+    validation failed, or one under cuda-gdb, whose pages say their figures are not the GPU's
+    best, became the peak kernels were shown as a share of (a review helper found both)."""
+    arch = tmp_path / "arch"
+    profile = _id(run("collect", "ncu", "--from-csv", COPY, "-a", arch, "--gpu", "Tesla T4"))
+    clean = tmp_path / "clean.txt"
+    clean.write_text(BABEL_T4)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796169600")
+    peak = _id(run("collect", "bandwidth", "--from-babelstream", clean, "-a", arch))
+    failed, debugged = tmp_path / "failed.txt", tmp_path / "gdb.txt"
+    failed.write_text(BABEL_T4.replace("Driver: 11040\n", "Driver: 11040\nValidation failed on sum. Error 2.4e-06\n")
+                      .replace("250000.000  0.00215     0.00220     0.00217", "400000.000  0.001342    0.00140     0.00137"))
+    debugged.write_text("NVIDIA (R) cuda-gdb 12.9\n(cuda-gdb) run\n"
+                        + BABEL_T4.replace("250000.000  0.00215     0.00220     0.00217", "120000.000  0.004473    0.00450     0.00449")
+                        + "[Inferior 1 (process 7) exited normally]\n")
+    for n, bad in enumerate((failed, debugged), start=1):
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", str(1796169600 + n * 86400))  # each later than the clean run
+        _id(run("collect", "bandwidth", "--from-babelstream", bad, "-a", arch))
+        claim = _claim(arch, profile)
+        assert claim.cites == (profile, peak), bad.name
+        assert "of the measured peak of 250.0 GB/s" in claim.text

@@ -20,7 +20,9 @@ CAVEAT_CONVENTION = "Bytes are counted read + write: a copy of N bytes moves 2N.
 
 def measured_peak_for(record: Record, records: RecordSet) -> str | None:
     """The peak-bandwidth record of the same GPU model: the latest collected (then the
-    smallest id), so the choice is stable. None when there is none or the GPU is unnamed."""
+    smallest id), so the choice is stable, of those that can stand as a peak (not a run that
+    failed its own validation, nor one under a debugger or profiler: their pages say their
+    figures are not the GPU's best). None when there is none or the GPU is unnamed."""
     key = gpu_key((record.get("subject") or {}).get("gpu"))  # a record being built may have no subject yet
     return records.once("latest_peaks", _latest_peaks).get(key) if key is not None else None
 
@@ -32,8 +34,9 @@ def _latest_peaks(records: RecordSet) -> dict[str, str]:
     ordered = sorted(records.by_kind.get(NAME, []), key=lambda rid: (records.records[rid]["collected_at"] or "", rid),
                      reverse=True)
     for rid in ordered:
-        key = gpu_key(records.records[rid]["subject"].get("gpu"))
-        if key is not None and records.facts(rid).get("peak_gbs"):  # a fact: see peak_bandwidth.schema.json
+        key, facts = gpu_key(records.records[rid]["subject"].get("gpu")), records.facts(rid)  # see peak_bandwidth.schema.json
+        if key is not None and facts.get("peak_gbs") and not facts.get("run_under") \
+                and not str(facts.get("validation") or "").startswith("failed"):
             latest.setdefault(key, rid)
     return latest
 
