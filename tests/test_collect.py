@@ -352,6 +352,24 @@ def test_context_file_with_flags_winning(tmp_path, env, run):
                              "clock_control, cache_control, replay_mode, ncu_version, driver, limitations\n")
 
 
+@pytest.mark.parametrize("given, says", [
+    ("/dev/zero", "not a file (a device or socket); give a saved file"),  # read whole, it filled memory
+    ("deep", "not valid TOML (nested too deep to read); a context file holds text values"),  # a RecursionError traceback
+    ("big", "2097153 bytes is larger than ikreport reads (1 MiB); give the file it asks for"),
+])
+def test_a_context_file_is_read_as_an_export_is_and_refused_in_one_line(tmp_path, run, given, says):
+    """Found by a review helper: the context file was read with no check of what it was or how big."""
+    path = Path(given) if given.startswith("/") else tmp_path / f"{given}.toml"
+    if given == "deep":
+        path.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    elif given == "big":
+        path.write_text("#" * (2 << 20) + "\n")
+    result = run("collect", "bandwidth", "--from-babelstream", BABEL, "-a", tmp_path / "arch", "--context", path)
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {path}: {says}\n"
+    assert not (tmp_path / "arch").exists() or not any((tmp_path / "arch" / "records").rglob("*.json"))
+
+
 def test_babelstream_row_with_a_malformed_number_is_not_read():
     from ikreport.analysis.bandwidth_tools import BandwidthOutputError, parse_babelstream
 

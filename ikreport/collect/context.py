@@ -13,6 +13,7 @@ from ikreport.errors import IkreportError
 
 CONTEXT_KEYS = ("title", "gpu", "engine", "model", "workload")
 MAX_TITLE = 500  # the record schema's limit
+CONTEXT_BYTES = 1 << 20  # a context file is a few lines
 # How an imported profile was made, as the importer states it (an export does not say): the
 # record keeps these as stated, never as observed.
 STATED_KEYS = ("clock_control", "cache_control", "replay_mode", "ncu_version", "driver")
@@ -44,12 +45,16 @@ def long_title(title: str, added: int = 0) -> str | None:
 
 def load_context(path: Path) -> Context:
     """A context file (TOML): title, gpu, engine, model, workload, limitations = [...]."""
-    try:
-        data = tomllib.loads(path.read_text("utf-8"))
-    except FileNotFoundError as exc:
-        raise IkreportError(f"{path}: no such context file") from exc
+    from ikreport.collect.textfile import read_bytes  # here: its imports would slow every command's start
+
+    if not path.exists():
+        raise IkreportError(f"{path}: no such context file")
+    try:  # as an export is read: a file or a pipe, never a device; a few lines, so at most a MiB
+        data = tomllib.loads(read_bytes(path, IkreportError, CONTEXT_BYTES).decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise IkreportError(f"{path}: not valid TOML ({exc})") from exc
+    except RecursionError as exc:
+        raise IkreportError(f"{path}: not valid TOML (nested too deep to read); a context file holds text values") from exc
     unknown = sorted(set(data) - set(CONTEXT_KEYS) - set(STATED_KEYS) - {"limitations"})
     if unknown:
         raise IkreportError(f"{path}: unknown key {unknown[0]!r}; use {', '.join(CONTEXT_KEYS + STATED_KEYS)}, limitations")
