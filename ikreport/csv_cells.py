@@ -6,7 +6,9 @@ with a single quote (OWASP's remedy; spreadsheets show the cell as text and hide
 and a text cell that already starts with a quote gets one more, so ``restore`` gives back
 exactly what was written. Numbers are typed columns, written bare: -1.5 stays a number.
 Exports kept verbatim cannot be changed (their name is their hash): ``has_formula_cells``
-tells the site to offer such a file as text rather than as a spreadsheet.
+tells the site to offer such a file as text rather than as a spreadsheet. It splits cells as
+any spreadsheet might: on commas, on semicolons (Excel in a locale whose decimal mark is a
+comma), on tabs, and on what a first line ``sep=X`` names.
 """
 
 from __future__ import annotations
@@ -29,21 +31,33 @@ _PREFIX_RE2 = r"^([=+\-@\t\r'])"
 # its cell (-1.5, +2e3, "-1.5") is a number to every parser; any other start sends the file to
 # the parse. A cold build asks this of every CSV it publishes, thousands of launch tables and
 # exports, so it works on the bytes instead of decoding them for a regex.
-_DELIMITERS = b',"\n\r'
+# A spreadsheet splits a CSV on commas, but on semicolons in locales whose decimal mark is a
+# comma, and on what a first line "sep=X" names (Excel): a cell may start after any of them.
+SEPARATORS = ",;\t"
+_SEP_LINE = re.compile(rb"\A(?:\xef\xbb\xbf)?sep=(.)", re.S)
 _NUMBER = rb"[+\-](?:\d+\.?\d*|\.\d+)(?:[eE][+\-]?\d+)?"
-_NUMBER_CELL = {False: re.compile(_NUMBER + rb"(?=,|\r|\n|\Z)"), True: re.compile(_NUMBER + rb'"(?=,|\r|\n|\Z)')}
 
 
-def _may_hold_formula(utf8: bytes) -> bool:
-    """False only when no cell of this UTF-8 text can start with a trigger."""
+def _separators(utf8: bytes) -> str:
+    """The characters a spreadsheet might split ``utf8`` on: SEPARATORS and a sep= line's."""
+    named = _SEP_LINE.match(utf8)
+    return SEPARATORS + (named.group(1).decode("latin-1") if named and named.group(1).decode("latin-1") not in SEPARATORS else "")
+
+
+def _may_hold_formula(utf8: bytes, separator: str = ",") -> bool:
+    """False only when no cell of this UTF-8 text, split on ``separator``, can start with a trigger."""
     utf8 = utf8.removeprefix(codecs.BOM_UTF8)
+    end = re.escape(separator.encode("latin-1"))
+    number = {False: re.compile(_NUMBER + rb"(?=" + end + rb"|\r|\n|\Z)"),
+              True: re.compile(_NUMBER + rb'"(?=' + end + rb"|\r|\n|\Z)")}
+    delimiters = separator.encode("latin-1") + b'"\n\r'
     for trigger in "".join(TRIGGERS).encode():
         at = utf8.find(trigger)
         while at != -1:
             before = utf8[at - 1] if at else 0x0A
-            if before in _DELIMITERS:
+            if before in delimiters:
                 quoted = before == 0x22  # after a quote the cell is the number only if a quote closes it
-                if trigger not in b"+-" or not _NUMBER_CELL[quoted].match(utf8, at):
+                if trigger not in b"+-" or not number[quoted].match(utf8, at):
                     return True
             at = utf8.find(trigger, at + 1)
     return False
@@ -91,21 +105,16 @@ def restore(cell: str) -> str:
 def has_formula_cells(data: bytes) -> bool:
     """Whether a spreadsheet opening ``data`` as CSV would find a text cell it could run as
     a formula. A file that cannot be read as CSV counts as having one."""
-    lines: io.TextIOBase
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        text = data.decode("utf-16", errors="replace")
-        if not _may_hold_formula(text.encode("utf-8")):
-            return False
-        lines = io.StringIO(text, newline="")
-    elif not _may_hold_formula(data):  # before decoding: most files end here
-        return False
-    else:  # decoded as read: an export whose preamble starts "==PROF==" is decided at its first line
-        lines = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace", newline="")
-    try:
-        for row in csv.reader(lines):
-            for cell in row:
-                if cell.startswith(TRIGGERS) and not _is_number(cell):
-                    return True
+    utf8 = data.decode("utf-16", errors="replace").encode("utf-8") if data.startswith(
+        (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else data
+    separators = [s for s in _separators(utf8.removeprefix(codecs.BOM_UTF8)) if _may_hold_formula(utf8, s)]
+    try:  # before decoding, most files end here, for every separator
+        for separator in separators:  # decoded as read: an export whose preamble starts "==PROF==" is decided at its first line
+            lines = io.TextIOWrapper(io.BytesIO(utf8), encoding="utf-8-sig", errors="replace", newline="")
+            for row in csv.reader(lines, delimiter=separator):
+                for cell in row:
+                    if cell.startswith(TRIGGERS) and not _is_number(cell):
+                        return True
     except csv.Error:
         return True
     return False

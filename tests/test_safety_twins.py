@@ -393,9 +393,11 @@ def _formula_by_parsing_all(text: str) -> bool:
     """The rule itself, with no shortcut: any text cell that starts with a trigger and is not a number."""
     from ikreport.csv_cells import TRIGGERS, _is_number
 
+    # split as a spreadsheet might: on commas, semicolons (comma-decimal locales), tabs, or what sep= names
+    separators = ",;\t" + (text[4] if text.startswith("sep=") and len(text) > 4 else "")
     try:
-        return any(cell.startswith(TRIGGERS) and not _is_number(cell)
-                   for row in csv.reader(io.StringIO(text, newline="")) for cell in row)
+        return any(cell.startswith(TRIGGERS) and not _is_number(cell) for separator in separators
+                   for row in csv.reader(io.StringIO(text, newline=""), delimiter=separator) for cell in row)
     except csv.Error:
         return True
 
@@ -407,7 +409,11 @@ def _formula_by_parsing_all(text: str) -> bool:
     ('k,"-1"\n', False),  # a quoted number is still a number
     ('"a,-1,b",c\n', False),  # a minus inside a quoted cell starts no cell
     ("k,-1\"x\",\n", True),
-    ("-inf,x\n", False),  # Python's float reads it: the rule's number
+    ("-inf,x\n", True),  # a number split on commas, but split on semicolons its line is a cell "-inf,x"
+    ("-inf\n", False),  # Python's float reads it: the rule's number
+    ("k;=1\n", True),  # a semicolon-locale spreadsheet splits here (a review helper found it)
+    ("sep=|\nk|=1\n", True),  # Excel splits on what a first line sep=X names
+    ("k\t@a\n", True),
 ])
 def test_formula_cells_are_found_past_negative_numbers(text, formula):
     from ikreport.csv_cells import has_formula_cells
