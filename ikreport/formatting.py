@@ -141,13 +141,15 @@ def _list_marker(m: re.Match[str]) -> str:
     return f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}"
 
 
-def md_code(value: object) -> Markdown:
+def md_code(value: object, table: bool = True) -> Markdown:
     """A code span for a kernel name. Nothing is interpreted inside a code span, so only its
     end matters: the fence is one backtick longer than the longest run in the text (a span
     closes only on a run of exactly its fence's length), padded with spaces when the text
-    starts or ends with a backtick (CommonMark strips one space each side). Pipes are escaped
-    so it can sit in a table cell (GFM splits cells before it reads code spans)."""
-    text = " ".join(str(value).split()).replace("|", "\\|")
+    starts or ends with a backtick (CommonMark strips one space each side). In a table cell
+    pipes are escaped (GFM splits cells before it reads code spans); outside one the escape
+    would show, as a backslash in the name."""
+    text = " ".join(str(value).split())
+    text = text.replace("|", "\\|") if table else text
     if not text:
         return Markdown("")
     fence = "`" * (max((len(run) for run in BACKTICKS.findall(text)), default=0) + 1)
