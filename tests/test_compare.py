@@ -193,7 +193,9 @@ def test_one_run_a_side_says_run_to_run_variance_is_not_captured(imported):
     (["{a0}", "{b0}", "--threshold", "inf"], "Invalid value for '--threshold': inf is not in the range 0<x<100."),
     (["{a0}", "{b0}", "--threshold", "200"], "Invalid value for '--threshold': 200.0 is not in the range 0<x<100."),
     (["{a0}", "{b0}", "--min-samples", str(10**20)], "Invalid value for '--min-samples': 100000000000000000000 is "
-                                                    "not in the range 1<=x<=10000."),
+                                                    "not in the range 2<=x<=10000."),
+    # accepted, it acted as 2: a verdict needs an interval, and one value a side has none
+    (["{a0}", "{b0}", "--min-samples", "1"], "Invalid value for '--min-samples': 1 is not in the range 2<=x<=10000."),
     (["{a0}", "ffffffff"], "ffffffff"),
 ])
 def test_compare_cli_errors_write_nothing(imported, args, message):
@@ -358,3 +360,13 @@ def test_a_gpu_stated_over_the_export_s_own_device_is_not_what_is_compared(tmp_p
     assert out.exit_code == 0, out.output
     assert "| gpu | NVIDIA GeForce GTX 1650 Ti (observed) | NVIDIA B200 (observed) |" in out.stdout
     assert "**Not like-for-like: no difference is called.**" in out.stdout
+
+
+def test_too_few_launches_are_named_as_launches(tmp_path):
+    """The reason read 'fewer than 3 launchs on a side' (a review helper found it)."""
+    arch = tmp_path / "arch"
+    ids = [CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export(tmp_path / f"{s}.csv", [v, v + 0.1])),
+                                    "-a", str(arch), *STATED]).stdout.strip() for s, v in (("a", 10.0), ("b", 7.0))]
+    out = CliRunner().invoke(cli, ["compare", *ids, "-a", str(arch), "--no-record"])
+    assert out.exit_code == 0, out.output
+    assert "UNDECIDED: fewer than 3 launches on a side" in out.stdout

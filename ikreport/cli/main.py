@@ -292,8 +292,9 @@ def _not_nan(ctx: click.Context, param: click.Parameter, value: float) -> float:
               default=5.0, show_default=True, callback=_not_nan,
               help="Smallest change (%) of the B/A ratio called FASTER or SLOWER, 0 < T < 100; SAME needs the "
                    "interval within it.")
-@click.option("--min-samples", type=click.IntRange(1, 10000), default=3, show_default=True,
-              help="Runs (or, with one run a side, launches) needed on each side before any verdict but UNDECIDED.")
+@click.option("--min-samples", type=click.IntRange(2, 10000), default=3, show_default=True,
+              help="Runs (or, with one run a side, launches) needed on each side before any verdict but UNDECIDED "
+                   "(2 at least: one value a side has no interval).")
 @click.option("--no-record", is_flag=True,
               help="Print the comparison without writing a comparison record (the archive is left as it is).")
 def compare(a: str, b: str, archive: Path, threshold_pct: float, min_samples: int, no_record: bool) -> None:

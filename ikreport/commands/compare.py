@@ -127,7 +127,7 @@ def compare_runs(a: Sequence[Record], b: Sequence[Record], env_a: Sequence[Recor
                 "reason": f"no launch of it in {untimed} has a duration (zero or missing in the export)"}))
             continue
         interval = ratio_interval(va, vb)
-        verdict, reason = call(interval, threshold_pct, min_samples, unit + "s")
+        verdict, reason = call(interval, threshold_pct, min_samples, "launches" if unit == "launch" else "runs")
         if diffs:
             verdict, reason = "UNDECIDED", NOT_LIKE
         ci = None if interval.low is None or interval.high is None else [round(interval.low, 4), round(interval.high, 4)]
