@@ -60,8 +60,13 @@ def test_bandwidthtest_peak_is_the_largest_transfer_as_printed_and_l2_sizes_only
     assert "stored as printed" in d["convention"] and d["copy_mechanism"] == CE_COPY
     assert LIMIT_CE in record["limitations"]
     assert any("10,000,000 bytes" in x and "L2 cache" in x for x in record["limitations"])
-    assert any("does not name the GPU" in x for x in record["limitations"])
+    assert any("does not name the GPU" in x and "as the importer stated it" in x for x in record["limitations"])
     assert record["subject"]["gpu"] == "NVIDIA A100-PCIE-40GB"
+    # with no --gpu, no model was stated: it said "as the importer stated it" all the same (a review helper)
+    unnamed = load(arch, run("collect", "bandwidth", "--from-bandwidthtest", DELLA, "-a", arch))
+    assert unnamed["subject"].get("gpu") is None
+    assert any("model is not known (no --gpu was given)" in x for x in unnamed["limitations"])
+    assert not any("as the importer stated it" in x for x in unnamed["limitations"])
 
 
 def test_bandwidthtest_quick_mode_names_its_device_and_result():

@@ -250,9 +250,10 @@ def import_bandwidthtest(archive: Archive, path: Path, context: Context) -> str:
         limitations.append(f"A smaller transfer ({best['bytes']:,} bytes, {fmt_gbs(best['gbs'])}) measured more than "
                            "the largest: a copy that small is served partly from the L2 cache, so it is shown only "
                            "as the best figure, not as the memory peak.")
-    if parsed["device"] is None:
+    if parsed["device"] is None:  # no stated GPU: no page ties it to a model, and the record says so
         limitations.append("The output does not name the GPU (bandwidthTest's 'Device N:' line is not in it): the "
-                           "model is as the importer stated it.")
+                           + ("model is as the importer stated it." if context.gpu else
+                              "model is not known (no --gpu was given), so no kernel is set against this peak."))
     blob = archive.put_blob(raw)
     gpu = parsed["device"]
     return _record(
