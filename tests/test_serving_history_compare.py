@@ -168,3 +168,22 @@ def test_compare_refuses_an_ncu_profile_against_a_serving_run_in_one_line(collec
         assert line == (f"Error: {a[:12]} is {kinds[a]} record and {b[:12]} is {kinds[b]} record; compare takes "
                         "records of one kind")
     assert records_in(arch) == before
+
+
+def test_sglang_runs_with_random_and_fixed_lengths_are_not_like_for_like(run, tmp_path):
+    """'up to 1024' and 'exactly 1024' tokens a request are different loads: the ratio is compared."""
+    arch = tmp_path / "arch"
+    line = SGLANG.read_text("utf-8").splitlines()[0]
+    assert '"random_range_ratio": 0.0' in line
+    ids = []
+    for name, ratio in (("drawn", "0.0"), ("fixed", "1.0")):
+        (tmp_path / f"{name}.jsonl").write_text(line.replace('"random_range_ratio": 0.0', f'"random_range_ratio": {ratio}')
+                                                + "\n")
+        out = run("collect", "serving", "--from-sglang", tmp_path / f"{name}.jsonl", "-a", arch, "--gpu", "NVIDIA H200",
+                  "--model", "Llama")
+        assert out.exit_code == 0, out.output
+        ids.append(out.stdout.strip())
+    out = run("compare", *ids, "-a", arch, "--no-record")
+    assert out.exit_code == 0, out.output
+    assert "**Not like-for-like: no difference is called.**" in out.stdout
+    assert any(x.startswith("- lengths drawn from: ") for x in out.stdout.splitlines()), out.stdout

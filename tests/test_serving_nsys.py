@@ -78,6 +78,29 @@ def test_sglang_runs_keep_unknowns_as_unknown_and_an_unbounded_rate():
     assert inf["settings"]["request_rate"] == "inf"
 
 
+def test_sglang_random_lengths_are_a_most_and_a_sharegpt_run_has_none(tmp_path):
+    """SGLang draws a random dataset's lengths between random_range_ratio x the length and the
+    length: with 0.0 the page said "1024 in, 1024 out" for requests of about 510; and it writes
+    random_input_len for a sharegpt run too, whose prompts are the dataset's (a review helper
+    found both)."""
+    runs = serving.parse_sglang(SGLANG.read_text("utf-8"), str(SGLANG))
+    drawn = [r["settings"] for r in runs if r["settings"]["dataset"] == "random"]
+    shared = [r["settings"] for r in runs if r["settings"]["dataset"] == "sharegpt"]
+    assert drawn and all(s["length_range_ratio"] == 0.0 and s["input_len"] == 1024 for s in drawn)
+    assert shared and all(s["input_len"] is None and s["output_len"] is None and "length_range_ratio" not in s
+                          for s in shared)
+    fixed = serving.parse_sglang(SGLANG_INF.read_text("utf-8"), str(SGLANG_INF))[0]["settings"]  # ratio 1.0
+    assert "length_range_ratio" not in fixed and (fixed["input_len"], fixed["output_len"]) == (1, 512)
+    result = invoke("collect", "serving", "--from-sglang", str(SGLANG), "-a", str(tmp_path / "a"))
+    assert result.exit_code == 0, result.output
+    build_site(Archive.open(tmp_path / "a"), tmp_path / "site", cache_dir=tmp_path / "c")
+    first = (tmp_path / "site" / "e" / f"{result.output.strip().split(',')[0]}.md").read_text("utf-8")
+    d = drawn[0]
+    assert (f"**tokens per request**: up to 1024 in, up to 1024 out (each request's drawn at random from 0% of these "
+            f"up; {d['total_input_tokens'] / d['completed']:.0f} in, {d['total_output_tokens'] / d['completed']:.0f} "
+            "out on average)") in first
+
+
 def test_aiperf_csv_blocks_give_percentiles_and_failed_requests():
     run = serving.parse_aiperf(AIPERF.read_text("utf-8"), str(AIPERF))
     f = run["figures"]

@@ -108,10 +108,12 @@ def _settings(obj: dict[str, Any]) -> dict[str, Any]:
                 return int(v)
         return None
 
+    dataset = text("dataset_name", "dataset")
+    drawn = dataset in (None, "random")  # SGLang writes random_*_len whatever the dataset: a sharegpt run's prompts are its own
     return {"backend": text("backend"), "model": text("model_id", "model", "served_model_name"),
-            "dataset": text("dataset_name", "dataset"),
-            "input_len": count("random_input_len", "input_len"),
-            "output_len": count("random_output_len", "sharegpt_output_len", "output_len"),
+            "dataset": dataset,
+            "input_len": count(*(["random_input_len"] if drawn else []), "input_len"),
+            "output_len": count(*(["random_output_len"] if drawn else []), "sharegpt_output_len", "output_len"),
             "request_rate": _rate(obj.get("request_rate")), "max_concurrency": count("max_concurrency"),
             "num_prompts": count("num_prompts"), "completed": count("completed"), "failed": count("failed"),
             "duration_s": _num(obj.get("duration")), "total_input_tokens": count("total_input_tokens"),
@@ -193,7 +195,12 @@ def parse_sglang(text: str, name: str) -> list[dict[str, Any]]:
     runs = []
     for line, row in enumerate(text.splitlines(), start=1):
         if row.strip():
-            run = _run(_loads(row, name, line), f"{name}:{line}", "SGLang bench_serving")
+            obj = _loads(row, name, line)
+            run = _run(obj, f"{name}:{line}", "SGLang bench_serving")
+            ratio = _num(obj.get("random_range_ratio"))
+            if run["settings"]["dataset"] == "random" and ratio is not None and 0 <= ratio < 1:
+                # its random lengths are drawn between ratio × the length and the length: the length is a most
+                run["settings"]["length_range_ratio"] = ratio
             runs.append({**run, "line": line})
     if not runs:
         raise ServingOutputError(f"{name}: empty; give the file bench_serving --output-file wrote")

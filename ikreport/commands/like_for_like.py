@@ -109,10 +109,11 @@ def method_fields(record: Record, env: Record | None) -> dict[str, tuple[str | N
 # a serving benchmark's fields: what the run was of (GPU and model must be recorded), then its load,
 # which must be equal where either file records it
 SERVING_FIELDS = ("gpu", "model", "engine", "workload", "load generator", "dataset", "request rate", "max concurrency",
-                  "input tokens", "output tokens")
+                  "input tokens", "output tokens", "lengths drawn from")
 SERVING_LENIENT = SERVING_FIELDS[2:]
 SERVING_DATA = {"load generator": "tool", "dataset": "dataset", "request rate": "request_rate",
-                "max concurrency": "max_concurrency", "input tokens": "input_len", "output tokens": "output_len"}
+                "max concurrency": "max_concurrency", "input tokens": "input_len", "output tokens": "output_len",
+                "lengths drawn from": "length_range_ratio"}  # SGLang's random lengths: the tokens are the most
 
 
 def serving_fields(record: Record) -> dict[str, tuple[str | None, str]]:

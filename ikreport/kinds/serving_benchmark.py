@@ -11,7 +11,7 @@ from typing import Any
 from ikreport.claims.model import Claim, Record, RecordSet, make_claim
 from ikreport.formatting import fmt_duration_us, fmt_number, plural
 from ikreport.kinds.base import Facts, Kind, PageContext, Tables, na, rows_data
-from ikreport.kinds.serving_history import HISTORY
+from ikreport.kinds.serving_history import HISTORY, tokens_per_request
 from ikreport.terminal import safe_text as t
 
 NAME = "serving-benchmark"
@@ -59,7 +59,7 @@ def serving_claims(record_id: str, record: Record, records: RecordSet) -> list[C
 
 def settings_facts(d: Mapping[str, Any]) -> Facts:
     """How the run was made, as the file says it (n/a where it does not)."""
-    lengths = f"{na(d.get('input_len'))} in, {na(d.get('output_len'))} out"
+    lengths = tokens_per_request(d)
     facts: Facts = [("load generator", d["tool"]), ("backend", na(d.get("backend"))), ("model", na(d.get("model"))),
                     ("dataset", na(d.get("dataset"))), ("tokens per request", lengths),
                     ("request rate", _rate(d)), ("max concurrency", na(d.get("max_concurrency"))),

@@ -18,7 +18,7 @@ from typing import Any
 from ikreport import links
 from ikreport.analysis.ratio_interval import DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD_PCT, call, ratio_interval
 from ikreport.formatting import distinct_digits, fmt_duration_us, fmt_number, plural, short
-from ikreport.kinds.base import History, SeriesContext
+from ikreport.kinds.base import History, SeriesContext, na
 from ikreport.store.cache import loads
 
 VERSION = "1"  # bump when what sections computes changes, to drop kept changes and pages
@@ -55,9 +55,23 @@ def shared(record: Mapping[str, Any]) -> dict[str, str]:
         out["request rate"] = "every request at once" if rate == "inf" else f"{fmt_number(rate)} requests/s"
     if d.get("max_concurrency") is not None:
         out["max concurrency"] = str(d["max_concurrency"])
-    if d.get("input_len") is not None or d.get("output_len") is not None:
-        out["tokens per request"] = f"{fmt_number(d.get('input_len'))} in, {fmt_number(d.get('output_len'))} out"
+    if d.get("input_len") is not None or d.get("output_len") is not None:  # a series' runs share it: no means
+        out["tokens per request"] = tokens_per_request(d, means=False)
     return out
+
+
+def tokens_per_request(d: Mapping[str, Any], means: bool = True) -> str:
+    """Each request's lengths as the file says them; their most, when SGLang drew them at random
+    (length_range_ratio), with the means the run's totals give (``means``)."""
+    ratio = d.get("length_range_ratio")
+    if ratio is None:
+        return f"{na(d.get('input_len'))} in, {na(d.get('output_len'))} out"
+    text = (f"up to {na(d.get('input_len'))} in, up to {na(d.get('output_len'))} out (each request's drawn at "
+            f"random from {fmt_number(round(100 * ratio, 1))}% of these up")
+    done, given, got = d.get("completed"), d.get("total_input_tokens"), d.get("total_output_tokens")
+    if means and done and given is not None and got is not None:
+        text += f"; {given / done:.0f} in, {got / done:.0f} out on average"
+    return text + ")"
 
 
 def samples_of(record: Mapping[str, Any], key: str) -> list[float]:
