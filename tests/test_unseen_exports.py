@@ -142,7 +142,7 @@ def test_a_tensor_core_kernel_counted_in_fp32_alone_gets_no_fp32_share(tmp_path)
     text = claim(md, "Kernel2")
     flop = next(line for line in md.splitlines() if "GFLOP/s" in line)
     assert "of fp32 instructions, the only FLOPs the export counts" in flop
-    assert "no fp16 and tensor counter or roofline row, so its FLOP rate and its place on the roofline are not known" \
+    assert "no fp16 and tensor FLOP counter or roofline row, so its FLOP rate and its place on the roofline are not known" \
         in flop
     assert "fp32 peak" not in flop and text
 
@@ -242,7 +242,7 @@ def test_a_volta_tensor_op_gemm_counted_in_fp32_sass_alone_is_said_so(tmp_path):
     _, _, md = built(tmp_path, V100_CYCLES)
     flop = [line for line in md.splitlines() if "of fp32 instructions, the only FLOPs the export counts" in line]
     assert len(flop) == 2  # the two CUTLASS GEMMs: one named tensorop, both on the tensor pipes
-    assert all("tensor-pipe instructions say" in line and "no tensor counter or roofline row" in line for line in flop)
+    assert all("tensor-pipe instructions say" in line and "no tensor FLOP counter or roofline row" in line for line in flop)
     assert not any("fp32 peak" in line for line in flop)
 
 
@@ -327,3 +327,13 @@ def test_the_markdown_twin_carries_every_figure_of_the_page_s_tables(tmp_path, e
     for cell in parser.cells:
         assert any(f"| {cell} |" in row for row in rows), cell
     assert "| ID | kernel | duration | DRAM |" in table
+
+
+def test_a_flop_rate_with_half_precision_counted_too_is_not_called_fp32_alone(tmp_path):
+    """The export counts HFMA as well as FFMA: 'of fp32 instructions, the only FLOPs the export
+    counts' was untrue, and it has a tensor-pipe instruction counter, only no tensor FLOP one
+    (a review helper recomputed both)."""
+    _, _, md = built(tmp_path, SMSP_PRINTFP)
+    (flop,) = [line for line in md.splitlines() if "gemm" in line and "FLOPs the export counts" in line]
+    assert "runs 1.86 TFLOP/s of the FLOPs the export counts, most of them fp32" in flop
+    assert "the only FLOPs" not in flop and "holds no tensor FLOP counter or roofline row" in flop

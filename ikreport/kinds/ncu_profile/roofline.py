@@ -65,14 +65,16 @@ def roofline_text(short: str, first: dict, alone: bool = False, kernel: str = ""
     if not achieved:
         return None
     missing = uncounted(kernel, first)
-    if missing:
-        return (f"{short} runs {fmt_flops(achieved)} of {precision} instructions, the only FLOPs the export "
-                f"counts; its {'tensor-pipe instructions say' if first.get('tensor_pipe_inst') else 'name says'} "
-                f"half-precision or tensor-core work, and the export holds no {missing} "
+    own, peak = first.get("precision_flops_per_s"), first.get("peak_flops_per_s")
+    if missing:  # fp16 counted too (HFMA) makes the counted FLOPs more than the main type's
+        counted = (f"{precision} instructions, the only FLOPs the export counts" if own is None or own >= achieved
+                   else f"the FLOPs the export counts, most of them {precision} ({fmt_flops(own)})")
+        return (f"{short} runs {fmt_flops(achieved)} of {counted}; its "
+                f"{'tensor-pipe instructions say' if first.get('tensor_pipe_inst') else 'name says'} "
+                f"half-precision or tensor-core work, and the export holds no {missing} FLOP "
                 "counter or roofline row, so its FLOP rate and its place on the roofline are not known "
                 "(first launch).")
     text = f"{short} runs at {fmt_flops(achieved)}"
-    own, peak = first.get("precision_flops_per_s"), first.get("peak_flops_per_s")
     if precision and own is not None and own < achieved:
         text += f", most of it {precision} ({fmt_flops(own)})"
     elif precision:
