@@ -81,3 +81,22 @@ def test_a_later_run_that_failed_validation_or_ran_under_a_debugger_is_not_the_p
         claim = _claim(arch, profile)
         assert claim.cites == (profile, peak), bad.name
         assert "of the measured peak of 250.0 GB/s" in claim.text
+
+
+def test_the_caveat_says_where_the_kernel_s_dram_rate_came_from(tmp_path, env, run):
+    """It said 'bytes read + written over the kernel's duration' of a rate ncu printed itself (a
+    review helper found it). The nsightful copy's export prints its DRAM rate; the learningnote
+    export gives bytes and cycles, from which the rate is derived."""
+    from ikreport.kinds.ncu_profile.claims import CAVEAT_OF_PEAK, CAVEAT_OF_PEAK_PRINTED
+
+    arch = tmp_path / "arch"
+    babel = tmp_path / "t4.txt"
+    babel.write_text(BABEL_T4)
+    printed = _id(run("collect", "ncu", "--from-csv", COPY, "-a", arch, "--gpu", "Tesla T4"))
+    derived = _id(run("collect", "ncu", "--from-csv", NCU / "ncu_details_learningnote_a100pcie_smsp_cycles_printfp.csv",
+                      "-a", arch, "--gpu", "Tesla T4"))
+    _id(run("collect", "bandwidth", "--from-babelstream", babel, "-a", arch))
+    records = load_records(Archive.open(arch))
+    for profile, caveat, not_it in ((printed, CAVEAT_OF_PEAK_PRINTED, CAVEAT_OF_PEAK), (derived, CAVEAT_OF_PEAK, CAVEAT_OF_PEAK_PRINTED)):
+        claims = [c for c in claims_for(profile, records.records[profile], records) if c.rule == "kernel-of-measured-peak"]
+        assert claims and all(caveat in c.caveats and not_it not in c.caveats for c in claims), profile

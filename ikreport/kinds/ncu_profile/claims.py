@@ -44,6 +44,8 @@ CAVEAT_NCU_RULES = ("These are ncu's own rule findings, quoted from the export a
                     "rule to the numbers in the record.")
 CAVEAT_OF_PEAK = ("DRAM throughput is ncu's bytes read + written over the kernel's duration; the peak is a "
                   "streaming copy measured on the same GPU model, not necessarily the same board or clocks.")
+CAVEAT_OF_PEAK_PRINTED = ("DRAM throughput is the rate ncu printed for the kernel; the peak is a streaming copy "
+                          "measured on the same GPU model, not necessarily the same board or clocks.")
 
 CAVEAT_CLOCK = ("ncu reads the clock over each profiled kernel (cycles elapsed per second); the median over the "
                 "launches is shown. Whether clocks were locked is said only as the session page, the importer or "
@@ -353,7 +355,7 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
     peak_id, peak = measured_peak(record, records)
     if peak_id is None or peak is None:
         return []
-    caveats = [CAVEAT_OF_PEAK] + ([] if same_machine(record, peak_id, records) else [CAVEAT_OTHER_MACHINE])
+    other = [] if same_machine(record, peak_id, records) else [CAVEAT_OTHER_MACHINE]
     gbs_digits = rate_digits(record["data"], peak)
     claims = []
     for kernel in record["data"]["kernels"][:TOP_KERNELS]:
@@ -364,6 +366,7 @@ def of_peak_claims(record_id: str, record: Record, records: RecordSet) -> list[C
         name = kernel["kernel"]
         text = (f"{short_kernel(name)} moves {fmt_gbs(gbs, gbs_digits)} to and from DRAM, {fmt_pct(100 * gbs / peak)} "
                 f"of the measured peak of {fmt_gbs(peak, gbs_digits)} on this GPU model (first launch).")
+        caveats = [CAVEAT_OF_PEAK if first.get("dram_gbs_derived") else CAVEAT_OF_PEAK_PRINTED, *other]
         claims.append(make_claim("kernel-of-measured-peak", name, record_id, text, [record_id, peak_id],
                                  caveats, records, name))
     return claims
