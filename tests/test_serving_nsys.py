@@ -305,3 +305,14 @@ def test_a_real_aiperf_schema_1_3_json_is_read_with_its_version_model_and_concur
     assert d["duration_s"] == 299.935655192 and "--concurrency '16,32" in d["command"]
     assert "--concurrency" in record["method"]["command"] and "16,32,64,96,128,192,256,320,384,512,640,768" in \
         record["method"]["command"]
+
+
+def test_a_client_api_is_not_taken_for_the_serving_engine(tmp_path):
+    """vLLM's 'openai' backend and AIPerf's endpoint type ('chat') name the API the client spoke:
+    pages showed them as the engine, and series and comparisons grouped by them (a review helper)."""
+    akamas = FIXTURES / "serving" / "aiperf_akamas_v0.11_qwen3_4b_c16_profile_export_aiperf.json"
+    for option, path, engine in (("--from-vllm", VLLM_SWEEP, None), ("--from-aiperf", akamas, None),
+                                 ("--from-vllm", VLLM_DETAILS, "vllm")):
+        assert (_import(tmp_path / option / path.stem, option, path)["subject"].get("engine")) == engine, path.name
+    stated = invoke("collect", "serving", "--from-vllm", str(VLLM_SWEEP), "-a", str(tmp_path / "s"), "--engine", "vLLM 0.6")
+    assert recordset.load(Archive.open(tmp_path / "s")).records[stated.output.strip()]["subject"]["engine"] == "vLLM 0.6"

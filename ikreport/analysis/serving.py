@@ -30,6 +30,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ikreport.errors import ServingOutputError
@@ -92,6 +93,18 @@ def _figures(obj: dict[str, Any]) -> dict[str, Any]:
         if key in obj:
             out["total_token_throughput" if key == "total_throughput" else key] = _num(obj[key])
     return out
+
+
+# What a load generator's backend may name that is the API its client spoke, not the engine
+# that served it: vLLM's openai backends, and AIPerf's endpoint type (kept as its backend).
+API_KINDS = frozenset({"openai", "openai-chat", "openai-comp", "openai-audio", "openai-embeddings", "chat",
+                       "completions", "embeddings", "rankings", "responses"})
+
+
+def engine_named(data: Mapping[str, Any]) -> str | None:
+    """The serving engine a run's backend names, or None when it names an API (openai, chat)."""
+    backend = data.get("backend")
+    return backend if isinstance(backend, str) and backend and backend.lower() not in API_KINDS else None
 
 
 def _settings(obj: dict[str, Any]) -> dict[str, Any]:

@@ -98,7 +98,7 @@ def import_serving(archive: Archive, path: Path, fmt: str, context: Context) -> 
                  f"concurrency {s.get('max_concurrency') or 'n/a'}{where}")
         record = records.new_record(
             SERVING_BENCHMARK, context.title + where if context.title else title, collected_at=utc_now(),
-            subject={**context.subject(), "engine": context.engine or s.get("backend"),
+            subject={**context.subject(), "engine": context.engine or serving.engine_named(s),
                      "model": context.model or s.get("model")},
             method={"tool": run["tool"], "tool_version": run.get("tool_version"), "command": _argv(s.get("command")), "options": {},
                     "how": f"imported from a saved {run['tool']} result"},

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ikreport.analysis.serving import engine_named
 from ikreport.collect.ncu_session import OBSERVED, STATED
 from ikreport.kinds.comparison_text import field_text
 
@@ -122,7 +123,7 @@ def serving_fields(record: Record) -> dict[str, tuple[str | None, str]]:
     the GPU and workload as the importer stated them (a load generator's file names neither)."""
     subject, data = record["subject"], record["data"]
     out: dict[str, tuple[str | None, str]] = {}
-    for field, said in (("gpu", None), ("model", data.get("model")), ("engine", data.get("backend")),
+    for field, said in (("gpu", None), ("model", data.get("model")), ("engine", engine_named(data)),
                         ("workload", None)):
         given = subject.get(field)
         out[field] = ((str(given), "observed" if given == said else "stated") if given
