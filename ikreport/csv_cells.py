@@ -36,6 +36,10 @@ _PREFIX_RE2 = r"^([=+\-@\t\r'])"
 SEPARATORS = ",;\t"
 _SEP_LINE = re.compile(rb"\A(?:\xef\xbb\xbf)?sep=(.)", re.S)
 _NUMBER = rb"[+\-](?:\d+\.?\d*|\.\d+)(?:[eE][+\-]?\d+)?"
+_LINE_ENDS = b"\n\r"
+# a line that starts with a sign, quoted or not, found from the line end before it (a literal first
+# character is searched for at memchr speed; a MULTILINE ^ is tried at every byte, ten times slower)
+_SIGNED_LINE = (re.compile(rb'\n"?[+\-]'), re.compile(rb'\r"?[+\-]'))
 
 
 def _separators(utf8: bytes) -> str:
@@ -44,23 +48,30 @@ def _separators(utf8: bytes) -> str:
     return SEPARATORS + (named.group(1).decode("latin-1") if named and named.group(1).decode("latin-1") not in SEPARATORS else "")
 
 
-def _may_hold_formula(utf8: bytes, separator: str = ",") -> bool:
-    """False only when no cell of this UTF-8 text, split on ``separator``, can start with a trigger."""
+def _scan(utf8: bytes, separator: str = ",") -> tuple[bool, bool]:
+    """(whether a cell of this UTF-8 text, split on ``separator``, may start with a trigger;
+    whether a line starts with a sign or a tab, quoted or not): False only when none can. The
+    second is what splitting on a character the file does not hold changes: each line is then
+    one cell, and "-1,-1" is no number (nor "\t1,2", which float() reads as 1 once split)."""
     utf8 = utf8.removeprefix(codecs.BOM_UTF8)
     end = re.escape(separator.encode("latin-1"))
     number = {False: re.compile(_NUMBER + rb"(?=" + end + rb"|\r|\n|\Z)"),
               True: re.compile(_NUMBER + rb'"(?=' + end + rb"|\r|\n|\Z)")}
-    delimiters = separator.encode("latin-1") + b'"\n\r'
+    delimiters = separator.encode("latin-1") + b'"' + _LINE_ENDS
+    signed = False
     for trigger in "".join(TRIGGERS).encode():
         at = utf8.find(trigger)
         while at != -1:
             before = utf8[at - 1] if at else 0x0A
             if before in delimiters:
                 quoted = before == 0x22  # after a quote the cell is the number only if a quote closes it
-                if trigger not in b"+-" or not number[quoted].match(utf8, at):
-                    return True
+                if trigger not in b"+-" or not number[quoted].match(utf8, at):  # the rest unscanned: looked for
+                    head = b"\n" + utf8[:2]
+                    return True, b"\t" in utf8 or any(rx.search(head) or rx.search(utf8) for rx in _SIGNED_LINE)
+                opens = at - 1 if quoted else at
+                signed = signed or opens == 0 or utf8[opens - 1] in _LINE_ENDS
             at = utf8.find(trigger, at + 1)
-    return False
+    return False, signed
 
 
 def neutralise(table: pa.Table) -> pa.Table:
@@ -107,11 +118,17 @@ def has_formula_cells(data: bytes) -> bool:
     a formula. A file that cannot be read as CSV counts as having one."""
     utf8 = data.decode("utf-16", errors="replace").encode("utf-8") if data.startswith(
         (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else data
-    separators = [s for s in _separators(utf8.removeprefix(codecs.BOM_UTF8)) if _may_hold_formula(utf8, s)]
-    try:  # before decoding, most files end here, for every separator
-        for separator in separators:  # decoded as read: an export whose preamble starts "==PROF==" is decided at its first line
-            lines = io.TextIOWrapper(io.BytesIO(utf8), encoding="utf-8-sig", errors="replace", newline="")
-            for row in csv.reader(lines, delimiter=separator):
+    comma = _scan(utf8)  # before decoding: most files end here, for every separator
+    try:
+        for separator in _separators(utf8.removeprefix(codecs.BOM_UTF8)):
+            if separator == "," or separator.encode("latin-1") not in utf8:
+                hold = comma[0] if separator == "," else comma[1]  # none in the file: each line is one cell
+            else:
+                hold = _scan(utf8, separator)[0]
+            if not hold:
+                continue
+            text = io.TextIOWrapper(io.BytesIO(utf8), encoding="utf-8-sig", errors="replace", newline="")
+            for row in csv.reader(text, delimiter=separator):  # an export whose preamble starts "==PROF==" ends here
                 for cell in row:
                     if cell.startswith(TRIGGERS) and not _is_number(cell):
                         return True
