@@ -370,3 +370,15 @@ def test_too_few_launches_are_named_as_launches(tmp_path):
     out = CliRunner().invoke(cli, ["compare", *ids, "-a", str(arch), "--no-record"])
     assert out.exit_code == 0, out.output
     assert "UNDECIDED: fewer than 3 launches on a side" in out.stdout
+
+
+def test_a_kernel_name_with_a_pipe_reads_whole_in_the_notes_under_the_table(tmp_path):
+    """The notes are list items, not table cells: a pipe escaped there showed as '\\|' (a review helper)."""
+    arch = tmp_path / "arch"
+    kernel = "k<a|b>(float*)"
+    ids = [CliRunner().invoke(cli, ["collect", "ncu", "--from-csv", str(export(tmp_path / f"{s}.csv", [v, v + 0.1], kernel)),
+                                    "-a", str(arch), *STATED]).stdout.strip() for s, v in (("a", 10.0), ("b", 7.0))]
+    out = CliRunner().invoke(cli, ["compare", *ids, "-a", str(arch), "--no-record"])
+    assert out.exit_code == 0, out.output
+    assert f"- `{kernel}`: UNDECIDED: fewer than 3 launches on a side" in out.stdout.splitlines()
+    assert "| `k<a\\|b>(float*)` |" in out.stdout  # in the table the escape is GFM's, and no reader shows it

@@ -179,10 +179,10 @@ def markdown_table(result: dict[str, Any]) -> str:
         lines.append(f"| {md_code(k['kernel'])} | {na} | {nb} | {cell(k['a_median_us'])} | {cell(k['b_median_us'])} | "
                      f"{ratio_text(k) if k['ratio'] is not None else ''} | {k['verdict']} |")
     changed = [k for k in result["kernels"] if k["matched_by"] and k["a_config"] != k["b_config"]]
-    notes = [f"- {md_code(k['kernel'])}: matched by name and launch order; A {k['a_config']}, B {k['b_config']}"
+    notes = [f"- {md_code(k['kernel'], table=False)}: matched by name and launch order; A {k['a_config']}, B {k['b_config']}"
              for k in changed]
-    notes += [f"- {md_code(k['kernel'])}: {text}" for k in result["kernels"] if (text := lacking_text(k, runs_a, runs_b))]
-    notes += [f"- {md_code(k['kernel'])}: UNDECIDED: {k['reason']}" for k in result["kernels"]
+    notes += [f"- {md_code(k['kernel'], table=False)}: {text}" for k in result["kernels"] if (text := lacking_text(k, runs_a, runs_b))]
+    notes += [f"- {md_code(k['kernel'], table=False)}: UNDECIDED: {k['reason']}" for k in result["kernels"]
               if k["verdict"] == "UNDECIDED" and k["reason"] != NOT_LIKE]
     if notes:
         lines += [""] + notes
