@@ -186,4 +186,23 @@ def test_sglang_runs_with_random_and_fixed_lengths_are_not_like_for_like(run, tm
     out = run("compare", *ids, "-a", arch, "--no-record")
     assert out.exit_code == 0, out.output
     assert "**Not like-for-like: no difference is called.**" in out.stdout
-    assert any(x.startswith("- lengths drawn from: ") for x in out.stdout.splitlines()), out.stdout
+    # the ratio of 1.0 is no draw: its lengths are fixed, which its file does say
+    assert "- token lengths: A drawn at random from 0% of the most up, B fixed (differs)" in out.stdout.splitlines(), \
+        out.stdout
+
+
+def test_review_of_the_serving_changes_holds():
+    """What a review helper found in the first version of these changes: a series' name changed
+    ('1024 in' for '1,024 in', so its page moved); a record imported before, whose engine is the
+    API 'openai', read as an engine stated; SGLang's random-ids dataset lost its lengths."""
+    from ikreport.analysis import serving
+    from ikreport.commands.like_for_like import serving_fields
+    from ikreport.kinds.serving_history import shared
+
+    assert shared({"data": {"tool": "t", "input_len": 1024, "output_len": 128}})["tokens per request"] == \
+        "1,024 in, 128 out"
+    old = {"subject": {"engine": "openai", "model": "m"}, "data": {"backend": "openai", "model": "m", "tool": "vLLM"}}
+    assert serving_fields(old)["engine"] == (None, "missing")
+    line = SGLANG.read_text("utf-8").splitlines()[0].replace('"dataset_name": "random"', '"dataset_name": "random-ids"')
+    (run,) = serving.parse_sglang(line + "\n", "r.jsonl")
+    assert (run["settings"]["input_len"], run["settings"]["length_range_ratio"]) == (1024, 0.0)

@@ -96,15 +96,18 @@ def _figures(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 # What a load generator's backend may name that is the API its client spoke, not the engine
-# that served it: vLLM's openai backends, and AIPerf's endpoint type (kept as its backend).
+# that served it: vLLM's openai backends (and chat or completions where a tool says so).
 API_KINDS = frozenset({"openai", "openai-chat", "openai-comp", "openai-audio", "openai-embeddings", "chat",
                        "completions", "embeddings", "rankings", "responses"})
 
 
 def engine_named(data: Mapping[str, Any]) -> str | None:
-    """The serving engine a run's backend names, or None when it names an API (openai, chat)."""
+    """The serving engine a run's backend names, or None when it names an API (openai, chat);
+    AIPerf's is its endpoint type, never an engine."""
     backend = data.get("backend")
-    return backend if isinstance(backend, str) and backend and backend.lower() not in API_KINDS else None
+    if data.get("tool") == "AIPerf" or not isinstance(backend, str) or backend.lower() in API_KINDS:
+        return None
+    return backend or None
 
 
 def _settings(obj: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +125,9 @@ def _settings(obj: dict[str, Any]) -> dict[str, Any]:
         return None
 
     dataset = text("dataset_name", "dataset")
-    drawn = dataset in (None, "random")  # SGLang writes random_*_len whatever the dataset: a sharegpt run's prompts are its own
+    # SGLang writes random_*_len whatever the dataset, and reads them for every random* one (random-ids
+    # too): a sharegpt run's prompts are its own
+    drawn = dataset is None or dataset.startswith("random")
     return {"backend": text("backend"), "model": text("model_id", "model", "served_model_name"),
             "dataset": dataset,
             "input_len": count(*(["random_input_len"] if drawn else []), "input_len"),
@@ -211,7 +216,7 @@ def parse_sglang(text: str, name: str) -> list[dict[str, Any]]:
             obj = _loads(row, name, line)
             run = _run(obj, f"{name}:{line}", "SGLang bench_serving")
             ratio = _num(obj.get("random_range_ratio"))
-            if run["settings"]["dataset"] == "random" and ratio is not None and 0 <= ratio < 1:
+            if str(run["settings"]["dataset"]).startswith("random") and ratio is not None and 0 <= ratio < 1:
                 # its random lengths are drawn between ratio × the length and the length: the length is a most
                 run["settings"]["length_range_ratio"] = ratio
             runs.append({**run, "line": line})

@@ -110,11 +110,10 @@ def method_fields(record: Record, env: Record | None) -> dict[str, tuple[str | N
 # a serving benchmark's fields: what the run was of (GPU and model must be recorded), then its load,
 # which must be equal where either file records it
 SERVING_FIELDS = ("gpu", "model", "engine", "workload", "load generator", "dataset", "request rate", "max concurrency",
-                  "input tokens", "output tokens", "lengths drawn from")
+                  "input tokens", "output tokens", "token lengths")  # token lengths: fixed, or SGLang's drawn up to them
 SERVING_LENIENT = SERVING_FIELDS[2:]
 SERVING_DATA = {"load generator": "tool", "dataset": "dataset", "request rate": "request_rate",
-                "max concurrency": "max_concurrency", "input tokens": "input_len", "output tokens": "output_len",
-                "lengths drawn from": "length_range_ratio"}  # SGLang's random lengths: the tokens are the most
+                "max concurrency": "max_concurrency", "input tokens": "input_len", "output tokens": "output_len"}
 
 
 def serving_fields(record: Record) -> dict[str, tuple[str | None, str]]:
@@ -126,11 +125,16 @@ def serving_fields(record: Record) -> dict[str, tuple[str | None, str]]:
     for field, said in (("gpu", None), ("model", data.get("model")), ("engine", engine_named(data)),
                         ("workload", None)):
         given = subject.get(field)
+        if field == "engine" and given == data.get("backend") and said is None:
+            given = None  # an API the client spoke, taken for the engine by an import before this code
         out[field] = ((str(given), "observed" if given == said else "stated") if given
                       else (str(said), "observed") if said else (None, "missing"))
     for field, key in SERVING_DATA.items():
         value = data.get(key)
         out[field] = (str(value), "observed") if value is not None else (None, "missing")
+    ratio, lengths = data.get("length_range_ratio"), data.get("input_len") is not None or data.get("output_len") is not None
+    out["token lengths"] = ((f"drawn at random from {100 * ratio:g}% of the most up", "observed") if ratio is not None
+                            else ("fixed", "observed") if lengths else (None, "missing"))
     return out
 
 

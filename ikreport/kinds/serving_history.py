@@ -12,7 +12,7 @@ a change marked only when it is one against every one of them (site/history.py o
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ikreport import links
@@ -56,17 +56,17 @@ def shared(record: Mapping[str, Any]) -> dict[str, str]:
     if d.get("max_concurrency") is not None:
         out["max concurrency"] = str(d["max_concurrency"])
     if d.get("input_len") is not None or d.get("output_len") is not None:  # a series' runs share it: no means
-        out["tokens per request"] = tokens_per_request(d, means=False)
+        out["tokens per request"] = tokens_per_request(d, means=False, show=fmt_number)  # as series were named
     return out
 
 
-def tokens_per_request(d: Mapping[str, Any], means: bool = True) -> str:
+def tokens_per_request(d: Mapping[str, Any], means: bool = True, show: Callable[[Any], str] = na) -> str:
     """Each request's lengths as the file says them; their most, when SGLang drew them at random
     (length_range_ratio), with the means the run's totals give (``means``)."""
     ratio = d.get("length_range_ratio")
     if ratio is None:
-        return f"{na(d.get('input_len'))} in, {na(d.get('output_len'))} out"
-    text = (f"up to {na(d.get('input_len'))} in, up to {na(d.get('output_len'))} out (each request's drawn at "
+        return f"{show(d.get('input_len'))} in, {show(d.get('output_len'))} out"
+    text = (f"up to {show(d.get('input_len'))} in, up to {show(d.get('output_len'))} out (each request's drawn at "
             f"random from {fmt_number(round(100 * ratio, 1))}% of these up")
     done, given, got = d.get("completed"), d.get("total_input_tokens"), d.get("total_output_tokens")
     if means and done and given is not None and got is not None:
