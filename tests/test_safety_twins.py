@@ -370,6 +370,9 @@ def test_a_line_of_many_raw_html_openings_escapes_each_once_and_no_escaped_one_a
     ("https://e.com<img src=x onerror=a()>\n", "https://e.com&lt;img src=x onerror=a()>\n"),
     # what the page links stays a link, a citation stays one, and the text reads the same
     ("[ok](https://e.com) [ev:abcdef12] [n] data: x\n", "[ok](https://e.com) [ev:abcdef12] &#91;n] data: x\n"),
+    # a '[' in a code span or an autolink is no bracket: it was escaped too, and code showed '&#91;'
+    ("`a[b]` javascript: x [c](https://ok)\n", "`a[b]` javascript: x [c](https://ok)\n"),
+    ("see <https://e.com/[x]> data: 1\n", "see <https://e.com/[x]> data: 1\n"),
 ])
 def test_a_twin_shows_as_text_every_link_the_page_shows_as_text(text, expected):
     """Found by a review helper with GitHub's own parser."""

@@ -8,12 +8,12 @@ shows them as text, as the page does. Once every such ``<`` is escaped, raw HTML
 parses the twin the same way.
 
 Links are nearly so: the page shows as text a link or image whose address markdown-it refuses
-(``javascript:``, ``vbscript:``, ``file:``, ``data:`` but images), and all of a text nested
-deeper than markdown-it parses, where another reader may find a link. In a text that could hold
-such an address, the plugin notes the ``[`` of each link and image the page made, and the twin
-has every other ``[`` (but a citation's) as ``&#91;``: it shows the same text, and no
-reader makes a link the page did not. So has a reference definition of a refused address:
-another reader would take it, and the first definition of a name wins.
+(``javascript:``, ``vbscript:``, ``file:``, ``data:`` but images), and brackets nested deeper
+than markdown-it parses, where another reader may find a link. In a text that could hold such
+an address, the plugin notes each ``[`` it reaches (code spans and autolinks have taken theirs)
+that opens no link or image on the page, and the twin has those as ``&#91;``: it shows the same
+text, and no reader makes a link the page did not. So has a reference definition of a refused
+address: another reader would take it, and the first definition of a name wins.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from markdown_it.rules_block import StateBlock, reference
 from markdown_it.rules_inline import StateInline, image, link
 from markdown_it.token import Token
 
-NOTED = "ikreport_lt"  # env key: (inline text, char) -> ordinals of that char in it: '<' to escape, '[' to keep
+NOTED = "ikreport_lt"  # env key: (inline text, '<' or '[') -> ordinals of that char in it the twin escapes
 COUNTED = "ikreport_lt_counted"  # env key: (inline text, char) -> (position, that char before it) last noted
 NOTED_DEFINITIONS = "ikreport_refused_definitions"  # env key: lines that open a definition of a refused address
 REFUSABLE_TEXTS = "ikreport_refusable"  # env key: text -> whether REFUSABLE is in it
@@ -67,7 +67,7 @@ def _note_link(state: StateInline, silent: bool) -> bool:
     opening = at + 1 if state.src.startswith("![", at) else at
     if state.src[opening] != "[" or not _refusable(state):  # most texts name no such address
         return False
-    if (image if opening > at else link)(state, True):  # a link the page makes: its '[' is kept
+    if not (image if opening > at else link)(state, True):  # no link here on the page: none in the twin
         _note(state, "[", opening)
     state.pos = at
     return False  # only notes; the next rules parse it as the page does
@@ -133,8 +133,8 @@ def refusable(env: dict[str, Any]) -> bool:
 
 
 def _raw_html_at(lines: list[str], tokens: list[Token], noted: dict[str, set[int]], char: str) -> set[tuple[int, int]]:
-    """(line, column) of each '<' one parse noted, or of each '[' it did not (in a text that could
-    hold a refused address; never a citation's). The inline text of a token holds the same
+    """(line, column) of each '<' or '[' one parse noted (never a citation's '['). The inline
+    text of a token holds the same
     ``char`` in the same order as its source lines (only indentation, quote and list markers,
     table pipes and heading marks are stripped), so the n-th of the text is the n-th not yet
     claimed in its lines."""
@@ -151,7 +151,7 @@ def _raw_html_at(lines: list[str], tokens: list[Token], noted: dict[str, set[int
             continue
         first, end = token.map
         count = token.content.count(char)
-        if not count or (char == "[" and not REFUSABLE.search(token.content)):
+        if not count:
             continue
         pool: list[tuple[int, int]] = []  # the next count of char in its lines (one line, a table row, has many cells)
         for i in range(first, end):
@@ -167,7 +167,7 @@ def _raw_html_at(lines: list[str], tokens: list[Token], noted: dict[str, set[int
         picked = noted.get(token.content, set())
         for n, (i, col) in enumerate(pool):
             claimed[i] = col + 1
-            if (n in picked) == (char == "<") and not lines[i].startswith(CITATION, col):
+            if n in picked and not lines[i].startswith(CITATION, col):
                 escape.add((i, col))
     return escape
 
