@@ -41,10 +41,8 @@ class Cli(click.Group):
 
                 # messages may quote record text (a schema error shows the bad value)
                 raise click.ClickException(safe_text(str(exc))) from exc
-            except (Exception, KeyboardInterrupt, click.exceptions.Exit):
-                raise
-            except BaseException as exc:  # a Rust extension's panic (pyo3's PanicException) is one
-                if pressed:
+            except BaseException as exc:
+                if pressed and not isinstance(exc, (Exception, KeyboardInterrupt)):  # a panic (pyo3's PanicException)
                     raise click.Abort() from exc
                 raise
             if pressed:
@@ -230,8 +228,8 @@ def publish(site: Path | None, remote: str, branch: str, no_history: bool, messa
     """Commit the built SITE to a branch and push it, for GitHub Pages.
 
     Uses ghp-import (as mkdocs gh-deploy does) and always adds .nojekyll (and CNAME, with
-    --cname, for a custom domain). Use it to publish from your machine; use 'ikreport init-pages' to have GitHub build and deploy instead.
-    Without SITE it publishes nothing and names the site of the archive found here. Refuses a
+    --cname, for a custom domain). Use it to publish from your machine; use 'ikreport
+    init-pages' to have GitHub build and deploy instead. Without SITE it publishes nothing and names the site of the archive found here. Refuses a
     site holding links, files its manifest.json does not list, or records and blobs that do
     not hash to their names, and (unless --force) a branch that is checked out or holds
     commits publish did not write.

@@ -48,8 +48,9 @@ def verify_site(site: str, fetch: Callable[[str], bytes] | None = None) -> tuple
     """Re-check a built or published site: every record and blob its manifest.json lists, or
     whose file its "files" list names, is there, a regular file, and hashes to its id; every
     other file it lists has the sha256 it gives (a page edited since the build is named); the
-    manifest itself is well formed; a local site holds no symbolic links or special files. ``site`` is a folder or an http(s) URL
-    (``fetch``, given a URL, returns its bytes: for tests and other transports). Returns
+    manifest itself is well formed; a local site holds no symbolic links or special files.
+    ``site`` is a folder or an http(s) URL (``fetch``, given a URL, returns its bytes: for
+    tests and other transports). Returns
     (records checked, problems); raises SiteManifestError when there is no manifest to go by."""
     remote = fetch is not None or site.startswith(("http://", "https://"))
     base = site.rstrip("/") + "/"
@@ -109,7 +110,7 @@ def _verify(reader: _Reader, base: str) -> tuple[int, list[str]]:
     if listed is not None and digests is not None:
         if not (isinstance(digests, dict) and all(isinstance(d, str) for d in digests.values())):
             problems.append(f"{bad}'sha256' is not a map of paths to digests; rebuild the site")
-        else:  # each page, chart and asset as the build wrote it (records and blobs go by their names)
+        else:  # each page, chart and asset as the build wrote it (records and blobs, all in todo now, by their names)
             named = {path for path, _ in todo}
             todo += [(path, digests.get(path) or "") for path in listed
                      if path not in named and (reader.present is None or path in reader.present)]
