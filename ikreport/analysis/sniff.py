@@ -156,8 +156,10 @@ def session_text(data: bytes | str) -> str:
 def session_rows(data: bytes | str) -> list[list[str]]:
     """The CSV rows of the lines that start with a quote: ncu's ``==PROF==`` lines and the blank
     lines between blocks are not part of the page. Raises csv.Error on a line csv cannot read
-    (a cell over its 128 kB limit, say)."""
-    return [row for row in csv.reader(ln for ln in session_text(data).splitlines() if ln.startswith('"')) if row]
+    (a cell over its 128 kB limit, say), and on a quoted cell with more after its closing quote
+    ("NVIDIA B2"ID"00"), which ncu never writes: csv would read it as one made-up value."""
+    return [row for row in csv.reader((ln for ln in session_text(data).splitlines() if ln.startswith('"')), strict=True)
+            if row]
 
 
 def is_session_page(data: bytes | str) -> bool:
